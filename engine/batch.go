@@ -1,0 +1,483 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Event classes: the normalised category, so that SQL does not need to know every spelling of cat.
+const (
+	classOther uint8 = iota
+	classCPUOp
+	classUserAnnotation
+	classGPUUserAnnotation
+	classRuntime
+	classDriver
+	classKernel
+	classMemcpy
+	classMemset
+	classSync
+	classPythonFunction
+	classCuptiRange
+	numClasses
+)
+
+var classNames = [numClasses]string{"other", "cpu_op", "user_annotation", "gpu_user_annotation", "runtime",
+	"driver", "kernel", "memcpy", "memset", "sync", "python_function", "cupti_range"}
+
+// ClassNames lists the values of events.cat_class.
+func ClassNames() []string { return append([]string(nil), classNames[:]...) }
+
+// classify maps a raw cat to its class. Legacy (2021) Kineto spellings are included.
+func classify(cat []byte) uint8 {
+	switch string(cat) {
+	case "cpu_op", "Operator":
+		return classCPUOp
+	case "user_annotation":
+		return classUserAnnotation
+	case "gpu_user_annotation":
+		return classGPUUserAnnotation
+	case "cuda_runtime", "Runtime":
+		return classRuntime
+	case "cuda_driver":
+		return classDriver
+	case "kernel", "Kernel", "mtia_ccp_events":
+		return classKernel
+	case "gpu_memcpy", "Memcpy":
+		return classMemcpy
+	case "gpu_memset", "Memset":
+		return classMemset
+	case "cuda_sync":
+		return classSync
+	case "python_function":
+		return classPythonFunction
+	case "cuda_profiler_range":
+		return classCuptiRange
+	}
+	switch {
+	case bytes.HasSuffix(cat, []byte("_runtime")):
+		return classRuntime
+	case bytes.HasSuffix(cat, []byte("_driver")):
+		return classDriver
+	}
+	return classOther
+}
+
+// gpuSide reports classes that run on a device lane: they get their step through the launching
+// runtime call and have no CPU call-stack parent.
+func gpuSide(c uint8) bool {
+	switch c {
+	case classKernel, classMemcpy, classMemset, classSync, classGPUUserAnnotation, classCuptiRange:
+		return true
+	}
+	return false
+}
+
+var (
+	i64 = arrow.PrimitiveTypes.Int64
+	str = arrow.BinaryTypes.String
+	f64 = arrow.PrimitiveTypes.Float64
+)
+
+func fields(spec ...any) *arrow.Schema {
+	fs := make([]arrow.Field, 0, len(spec)/2)
+	for i := 0; i < len(spec); i += 2 {
+		fs = append(fs, arrow.Field{Name: spec[i].(string), Type: spec[i+1].(arrow.DataType), Nullable: true})
+	}
+	return arrow.NewSchema(fs, nil)
+}
+
+// Arrow schemas of the per-phase batches. The events schema is completed by the derived columns.
+var (
+	eventsParsedSchema = fields("ev_idx", i64, "cat", str, "cat_class", str, "name", str, "pid", i64, "tid", i64,
+		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str)
+	eventsSchema = fields("ev_idx", i64, "cat", str, "cat_class", str, "name", str, "pid", i64, "tid", i64,
+		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str,
+		"step", i64, "parent_idx", i64, "depth", i64)
+	flowsSchema    = fields("ev_idx", i64, "ph", str, "id", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "bp", str)
+	countersSchema = fields("ev_idx", i64, "name", str, "cat", str, "pid", i64, "tid", i64, "ts", i64, "id", str, "key", str, "value", f64)
+	instantsSchema = fields("ev_idx", i64, "ph", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "scope", str, "args", str)
+	otherSchema    = fields("ev_idx", i64, "ph", str, "cat", str, "name", str, "id", str, "pid", i64, "tid", i64, "ts", i64, "dur", i64, "args", str)
+	metaSchema     = fields("ev_idx", i64, "name", str, "pid", i64, "tid", i64, "ts", i64, "args", str)
+)
+
+// cpuFacts are the per-event facts the derived-column pass needs, kept outside Arrow for speed.
+type cpuFacts struct {
+	class   uint8
+	stepNum int64 // N of ProfilerStep#N, -1 otherwise
+}
+
+// parsedBatch is one rawBatch turned into Arrow record batches, one per target table.
+type parsedBatch struct {
+	seq                                       int
+	events, flows, counters, instants, others arrow.RecordBatch
+	meta                                      arrow.RecordBatch
+	facts                                     []cpuFacts
+	laneNames                                 map[laneKey]string // synthetic pid/tid ids of string values
+	sawLaunch                                 uint8              // bit set of launch-call flavours seen
+	count                                     int
+}
+
+// laneKey names a process (tid unset) or a thread whose id was synthesised from a string.
+type laneKey struct {
+	pid, tid int64
+	isTid    bool
+}
+
+const (
+	sawCUDA uint8 = 1 << iota
+	sawHIP
+	sawMTIA
+)
+
+type builders struct {
+	events, flows, counters, instants, others, meta *array.RecordBuilder
+}
+
+func newBuilders(mem memory.Allocator) *builders {
+	return &builders{
+		events:   array.NewRecordBuilder(mem, eventsParsedSchema),
+		flows:    array.NewRecordBuilder(mem, flowsSchema),
+		counters: array.NewRecordBuilder(mem, countersSchema),
+		instants: array.NewRecordBuilder(mem, instantsSchema),
+		others:   array.NewRecordBuilder(mem, otherSchema),
+		meta:     array.NewRecordBuilder(mem, metaSchema),
+	}
+}
+
+// EventError is a problem with one event, reported with its index in traceEvents.
+type EventError struct {
+	Index  int64
+	Offset int64
+	Msg    string
+}
+
+func (e *EventError) Error() string {
+	return fmt.Sprintf("event %d (byte %d): %s", e.Index, e.Offset, e.Msg)
+}
+
+// parseBatch scans every event of rb into Arrow columns.
+func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
+	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
+	var ev rawEvent
+	var hot hotArgs
+	compact := make([]byte, 0, 1024)
+	start := 0
+	e := bld.events
+	for k, end := range rb.ends {
+		raw := rb.data[start:end]
+		idx := rb.firstIdx + int64(k)
+		fail := func(format string, a ...any) error {
+			return &EventError{Index: idx, Offset: rb.firstOff + int64(start), Msg: fmt.Sprintf(format, a...)}
+		}
+		start = int(end)
+		if err := scanEvent(raw, &ev); err != nil {
+			return nil, fail("%v", err)
+		}
+		var ts int64
+		hasTS := len(ev.ts) > 0 && !isNull(ev.ts)
+		if hasTS {
+			var err error
+			if ts, err = usToNs(numberText(ev.ts)); err != nil {
+				return nil, fail("ts is not a number: %s", clip(ev.ts))
+			}
+		}
+		pid, pidOK, pidText := lane(ev.pid)
+		tid, tidOK, tidText := lane(ev.tid)
+		if pidText != "" || tidText != "" {
+			pb.nameLanes(pid, tid, pidText, tidText)
+		}
+		ph := string(ev.ph)
+		if ev.phEsc {
+			ph = unescape(ev.ph)
+		}
+		switch ph {
+		case "X":
+			if !hasTS {
+				return nil, fail("complete event (ph X) without ts")
+			}
+			var dur int64
+			hasDur := len(ev.dur) > 0 && !isNull(ev.dur)
+			if hasDur {
+				var err error
+				if dur, err = usToNs(numberText(ev.dur)); err != nil {
+					return nil, fail("dur is not a number: %s", clip(ev.dur))
+				}
+				if dur < 0 {
+					return nil, fail("negative dur %s", clip(ev.dur))
+				}
+			}
+			cls := classOther
+			if ev.hasCat {
+				cls = classify(ev.cat)
+			}
+			scanArgs(ev.args, &hot)
+			e.Field(0).(*array.Int64Builder).Append(idx)
+			appendStr(e.Field(1), ev.cat, ev.catEsc, ev.hasCat)
+			e.Field(2).(*array.StringBuilder).Append(classNames[cls])
+			appendStr(e.Field(3), ev.name, ev.nameEsc, ev.name != nil)
+			appendI64(e.Field(4), pid, pidOK)
+			appendI64(e.Field(5), tid, tidOK)
+			appendI64(e.Field(6), ts, true)
+			appendI64(e.Field(7), dur, hasDur)
+			stream := hot.stream
+			streamOK := hot.hasStream && stream >= 0 && stream != 4294967295
+			appendI64(e.Field(8), stream, streamOK)
+			dev, devOK := hot.device, hot.hasDevice
+			if !devOK && gpuSide(cls) {
+				dev, devOK = pid, pidOK
+			}
+			appendI64(e.Field(9), dev, devOK)
+			appendI64(e.Field(10), hot.correlation, hot.hasCorr)
+			appendI64(e.Field(11), hot.externalID, hot.hasExt)
+			compact = appendArgs(e.Field(12), ev.args, compact)
+			f := cpuFacts{class: cls, stepNum: -1}
+			if cls == classUserAnnotation {
+				f.stepNum = profilerStep(ev.name)
+			}
+			if cls == classRuntime || cls == classDriver {
+				pb.sawLaunch |= launchFlavour(ev.name)
+			}
+			pb.facts = append(pb.facts, f)
+		case "s", "t", "f":
+			b := bld.flows
+			b.Field(0).(*array.Int64Builder).Append(idx)
+			b.Field(1).(*array.StringBuilder).Append(ph)
+			appendIDText(b.Field(2), ev.id)
+			appendStr(b.Field(3), ev.cat, ev.catEsc, ev.hasCat)
+			appendStr(b.Field(4), ev.name, ev.nameEsc, ev.name != nil)
+			appendI64(b.Field(5), pid, pidOK)
+			appendI64(b.Field(6), tid, tidOK)
+			appendI64(b.Field(7), ts, hasTS)
+			appendStr(b.Field(8), ev.bp, false, ev.bp != nil)
+		case "C":
+			if err := appendCounters(bld.counters, idx, &ev, pid, pidOK, tid, tidOK, ts, hasTS); err != nil {
+				return nil, fail("%v", err)
+			}
+		case "i", "I":
+			b := bld.instants
+			b.Field(0).(*array.Int64Builder).Append(idx)
+			b.Field(1).(*array.StringBuilder).Append(ph)
+			appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
+			appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
+			appendI64(b.Field(4), pid, pidOK)
+			appendI64(b.Field(5), tid, tidOK)
+			appendI64(b.Field(6), ts, hasTS)
+			appendStr(b.Field(7), ev.s, false, ev.s != nil)
+			compact = appendArgs(b.Field(8), ev.args, compact)
+		case "M":
+			b := bld.meta
+			b.Field(0).(*array.Int64Builder).Append(idx)
+			appendStr(b.Field(1), ev.name, ev.nameEsc, ev.name != nil)
+			appendI64(b.Field(2), pid, pidOK)
+			appendI64(b.Field(3), tid, tidOK)
+			appendI64(b.Field(4), ts, hasTS)
+			compact = appendArgs(b.Field(5), ev.args, compact)
+		default: // b/e/n async events, B/E duration pairs, and any other phase: nothing is dropped
+			var dur int64
+			hasDur := len(ev.dur) > 0 && !isNull(ev.dur)
+			if hasDur {
+				var err error
+				if dur, err = usToNs(numberText(ev.dur)); err != nil {
+					return nil, fail("dur is not a number: %s", clip(ev.dur))
+				}
+			}
+			b := bld.others
+			b.Field(0).(*array.Int64Builder).Append(idx)
+			appendStr(b.Field(1), ev.ph, ev.phEsc, ev.ph != nil)
+			appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
+			appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
+			appendIDText(b.Field(4), ev.id)
+			appendI64(b.Field(5), pid, pidOK)
+			appendI64(b.Field(6), tid, tidOK)
+			appendI64(b.Field(7), ts, hasTS)
+			appendI64(b.Field(8), dur, hasDur)
+			compact = appendArgs(b.Field(9), ev.args, compact)
+		}
+	}
+	pb.events = bld.events.NewRecordBatch()
+	pb.flows = bld.flows.NewRecordBatch()
+	pb.counters = bld.counters.NewRecordBatch()
+	pb.instants = bld.instants.NewRecordBatch()
+	pb.others = bld.others.NewRecordBatch()
+	pb.meta = bld.meta.NewRecordBatch()
+	return pb, nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+func appendI64(b array.Builder, v int64, ok bool) {
+	ib := b.(*array.Int64Builder)
+	if ok {
+		ib.Append(v)
+	} else {
+		ib.AppendNull()
+	}
+}
+
+func appendStr(b array.Builder, v []byte, esc, ok bool) {
+	sb := b.(*array.StringBuilder)
+	switch {
+	case !ok:
+		sb.AppendNull()
+	case esc:
+		sb.Append(unescape(v))
+	default:
+		sb.BinaryBuilder.Append(v)
+	}
+}
+
+// appendArgs stores the args object as compact JSON text (NULL when absent).
+func appendArgs(b array.Builder, args []byte, scratch []byte) []byte {
+	sb := b.(*array.StringBuilder)
+	if len(args) == 0 || isNull(args) {
+		sb.AppendNull()
+		return scratch
+	}
+	scratch = appendCompact(scratch[:0], args)
+	sb.BinaryBuilder.Append(scratch)
+	return scratch
+}
+
+// appendIDText stores a flow/async id as text: numbers as written, strings unquoted.
+func appendIDText(b array.Builder, v []byte) {
+	sb := b.(*array.StringBuilder)
+	switch {
+	case len(v) == 0 || isNull(v):
+		sb.AppendNull()
+	case v[0] == '"':
+		c, esc := strContent(v)
+		appendStr(b, c, esc, true)
+	default:
+		sb.BinaryBuilder.Append(v)
+	}
+}
+
+// lane converts a pid or tid value. Numbers (and numeric strings) are kept; other strings such as
+// "Spans" or the legacy "stream 7" get a stable synthetic id above 2^40 and are returned as text, so
+// that the threads view can show them as the process or thread name.
+func lane(v []byte) (id int64, ok bool, text string) {
+	if len(v) == 0 || isNull(v) {
+		return 0, false, ""
+	}
+	if v[0] != '"' {
+		n, err := parseInt(v)
+		return n, err == nil, ""
+	}
+	c, esc := strContent(v)
+	if n, err := parseInt(c); err == nil && len(c) > 0 {
+		return n, true, ""
+	}
+	text = string(c)
+	if esc {
+		text = unescape(c)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return int64(1<<40) | int64(h.Sum64()&(1<<40-1)), true, text
+}
+
+func (pb *parsedBatch) nameLanes(pid, tid int64, pidText, tidText string) {
+	if pb.laneNames == nil {
+		pb.laneNames = map[laneKey]string{}
+	}
+	if pidText != "" {
+		pb.laneNames[laneKey{pid: pid}] = pidText
+	}
+	if tidText != "" {
+		pb.laneNames[laneKey{pid: pid, tid: tid, isTid: true}] = tidText
+	}
+}
+
+// profilerStep returns N for a name of the form ProfilerStep#N (spaces allowed around '#'), else -1.
+func profilerStep(name []byte) int64 {
+	const p = "ProfilerStep"
+	if !bytes.HasPrefix(name, []byte(p)) {
+		return -1
+	}
+	r := bytes.TrimLeft(name[len(p):], " \t")
+	if len(r) == 0 || r[0] != '#' {
+		return -1
+	}
+	r = bytes.TrimLeft(r[1:], " \t")
+	end := 0
+	for end < len(r) && r[end] >= '0' && r[end] <= '9' {
+		end++
+	}
+	if end == 0 {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(r[:end]), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func launchFlavour(name []byte) uint8 {
+	switch {
+	case bytes.Equal(name, []byte("cudaLaunchKernel")):
+		return sawCUDA
+	case bytes.Equal(name, []byte("hipLaunchKernel")):
+		return sawHIP
+	case bytes.HasPrefix(name, []byte("runFunction - job_prep_and_submit_for_execution")):
+		return sawMTIA
+	}
+	return 0
+}
+
+// appendCounters writes one row per numeric key of a counter event's args.
+func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, pidOK bool, tid int64, tidOK bool, ts int64, hasTS bool) error {
+	args := ev.args
+	if len(args) < 2 || args[0] != '{' {
+		return nil
+	}
+	i := skipWS(args, 1)
+	for i < len(args) && args[i] == '"' {
+		ke, ok := stringEnd(args, i+1)
+		if !ok {
+			return fmt.Errorf("bad counter args")
+		}
+		key, esc := strContent(args[i:ke])
+		i = skipWS(args, ke)
+		if i >= len(args) || args[i] != ':' {
+			return fmt.Errorf("bad counter args")
+		}
+		i = skipWS(args, i+1)
+		ve, err := valueEndIn(args, i)
+		if err != nil {
+			return fmt.Errorf("bad counter args: %v", err)
+		}
+		v := args[i:ve]
+		b.Field(0).(*array.Int64Builder).Append(idx)
+		appendStr(b.Field(1), ev.name, ev.nameEsc, ev.name != nil)
+		appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
+		appendI64(b.Field(3), pid, pidOK)
+		appendI64(b.Field(4), tid, tidOK)
+		appendI64(b.Field(5), ts, hasTS)
+		appendIDText(b.Field(6), ev.id)
+		appendStr(b.Field(7), key, esc, true)
+		fb := b.Field(8).(*array.Float64Builder)
+		if x, err := strconv.ParseFloat(string(numberText(v)), 64); err == nil {
+			fb.Append(x)
+		} else {
+			fb.AppendNull()
+		}
+		i = skipWS(args, ve)
+		if i < len(args) && args[i] == ',' {
+			i = skipWS(args, i+1)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+// Package engine opens the DuckDB database, discovers trace files, stream-parses Kineto / Chrome
+// trace JSON and bulk-loads it into the raw tables, then installs the schema and views of package
+// queries. It is the only package that reads trace files.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"runtime"
+	"sync"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/queries"
+)
+
+// DB is an open tracesql database: DuckDB with the tracesql schema and views installed.
+type DB struct {
+	SQL  *sql.DB
+	Path string // "" for in-memory
+
+	loadMu sync.Mutex // serialises trace_id allocation and the insert transaction
+}
+
+// Open opens (creating if needed) the database at path, or an in-memory one for "", and installs the
+// schema and views. Views are re-created on every open so that a database written by an older
+// tracesql gets the current definitions.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := path
+	q := url.Values{}
+	q.Set("threads", fmt.Sprint(runtime.NumCPU()))
+	if dsn != "" {
+		dsn += "?" + q.Encode()
+	} else {
+		dsn = "?" + q.Encode()
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
+	}
+	db := &DB{SQL: sql.OpenDB(connector), Path: path}
+	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
+	db.SQL.SetMaxIdleConns(4)
+	if err := db.install(ctx); err != nil {
+		db.SQL.Close()
+		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
+	}
+	return db, nil
+}
+
+func displayPath(p string) string {
+	if p == "" {
+		return "(in-memory)"
+	}
+	return p
+}
+
+func (db *DB) install(ctx context.Context) error {
+	for _, stmts := range [][]string{queries.Schema(), queries.Views()} {
+		for _, s := range stmts {
+			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("install schema: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
+func (db *DB) Close() error {
+	if db.Path != "" {
+		db.SQL.Exec("CHECKPOINT")
+	}
+	return db.SQL.Close()
+}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RankFrom says how ranks are assigned to the files of a trace set.
+type RankFrom string
+
+const (
+	// RankAuto uses distributedInfo.rank, else a rank pattern in the file name, else file order.
+	RankAuto RankFrom = "auto"
+	// RankFile uses only the file name pattern (then file order).
+	RankFile RankFrom = "file"
+	// RankIndex numbers the files in order.
+	RankIndex RankFrom = "index"
+)
+
+// ParseRankFrom validates a --rank-from value.
+func ParseRankFrom(s string) (RankFrom, error) {
+	switch RankFrom(s) {
+	case RankAuto, RankFile, RankIndex:
+		return RankFrom(s), nil
+	}
+	return "", fmt.Errorf("--rank-from %q: want auto, file or index", s)
+}
+
+// Discover expands the arguments into trace files: a directory contributes the files directly
+// inside it (not recursive) named *.json or *.json.gz (which covers *.pt.trace.json[.gz]), sorted
+// by name; a file is taken as given.
+func Discover(args []string) (files []string, fromDir []bool, err error) {
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, nil, fmt.Errorf("load %s: no such file or directory", a)
+			}
+			return nil, nil, fmt.Errorf("load %s: %w", a, err)
+		}
+		if !st.IsDir() {
+			abs, _ := filepath.Abs(a)
+			files = append(files, abs)
+			fromDir = append(fromDir, false)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
+		}
+		var found []string
+		for _, e := range entries {
+			n := e.Name()
+			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
+				if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") {
+					abs, _ := filepath.Abs(filepath.Join(a, n))
+					found = append(found, abs)
+				}
+			}
+		}
+		if len(found) == 0 {
+			return nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			files = append(files, f)
+			fromDir = append(fromDir, true)
+		}
+	}
+	return files, fromDir, nil
+}
+
+// rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3": the last match in the base
+// name wins (directories do not count).
+var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?(\d+)`)
+
+// RankFromName returns the rank written in the file's base name, if any.
+func RankFromName(path string) (int, bool) {
+	m := rankInName.FindAllStringSubmatch(filepath.Base(path), -1)
+	if len(m) == 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[len(m)-1][1])
+	return n, err == nil
+}

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// rawEvent holds slices into one event object's bytes. Strings are the raw contents between the
+// quotes (escaped if the matching esc flag is set); numbers are their literal text.
+type rawEvent struct {
+	ph, cat, name, s, bp []byte
+	phEsc, catEsc        bool
+	nameEsc              bool
+	pid, tid, id         []byte // raw JSON value (number or quoted string)
+	ts, dur              []byte // raw JSON value
+	args                 []byte // raw object
+	hasCat               bool
+}
+
+// scanEvent fills ev from the object in b (which starts with '{' and is structurally complete).
+func scanEvent(b []byte, ev *rawEvent) error {
+	*ev = rawEvent{}
+	i := skipWS(b, 1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return fmt.Errorf("expected a key")
+		}
+		ks := i + 1
+		ke, ok := stringEnd(b, ks)
+		if !ok {
+			return fmt.Errorf("unterminated key")
+		}
+		key := b[ks : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return fmt.Errorf("expected ':' after key %q", key)
+		}
+		i = skipWS(b, i+1)
+		ve, err := valueEndIn(b, i)
+		if err != nil {
+			return fmt.Errorf("value of %q: %w", key, err)
+		}
+		v := b[i:ve]
+		switch string(key) {
+		case "ph":
+			ev.ph, ev.phEsc = strContent(v)
+		case "cat":
+			ev.cat, ev.catEsc = strContent(v)
+			ev.hasCat = v[0] == '"'
+		case "name":
+			ev.name, ev.nameEsc = strContent(v)
+		case "pid":
+			ev.pid = v
+		case "tid":
+			ev.tid = v
+		case "ts":
+			ev.ts = v
+		case "dur":
+			ev.dur = v
+		case "id":
+			ev.id = v
+		case "args":
+			ev.args = v
+		case "s":
+			ev.s, _ = strContent(v)
+		case "bp":
+			ev.bp, _ = strContent(v)
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return fmt.Errorf("unterminated object")
+		}
+		if b[i] == '}' {
+			return nil
+		}
+		if b[i] != ',' {
+			return fmt.Errorf("expected ',' or '}', found %q", b[i])
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\n', '\r', '\t':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// valueEndIn returns the end of the JSON value starting at b[i], within a complete buffer.
+func valueEndIn(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, fmt.Errorf("missing value")
+	}
+	switch b[i] {
+	case '"':
+		j, ok := stringEnd(b, i+1)
+		if !ok {
+			return 0, fmt.Errorf("unterminated string")
+		}
+		return j, nil
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				k, ok := stringEnd(b, j+1)
+				if !ok {
+					return 0, fmt.Errorf("unterminated string")
+				}
+				j = k - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("unterminated value")
+	case ',', '}', ']', ':':
+		return 0, fmt.Errorf("missing value")
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\n', '\r', '\t':
+			return j, nil
+		}
+		j++
+	}
+	return j, nil
+}
+
+// strContent returns the bytes between the quotes of a JSON string value, or nil for a non-string.
+func strContent(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false
+	}
+	c := v[1 : len(v)-1]
+	for _, x := range c {
+		if x == '\\' {
+			return c, true
+		}
+	}
+	return c, false
+}
+
+// unescape decodes the contents of a JSON string that contains escapes.
+func unescape(c []byte) string {
+	q := make([]byte, 0, len(c)+2)
+	q = append(q, '"')
+	q = append(q, c...)
+	q = append(q, '"')
+	var s string
+	if err := json.Unmarshal(q, &s); err != nil {
+		return string(c)
+	}
+	return s
+}
+
+// isNull reports a JSON null literal.
+func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
+
+// numberText returns the text of a JSON number, also accepting a number written as a string.
+func numberText(v []byte) []byte {
+	if len(v) >= 2 && v[0] == '"' {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// hotArgs are the args that get their own events columns.
+type hotArgs struct {
+	stream, correlation, externalID, device int64
+	hasStream, hasCorr, hasExt, hasDevice   bool
+}
+
+// scanArgs picks the hot keys out of an args object.
+func scanArgs(b []byte, h *hotArgs) {
+	*h = hotArgs{}
+	if len(b) < 2 || b[0] != '{' {
+		return
+	}
+	i := skipWS(b, 1)
+	for i < len(b) && b[i] == '"' {
+		ke, ok := stringEnd(b, i+1)
+		if !ok {
+			return
+		}
+		key := b[i+1 : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return
+		}
+		i = skipWS(b, i+1)
+		ve, err := valueEndIn(b, i)
+		if err != nil {
+			return
+		}
+		v := b[i:ve]
+		switch string(key) {
+		case "stream":
+			h.stream, h.hasStream = argInt(v)
+		case "correlation":
+			h.correlation, h.hasCorr = argInt(v)
+		case "External id", "external id":
+			h.externalID, h.hasExt = argInt(v)
+		case "device":
+			h.device, h.hasDevice = argInt(v)
+		}
+		i = skipWS(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+}
+
+func argInt(v []byte) (int64, bool) {
+	if len(v) == 0 || isNull(v) {
+		return 0, false
+	}
+	n, err := parseInt(numberText(v))
+	return n, err == nil
+}

@@ -1,0 +1,527 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// LoadOptions configures Load.
+type LoadOptions struct {
+	Label    string   // trace set name; "" means "trace"
+	RankFrom RankFrom // "" means auto
+	Workers  int      // event-scanning goroutines per file; 0 means one per CPU
+	// Progress, if set, is called about five times a second while a file loads, and once at its end.
+	Progress func(Progress)
+	// Warn, if set, receives one-line warnings (skipped files, tolerated irregularities).
+	Warn func(string)
+}
+
+// Progress reports the state of the file being loaded.
+type Progress struct {
+	Path      string
+	FileBytes int64 // size on disk
+	ReadBytes int64 // bytes read from disk so far
+	Events    int64 // events scanned so far
+	Elapsed   time.Duration
+	Done      bool
+}
+
+// LoadResult describes one file of a Load call.
+type LoadResult struct {
+	Path      string
+	TraceID   int
+	Rank      int
+	Events    int64
+	JSONBytes int64  // decompressed size
+	Skipped   string // why the file was not loaded ("" if it was)
+	Elapsed   time.Duration
+}
+
+// LoadError is a failed load: the file and what is wrong with it.
+type LoadError struct {
+	Path string
+	Err  error
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("load %s: %v", e.Path, e.Err) }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Load discovers the trace files named by args (directories or files) and loads each in its own
+// transaction: a file that fails leaves the database as it was, and loading stops at the first
+// failure. Files already loaded (same path, size and modification time, same label) are skipped.
+func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]LoadResult, error) {
+	if opts.Label == "" {
+		opts.Label = "trace"
+	}
+	if opts.RankFrom == "" {
+		opts.RankFrom = RankAuto
+	}
+	files, fromDir, err := Discover(args)
+	if err != nil {
+		return nil, err
+	}
+	var results []LoadResult
+	for i, f := range files {
+		res, err := db.loadFile(ctx, f, i, fromDir[i], opts)
+		if err != nil {
+			var le *LoadError
+			if !errors.As(err, &le) {
+				err = &LoadError{Path: f, Err: err}
+			}
+			return results, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// parsedFile is a whole file scanned into Arrow batches, ready for insertion.
+type parsedFile struct {
+	batches   []*parsedBatch
+	meta      map[string]json.RawMessage
+	metaKeys  []string
+	arrayForm bool
+	// unterminated: an array-form file that ends without ']' (allowed by the Chrome trace format).
+	unterminated bool
+	events       int64
+	jsonBytes    int64
+	sawLaunch    uint8
+	laneNames    map[laneKey]string
+}
+
+func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
+	start := time.Now()
+	res := LoadResult{Path: path}
+	st, err := os.Stat(path)
+	if err != nil {
+		return res, err
+	}
+	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
+	var existing int
+	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
+		path, st.Size(), mtime, opts.Label).Scan(&existing)
+	if err == nil {
+		res.TraceID, res.Skipped = existing, "already loaded"
+		return res, nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return res, err
+	}
+
+	pf, err := parseFile(ctx, path, st.Size(), opts)
+	if err != nil {
+		if errors.Is(err, ErrNoTraceEvents) && fromDir {
+			if opts.Warn != nil {
+				opts.Warn(fmt.Sprintf("skipped %s: %v", path, err))
+			}
+			res.Skipped = err.Error()
+			return res, nil
+		}
+		return res, err
+	}
+	defer pf.release()
+	if pf.unterminated && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)", path))
+	}
+	info := readMetadata(pf.meta)
+	rank, err := pickRank(opts.RankFrom, info, path, index)
+	if err != nil {
+		return res, err
+	}
+	res.Rank, res.Events, res.JSONBytes = rank, pf.events, pf.jsonBytes
+
+	view := gatherEvents(pf.batches)
+	d := derive(view)
+	minTS, maxTS, anyEv := int64(0), int64(0), false
+	for i := range view.ts {
+		e := view.ts[i]
+		if view.durOK[i] {
+			e += view.dur[i]
+		}
+		if !anyEv || view.ts[i] < minTS {
+			minTS = view.ts[i]
+		}
+		if !anyEv || e > maxTS {
+			maxTS = e
+		}
+		anyEv = true
+	}
+	view = nil
+	mem := memory.DefaultAllocator
+	evRecs := withDerived(pf.batches, d, mem)
+	defer func() {
+		for _, r := range evRecs {
+			r.Release()
+		}
+	}()
+
+	db.loadMu.Lock()
+	defer db.loadMu.Unlock()
+	var other string
+	err = db.SQL.QueryRowContext(ctx, `SELECT path FROM traces WHERE label = ? AND rank = ? LIMIT 1`, opts.Label, rank).Scan(&other)
+	if err == nil {
+		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (two files with one rank; use --rank-from index or another --label)", rank, other, opts.Label)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return res, err
+	}
+	var traceID int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`).Scan(&traceID); err != nil {
+		return res, err
+	}
+	res.TraceID = traceID
+
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dcAny any) error {
+		dc := dcAny.(driver.Conn)
+		ex := dc.(driver.ExecerContext)
+		if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			return err
+		}
+		err := func() error {
+			metaJSON := metadataJSON(pf.meta, pf.metaKeys)
+			_, err := ex.ExecContext(ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
+				traceID, opts.Label, rank, path, st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
+				info.backend, info.worldSize, info.baseTimeNS, nullIf(minTS, !anyEv), nullIf(maxTS, !anyEv), metaJSON, pf.arrayForm))
+			if err != nil {
+				return fmt.Errorf("insert trace row: %w", err)
+			}
+			tid := strconv.Itoa(traceID)
+			withRank := [][2]string{{"trace_id", tid}, {"rank", strconv.Itoa(rank)}, {"ph", "'X'"}}
+			onlyID := [][2]string{{"trace_id", tid}}
+			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+			pick := func(f func(*parsedBatch) arrow.RecordBatch) []arrow.RecordBatch {
+				out := make([]arrow.RecordBatch, 0, len(pf.batches))
+				for _, b := range pf.batches {
+					if r := f(b); r.NumRows() > 0 {
+						out = append(out, r)
+					}
+				}
+				return out
+			}
+			meta := pick(func(b *parsedBatch) arrow.RecordBatch { return b.meta })
+			if names := laneNameRecord(pf.laneNames, mem); names != nil {
+				defer names.Release()
+				meta = append(meta, names)
+			}
+			for _, t := range []struct {
+				table  string
+				schema *arrow.Schema
+				recs   []arrow.RecordBatch
+			}{
+				{"metadata_events", metaSchema, meta},
+				{"flows", flowsSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.flows })},
+				{"counters", countersSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.counters })},
+				{"instants", instantsSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.instants })},
+				{"other_events", otherSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.others })},
+			} {
+				if err := insertBatches(ctx, dc, t.table, t.schema, t.recs, onlyID); err != nil {
+					return fmt.Errorf("insert %s: %w", t.table, err)
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			ex.ExecContext(context.Background(), "ROLLBACK", nil)
+			return err
+		}
+		_, err = ex.ExecContext(ctx, "COMMIT", nil)
+		return err
+	})
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+func named(vals ...any) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(vals))
+	for i, v := range vals {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
+func nullIf(v int64, null bool) any {
+	if null {
+		return nil
+	}
+	return v
+}
+
+func (pf *parsedFile) release() {
+	for _, b := range pf.batches {
+		for _, r := range []arrow.RecordBatch{b.events, b.flows, b.counters, b.instants, b.others, b.meta} {
+			if r != nil {
+				r.Release()
+			}
+		}
+	}
+}
+
+// parseFile streams one file through the splitter and the parallel event scanners.
+func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (*parsedFile, error) {
+	var rawRead, scanned atomic.Int64
+	rd, err := openTrace(path, &rawRead)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	counted := &countingReader{r: rd, n: new(atomic.Int64)}
+	sp := newSplitter(counted)
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	raw := make(chan *rawBatch, workers*2)
+	parsed := make(chan *parsedBatch, workers*2)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
+	defer halt()
+
+	var firstErr error
+	var errMu sync.Mutex
+	setErr := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		halt()
+	}
+
+	var splitErr error
+	splitDone := make(chan struct{})
+	go func() {
+		defer close(splitDone)
+		splitErr = sp.Run(raw, stop)
+		if splitErr != nil {
+			halt()
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bld := newBuilders(memory.DefaultAllocator)
+			for rb := range raw {
+				select {
+				case <-stop:
+					continue // drain
+				default:
+				}
+				pb, err := parseBatch(rb, bld)
+				if err != nil {
+					setErr(err)
+					continue
+				}
+				scanned.Add(int64(pb.count))
+				select {
+				case parsed <- pb:
+				case <-stop:
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(parsed) }()
+
+	var ticker *time.Ticker
+	var tick <-chan time.Time
+	began := time.Now()
+	report := func(done bool) {
+		if opts.Progress != nil {
+			opts.Progress(Progress{Path: path, FileBytes: size, ReadBytes: rawRead.Load(), Events: scanned.Load(), Elapsed: time.Since(began), Done: done})
+		}
+	}
+	if opts.Progress != nil {
+		ticker = time.NewTicker(200 * time.Millisecond)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	pf := &parsedFile{}
+	var bySeq []*parsedBatch
+	for collecting := true; collecting; {
+		select {
+		case pb, ok := <-parsed:
+			if !ok {
+				collecting = false
+				break
+			}
+			for len(bySeq) <= pb.seq {
+				bySeq = append(bySeq, nil)
+			}
+			bySeq[pb.seq] = pb
+		case <-tick:
+			report(false)
+		case <-ctx.Done():
+			setErr(ctx.Err())
+		}
+	}
+	<-splitDone
+	pf.batches = bySeq
+	if splitErr != nil && !errors.Is(splitErr, errStopped) {
+		pf.release()
+		return nil, splitErr
+	}
+	if firstErr != nil {
+		pf.release()
+		return nil, firstErr
+	}
+	report(true)
+	for _, b := range bySeq {
+		pf.events += int64(b.count)
+		pf.sawLaunch |= b.sawLaunch
+		for k, v := range b.laneNames {
+			if pf.laneNames == nil {
+				pf.laneNames = map[laneKey]string{}
+			}
+			pf.laneNames[k] = v
+		}
+	}
+	pf.meta, pf.metaKeys, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.ArrayForm
+	pf.unterminated = sp.Unterminated
+	pf.jsonBytes = counted.n.Load()
+	return pf, nil
+}
+
+// traceInfo is what the top-level metadata says about the file.
+type traceInfo struct {
+	rank                  *int
+	backend               any
+	worldSize, baseTimeNS any
+	schemaVersion         any
+}
+
+func readMetadata(meta map[string]json.RawMessage) traceInfo {
+	var ti traceInfo
+	if raw, ok := meta["distributedInfo"]; ok {
+		var di struct {
+			Rank      *json.Number `json:"rank"`
+			Backend   *string      `json:"backend"`
+			WorldSize *json.Number `json:"world_size"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&di) == nil {
+			if di.Rank != nil {
+				if n, err := di.Rank.Int64(); err == nil && n >= 0 {
+					r := int(n)
+					ti.rank = &r
+				}
+			}
+			if di.Backend != nil {
+				ti.backend = *di.Backend
+			}
+			if di.WorldSize != nil {
+				if n, err := di.WorldSize.Int64(); err == nil {
+					ti.worldSize = n
+				}
+			}
+		}
+	}
+	if raw, ok := meta["baseTimeNanoseconds"]; ok {
+		if n, err := parseInt(numberText(raw)); err == nil {
+			ti.baseTimeNS = n
+		}
+	}
+	if raw, ok := meta["schemaVersion"]; ok {
+		if n, err := parseInt(numberText(raw)); err == nil {
+			ti.schemaVersion = n
+		}
+	}
+	return ti
+}
+
+func pickRank(from RankFrom, info traceInfo, path string, index int) (int, error) {
+	if from == RankAuto && info.rank != nil {
+		return *info.rank, nil
+	}
+	if from != RankIndex {
+		if r, ok := RankFromName(path); ok {
+			return r, nil
+		}
+	}
+	return index, nil
+}
+
+// deviceType follows HTA: the backend names MTIA, else the launch call seen decides.
+func deviceType(info traceInfo, saw uint8) string {
+	if b, ok := info.backend.(string); ok && strings.Contains(b, "mtia:hccl") {
+		return "MTIA"
+	}
+	switch {
+	case saw&sawCUDA != 0:
+		return "NVIDIA GPU"
+	case saw&sawHIP != 0:
+		return "AMD GPU"
+	case saw&sawMTIA != 0:
+		return "MTIA"
+	}
+	return "UNKNOWN GPU"
+}
+
+func metadataJSON(meta map[string]json.RawMessage, keys []string) string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, k := range keys {
+		v, ok := meta[k]
+		if !ok {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		kj, _ := json.Marshal(k)
+		b.Write(kj)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// laneNameRecord synthesises metadata rows naming the ids given to string pids and tids.
+func laneNameRecord(names map[laneKey]string, mem memory.Allocator) arrow.RecordBatch {
+	if len(names) == 0 {
+		return nil
+	}
+	b := array.NewRecordBuilder(mem, metaSchema)
+	defer b.Release()
+	for k, text := range names {
+		b.Field(0).AppendNull()
+		kind, tidOK := "process_name", false
+		if k.isTid {
+			kind, tidOK = "thread_name", true
+		}
+		b.Field(1).(*array.StringBuilder).Append(kind)
+		appendI64(b.Field(2), k.pid, true)
+		appendI64(b.Field(3), k.tid, tidOK)
+		b.Field(4).AppendNull()
+		arg, _ := json.Marshal(map[string]string{"name": text})
+		b.Field(5).(*array.StringBuilder).Append(string(arg))
+	}
+	return b.NewRecordBatch()
+}

@@ -1,0 +1,453 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// splitter walks the top level of a Chrome trace as a byte stream, without building a DOM: it keeps
+// every top-level key other than traceEvents as raw JSON (the trace metadata) and cuts traceEvents into
+// batches of raw event objects for the parallel event scanners. Memory is one read buffer plus the
+// largest single event, whatever the file size.
+type splitter struct {
+	r    io.Reader
+	buf  []byte
+	pos  int   // next unread byte in buf
+	end  int   // end of valid data in buf
+	base int64 // stream offset of buf[0]
+	eof  bool
+	rerr error // a read error other than io.EOF (e.g. a truncated gzip stream)
+
+	// Metadata holds the raw value of every top-level key except traceEvents.
+	Metadata map[string]json.RawMessage
+	// MetaKeys lists the metadata keys in file order.
+	MetaKeys []string
+	// ArrayForm is true when the file is a plain JSON array of events.
+	ArrayForm bool
+	// Unterminated is true when an array-form file ends without its closing bracket, which the Chrome
+	// trace format allows so that a tracer can stream events.
+	Unterminated bool
+}
+
+const (
+	readChunk      = 4 << 20
+	batchMaxEvents = 8192
+	batchMaxBytes  = 4 << 20
+)
+
+// rawBatch is a run of consecutive traceEvents elements: their bytes back to back, first ev_idx and
+// the end offset of each event in data.
+type rawBatch struct {
+	seq      int
+	firstIdx int64
+	firstOff int64 // stream offset of the first event, for error messages
+	data     []byte
+	ends     []int32
+}
+
+// SyntaxError is a malformed-input error with the stream offset where it was noticed.
+type SyntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+
+func newSplitter(r io.Reader) *splitter {
+	return &splitter{r: r, buf: make([]byte, readChunk), Metadata: map[string]json.RawMessage{}}
+}
+
+// fill reads more input, keeping buf[keep:end] (moved to the front of the buffer).
+// It returns false at end of input.
+func (s *splitter) fill(keep int) bool {
+	if s.eof {
+		return false
+	}
+	if keep > 0 {
+		n := copy(s.buf, s.buf[keep:s.end])
+		s.base += int64(keep)
+		s.pos -= keep
+		s.end = n
+	}
+	if s.end == len(s.buf) {
+		nb := make([]byte, 2*len(s.buf))
+		copy(nb, s.buf[:s.end])
+		s.buf = nb
+	}
+	for {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.eof = true
+			if !errors.Is(err, io.EOF) {
+				s.rerr = err
+			}
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+}
+
+func (s *splitter) offset() int64 { return s.base + int64(s.pos) }
+
+func (s *splitter) errf(format string, args ...any) error {
+	return &SyntaxError{Offset: s.offset(), Msg: fmt.Sprintf(format, args...)}
+}
+
+// truncated reports input that ended early: a read error if there was one (a truncated gzip stream
+// says so itself), else a truncated-JSON syntax error.
+func (s *splitter) truncated(where string) error {
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return &SyntaxError{Offset: s.base + int64(s.end), Msg: "truncated JSON: input ends " + where}
+}
+
+// peek skips whitespace and returns the next byte without consuming it; ok is false at end of input.
+func (s *splitter) peek() (byte, bool) {
+	for {
+		for s.pos < s.end {
+			c := s.buf[s.pos]
+			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return c, true
+			}
+			s.pos++
+		}
+		if !s.fill(s.pos) {
+			return 0, false
+		}
+	}
+}
+
+// valueEnd returns the index in buf just past the JSON value starting at s.pos, refilling (and so
+// possibly moving buf) as needed; the value then lies at buf[s.pos:end]. Strings, objects and arrays
+// are matched structurally; scalars end at the next delimiter.
+func (s *splitter) valueEnd(where string) (int, error) {
+	i := s.pos
+	depth := 0
+	for {
+		if i >= s.end {
+			rel := i - s.pos
+			if !s.fill(s.pos) {
+				if depth == 0 && rel > 0 && !isStructural(s.buf[s.pos]) {
+					return s.end, nil // a scalar at the very end of input
+				}
+				return 0, s.truncated(where)
+			}
+			i = s.pos + rel
+			continue
+		}
+		c := s.buf[i]
+		switch c {
+		case '"':
+			j, ok := stringEnd(s.buf[:s.end], i+1)
+			if !ok {
+				rel := i - s.pos
+				if !s.fill(s.pos) {
+					return 0, s.truncated(where + " inside a string")
+				}
+				i = s.pos + rel
+				continue
+			}
+			i = j
+			if depth == 0 {
+				return i, nil
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, nil
+			}
+			if depth < 0 {
+				return 0, s.errf("unexpected %q", c)
+			}
+		case ',', ' ', '\n', '\r', '\t', ':':
+			if depth == 0 {
+				if i == s.pos {
+					return 0, s.errf("expected a value, found %q", c)
+				}
+				return i, nil
+			}
+		}
+		i++
+	}
+}
+
+func isStructural(c byte) bool {
+	return c == '{' || c == '[' || c == '"' || c == '}' || c == ']' || c == ','
+}
+
+// stringEnd returns the index just past the closing quote of the string whose contents start at i.
+func stringEnd(b []byte, i int) (int, bool) {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		q := i + k
+		bs := 0
+		for p := q - 1; p >= i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
+	}
+}
+
+// Run parses the top level and sends batches of raw events on out (closing it when done). It returns
+// the first syntax or read error.
+func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
+	defer close(out)
+	c, ok := s.peek()
+	if !ok {
+		if s.rerr != nil {
+			return s.rerr
+		}
+		return s.errf("empty file: want a JSON object with traceEvents or an array of events")
+	}
+	switch c {
+	case '[':
+		s.ArrayForm = true
+		s.pos++
+		if err := s.events(out, stop); err != nil {
+			return err
+		}
+	case '{':
+		s.pos++
+		if err := s.object(out, stop); err != nil {
+			return err
+		}
+	default:
+		return s.errf("not JSON: %s", describeStart(c))
+	}
+	if c, ok := s.peek(); ok {
+		return s.errf("unexpected %q after the end of the top-level value", c)
+	}
+	if s.rerr != nil {
+		return s.rerr
+	}
+	return nil
+}
+
+func describeStart(c byte) string {
+	switch {
+	case c == '"':
+		return "top-level value is a string, want an object with traceEvents or an array of events"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "top-level value is a number, want an object with traceEvents or an array of events"
+	case c == 't' || c == 'f' || c == 'n':
+		return "top-level value is a literal, want an object with traceEvents or an array of events"
+	}
+	return fmt.Sprintf("unexpected %q at the start", c)
+}
+
+func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
+	sawEvents := false
+	for first := true; ; first = false {
+		c, ok := s.peek()
+		if !ok {
+			return s.truncated("inside the top-level object")
+		}
+		if c == '}' {
+			s.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return s.errf("expected ',' or '}' in the top-level object, found %q", c)
+			}
+			s.pos++
+			if c, ok = s.peek(); !ok {
+				return s.truncated("inside the top-level object")
+			}
+		}
+		if c != '"' {
+			return s.errf("expected a key in the top-level object, found %q", c)
+		}
+		end, err := s.valueEnd("inside a top-level key")
+		if err != nil {
+			return err
+		}
+		var key string
+		if err := json.Unmarshal(s.buf[s.pos:end], &key); err != nil {
+			return s.errf("bad top-level key: %v", err)
+		}
+		s.pos = end
+		if c, ok = s.peek(); !ok {
+			return s.truncated("after key " + key)
+		} else if c != ':' {
+			return s.errf("expected ':' after key %q, found %q", key, c)
+		}
+		s.pos++
+		if c, ok = s.peek(); !ok {
+			return s.truncated("after key " + key)
+		}
+		if key == "traceEvents" {
+			if c != '[' {
+				return s.errf("traceEvents is %s, want an array", kindOf(c))
+			}
+			if sawEvents {
+				return s.errf("traceEvents appears twice")
+			}
+			sawEvents = true
+			s.pos++
+			if err := s.events(out, stop); err != nil {
+				return err
+			}
+			continue
+		}
+		end, err = s.valueEnd("inside the value of " + key)
+		if err != nil {
+			return err
+		}
+		if _, dup := s.Metadata[key]; !dup {
+			s.MetaKeys = append(s.MetaKeys, key)
+		}
+		s.Metadata[key] = append(json.RawMessage(nil), compactJSON(s.buf[s.pos:end])...)
+		s.pos = end
+	}
+	if !sawEvents {
+		return ErrNoTraceEvents
+	}
+	return nil
+}
+
+// ErrNoTraceEvents marks a JSON object that is not a Chrome trace (no traceEvents key).
+var ErrNoTraceEvents = errors.New("not a Chrome trace: the JSON object has no traceEvents array")
+
+func kindOf(c byte) string {
+	switch {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	}
+	return fmt.Sprintf("%q", c)
+}
+
+// events splits the elements of the traceEvents array (positioned just after '[').
+func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
+	var idx int64
+	seq := 0
+	b := &rawBatch{seq: seq}
+	flush := func() bool {
+		if len(b.ends) == 0 {
+			return true
+		}
+		select {
+		case out <- b:
+		case <-stop:
+			return false
+		}
+		seq++
+		b = &rawBatch{seq: seq, firstIdx: idx, data: make([]byte, 0, len(b.data)), ends: make([]int32, 0, batchMaxEvents)}
+		return true
+	}
+	b.ends = make([]int32, 0, batchMaxEvents)
+	for first := true; ; first = false {
+		c, ok := s.peek()
+		if !ok {
+			if s.ArrayForm && s.rerr == nil {
+				// The Chrome trace format lets an array-form trace end without ']'.
+				s.Unterminated = true
+				flush()
+				return nil
+			}
+			return s.truncated(fmt.Sprintf("inside traceEvents after event %d", idx))
+		}
+		if c == ']' {
+			s.pos++
+			if !flush() {
+				return errStopped
+			}
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return s.errf("expected ',' or ']' after event %d, found %q", idx-1, c)
+			}
+			s.pos++
+			if c, ok = s.peek(); !ok {
+				if s.ArrayForm && s.rerr == nil {
+					s.Unterminated = true
+					flush()
+					return nil
+				}
+				return s.truncated(fmt.Sprintf("inside traceEvents after event %d", idx))
+			}
+			if c == ']' { // tolerate a trailing comma, as Perfetto does
+				s.pos++
+				if !flush() {
+					return errStopped
+				}
+				return nil
+			}
+		}
+		if c != '{' {
+			return s.errf("event %d is %s, want an object", idx, kindOf(c))
+		}
+		if len(b.ends) == 0 {
+			b.firstOff = s.offset()
+			b.firstIdx = idx
+		}
+		end, err := s.valueEnd(fmt.Sprintf("inside event %d", idx))
+		if err != nil {
+			return err
+		}
+		b.data = append(b.data, s.buf[s.pos:end]...)
+		b.ends = append(b.ends, int32(len(b.data)))
+		s.pos = end
+		idx++
+		if len(b.ends) >= batchMaxEvents || len(b.data) >= batchMaxBytes {
+			if !flush() {
+				return errStopped
+			}
+		}
+	}
+}
+
+var errStopped = errors.New("load cancelled")
+
+// compactJSON drops insignificant whitespace (Kineto pretty-prints metadata and args).
+func compactJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	return appendCompact(out, b)
+}
+
+func appendCompact(out, b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch c {
+		case ' ', '\n', '\r', '\t':
+			continue
+		case '"':
+			j, ok := stringEnd(b, i+1)
+			if !ok {
+				return append(out, b[i:]...)
+			}
+			out = append(out, b[i:j]...)
+			i = j - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
