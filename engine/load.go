@@ -147,20 +147,6 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 
 	view := gatherEvents(pf.batches)
 	d := derive(view)
-	minTS, maxTS, anyEv := int64(0), int64(0), false
-	for i := range view.ts {
-		e := view.ts[i]
-		if view.durOK[i] {
-			e += view.dur[i]
-		}
-		if !anyEv || view.ts[i] < minTS {
-			minTS = view.ts[i]
-		}
-		if !anyEv || e > maxTS {
-			maxTS = e
-		}
-		anyEv = true
-	}
 	view = nil
 	mem := memory.DefaultAllocator
 	evRecs := withDerived(pf.batches, d, mem)
@@ -200,7 +186,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			metaJSON := metadataJSON(pf.meta, pf.metaKeys)
 			_, err := ex.ExecContext(ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
 				traceID, opts.Label, rank, path, st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
-				info.backend, info.worldSize, info.baseTimeNS, nullIf(minTS, !anyEv), nullIf(maxTS, !anyEv), metaJSON, pf.arrayForm))
+				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm))
 			if err != nil {
 				return fmt.Errorf("insert trace row: %w", err)
 			}
@@ -209,6 +195,13 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			onlyID := [][2]string{{"trace_id", tid}}
 			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
 				return fmt.Errorf("insert events: %w", err)
+			}
+			// The span excludes Kineto's whole-session "Trace" event, as HTA's trace duration does.
+			if _, err := ex.ExecContext(ctx, fmt.Sprintf(`UPDATE traces SET min_ts = s.lo, max_ts = s.hi
+				FROM (SELECT min(ts) AS lo, max(ts + coalesce(dur, 0)) AS hi FROM events
+				      WHERE trace_id = %[1]d AND cat IS DISTINCT FROM 'Trace') s
+				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
+				return fmt.Errorf("set time span: %w", err)
 			}
 			pick := func(f func(*parsedBatch) arrow.RecordBatch) []arrow.RecordBatch {
 				out := make([]arrow.RecordBatch, 0, len(pf.batches))
@@ -258,13 +251,6 @@ func named(vals ...any) []driver.NamedValue {
 		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
 	return out
-}
-
-func nullIf(v int64, null bool) any {
-	if null {
-		return nil
-	}
-	return v
 }
 
 func (pf *parsedFile) release() {

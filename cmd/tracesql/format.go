@@ -137,7 +137,7 @@ func (r *result) text(i int, mode textMode) string {
 // table buffers rows because column widths depend on every shown cell. With a
 // limit only the head and a ring of the tail are kept, so memory stays bounded.
 func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
-	if len(r.names) == 0 {
+	if len(r.names) == 0 { // nothing to draw; still read and count the rows
 		return r.each(func(int64) error { return nil })
 	}
 	maxRows = max(maxRows, 0)
@@ -608,6 +608,15 @@ func appendText(b []byte, v any, t *sqlType, mode textMode) []byte {
 		}
 		return appendJSON(b, v, t)
 	}
+	switch v.(type) {
+	case nil, []any, map[string]any, duckdb.OrderedMap, duckdb.Map, duckdb.Union:
+	default:
+		if mode&textNested != 0 { // a nested scalar: quote its text where DuckDB would
+			start := len(b)
+			b = appendText(b, v, t, mode&^textNested)
+			return appendNestedString(b[:start], string(b[start:]))
+		}
+	}
 	switch v := v.(type) {
 	case nil:
 		return append(b, "NULL"...)
@@ -624,18 +633,13 @@ func appendText(b []byte, v any, t *sqlType, mode textMode) []byte {
 	case duckdb.Decimal:
 		return appendDecimal(b, v)
 	case string:
-		if mode&textNested != 0 {
-			return appendNestedString(b, v)
-		}
 		return append(b, v...)
 	case []byte:
 		if t.is("UUID") && len(v) == 16 {
 			return appendUUID(b, v)
 		}
 		return appendBlob(b, v)
-	case duckdb.UUID:
-		return appendUUID(b, v[:])
-	case *duckdb.UUID:
+	case duckdb.UUID: // not what Scan into any yields (that is []byte), but cheap to support
 		return appendUUID(b, v[:])
 	case time.Time:
 		return appendTime(b, v, t)
@@ -787,8 +791,9 @@ func appendDecimal(b []byte, d duckdb.Decimal) []byte {
 	return b
 }
 
-// appendNestedString quotes a string inside a LIST/STRUCT/MAP only when DuckDB
-// would: it is empty, spells NULL, has outer whitespace or a syntax character.
+// appendNestedString quotes the text of a value inside a LIST/STRUCT/MAP only when
+// DuckDB would: it is empty, spells NULL, has outer whitespace or a syntax
+// character (so '2020-01-01 10:00:00' is quoted for its colons, 2020-01-01 is not).
 func appendNestedString(b []byte, s string) []byte {
 	if s != "" && !strings.EqualFold(s, "null") && !isSpace(s[0]) && !isSpace(s[len(s)-1]) &&
 		!strings.ContainsAny(s, `,'"[]{}():=`) {

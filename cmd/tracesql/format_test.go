@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 
@@ -50,9 +51,11 @@ func check(t *testing.T, name, got, want string) {
 	}
 }
 
-const basicQuery = `SELECT 1::BIGINT AS a, 'x|y' AS b, NULL::VARCHAR AS c, 2.5::DOUBLE AS d
-UNION ALL SELECT -20, 'say "hi", ok', 'tab	and
-newline', 0.1::DOUBLE + 0.2::DOUBLE`
+// VALUES keeps row order; chr() keeps raw tabs and newlines out of this source file.
+const basicQuery = `SELECT * FROM (VALUES
+	(1::BIGINT, 'x|y', NULL::VARCHAR, 2.5::DOUBLE),
+	(-20, 'say "hi", ok', 'tab' || chr(9) || 'and' || chr(10) || 'newline', 0.1::DOUBLE + 0.2::DOUBLE)
+) v(a, b, c, d)`
 
 func TestRenderFormats(t *testing.T) {
 	db := openTestDB(t)
@@ -65,11 +68,9 @@ func TestRenderFormats(t *testing.T) {
 │    -20 │ say "hi", ok │ tab\tand\nnewline │    0.3 │
 └────────┴──────────────┴───────────────────┴────────┘
 `},
-		{"csv", `a,b,c,d
-1,x|y,,2.5
--20,"say ""hi"", ok","tab	and
-newline",0.30000000000000004
-`},
+		{"csv", "a,b,c,d\n" +
+			"1,x|y,,2.5\n" +
+			"-20,\"say \"\"hi\"\", ok\",\"tab\tand\nnewline\",0.30000000000000004\n"},
 		{"tsv", "a\tb\tc\td\n" +
 			"1\tx|y\t\t2.5\n" +
 			"-20\tsay \"hi\", ok\ttab\\tand\\nnewline\t0.30000000000000004\n"},
@@ -119,11 +120,11 @@ func TestRenderEmpty(t *testing.T) {
 func TestRenderTableElided(t *testing.T) {
 	db := openTestDB(t)
 	tests := []struct {
-		name    string
-		query   string
-		max     int
-		rows    int64
-		want    string
+		name  string
+		query string
+		max   int
+		rows  int64
+		want  string
 	}{
 		{"even", "SELECT * FROM range(100)", 10, 100, `┌────────┐
 │ range  │
@@ -260,14 +261,143 @@ e = []
 `},
 		{"jsonl", `{"l":[1,2,null],"s":{"z":1,"a":"x y","q":["a,b","","it's"]},"m":{"k":[1.5]},"u":["00112233-4455-6677-8899-aabbccddeeff"],"e":[]}
 `},
-		{"table", `┌──────────────┬─────────────────────────────────────────────────┬────────────────────────────┬────────────────────────────────────────┬───────────┐
-│      l       │                        s                        │             m              │                   u                    │     e     │
+		{"table", `┌──────────────┬─────────────────────────────────────────────────┬──────────────────────────────┬────────────────────────────────────────┬───────────┐
+│      l       │                        s                        │              m               │                   u                    │     e     │
 │  integer[]   │ struct("z" integer, "a" varchar, "q" varchar[]) │ map(varchar, decimal(2,1)[]) │                 uuid[]                 │ integer[] │
+├──────────────┼─────────────────────────────────────────────────┼──────────────────────────────┼────────────────────────────────────────┼───────────┤
+│ [1, 2, NULL] │ {'z': 1, 'a': x y, 'q': ['a,b', '', 'it\'s']}   │ {k=[1.5]}                    │ [00112233-4455-6677-8899-aabbccddeeff] │ []        │
+└──────────────┴─────────────────────────────────────────────────┴──────────────────────────────┴────────────────────────────────────────┴───────────┘
 `},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {
 			check(t, tc.format, render(t, db, q, tc.format, 40, 1), tc.want)
 		})
+	}
+}
+
+// TestRenderMatchesDuckDBText checks the Go-side text conversion against DuckDB's
+// own VARCHAR cast, which is what the DuckDB CLI prints, for every non-float type.
+func TestRenderMatchesDuckDBText(t *testing.T) {
+	db := openTestDB(t)
+	exprs := []string{
+		`42::TINYINT`, `-7::SMALLINT`, `2147483647::INTEGER`, `'-9223372036854775808'::BIGINT`,
+		`255::UTINYINT`, `18446744073709551615::UBIGINT`,
+		`'-170141183460469231731687303715884105728'::HUGEINT`, `340282366920938463463374607431768211455::UHUGEINT`,
+		`1.50::DECIMAL(10,2)`, `-0.05::DECIMAL(10,2)`, `123456789012345678901234.5::DECIMAL(38,1)`, `7::DECIMAL(4,0)`,
+		`true`, `'plain text'`, `'abc'::ENUM('abc', 'def')`,
+		`DATE '2024-02-29'`, `DATE '0044-03-15'`, `TIME '01:02:03.5'`, `TIME '23:59:59'`,
+		`TIMESTAMP '2024-01-02 03:04:05.123456'`, `TIMESTAMP '2024-01-02 03:04:05'`,
+		`TIMESTAMP_NS '2024-01-01 00:00:00.123456789'`, `TIMESTAMP_MS '2024-01-01 00:00:00.123'`, `TIMESTAMP_S '2024-01-01 10:00:00'`,
+		`TIMESTAMPTZ '2024-01-02 03:04:05.25+02'`, `TIMETZ '01:02:03+05:30'`, `TIMETZ '01:02:03-08'`,
+		`INTERVAL '1 year 2 months 3 days 04:05:06.5'`, `INTERVAL '-1 month -2 days -00:00:01'`, `INTERVAL '0 seconds'`,
+		`INTERVAL '100 hours 0.000001 seconds'`, `INTERVAL '2 years 1 month -1 day'`,
+		`'\x5Cab\x00\x7F ~\xC3\xA9'::BLOB`, `'00112233-4455-6677-8899-aabbccddeeff'::UUID`,
+		`[1, NULL, 3]`, `['a', 'b c', NULL, 'it''s', '', ' lead', 'NULL', 'x,y', 'a\b', '{q}', 'é']`,
+		`{'z': 1, 'a': 'x y', 'n': NULL}`, `{'k''x': ' v'}`, `{'a': {'b': [DATE '2020-01-01']}}`,
+		`[{'a': [TIMESTAMP '2020-01-01 10:00:00']}]`, `[INTERVAL '1 day 2 hours', INTERVAL '3 days']`, `[TIME '10:00:00']`, `MAP {'a b': 'c,d', '': 'x'}`,
+		`[1, 2]::INTEGER[2]`, `[['00112233-4455-6677-8899-aabbccddeeff'::UUID]]`, `['ab'::BLOB]`,
+		`union_value(num := 2)::UNION(num INTEGER, str VARCHAR)`, `union_value(str := 'q')::UNION(num INTEGER, str VARCHAR)`,
+		`'101'::BIT`, `12345678901234567890123::BIGNUM`,
+	}
+	for _, e := range exprs {
+		got := render(t, db, "SELECT "+e+" AS v", "csv", 0, 1)
+		want := render(t, db, "SELECT ("+e+")::VARCHAR AS v", "csv", 0, 1)
+		if got != want {
+			t.Errorf("%s: got %q, DuckDB prints %q", e, got, want)
+		}
+	}
+}
+
+func TestRenderFloats(t *testing.T) {
+	db := openTestDB(t)
+	const q = `SELECT * FROM (VALUES (0.1::DOUBLE + 0.2::DOUBLE), (100.0), (1e300), (-1e-9), (1.0000005),
+		('-0.0'::DOUBLE), ('nan'::DOUBLE), ('-inf'::DOUBLE), (123456789.123)) v(d)`
+	tests := []struct{ format, want string }{
+		// Table rounds fractions longer than 6 digits; tiny and huge values use exponents.
+		{"table", `┌───────────────┐
+│       d       │
+│    double     │
+├───────────────┤
+│           0.3 │
+│           100 │
+│        1e+300 │
+│        -1e-09 │
+│      1.000001 │
+│            -0 │
+│           nan │
+│          -inf │
+│ 123456789.123 │
+└───────────────┘
+`},
+		{"jsonl", `{"d":0.30000000000000004}
+{"d":100}
+{"d":1e+300}
+{"d":-1e-09}
+{"d":1.0000005}
+{"d":-0}
+{"d":"nan"}
+{"d":"-inf"}
+{"d":123456789.123}
+`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format, func(t *testing.T) {
+			check(t, tc.format, render(t, db, q, tc.format, 0, 9), tc.want)
+		})
+	}
+	check(t, "float32", render(t, db, `SELECT 1.1::FLOAT AS f`, "csv", 0, 1), "f\n1.1\n")
+}
+
+func TestValidFormat(t *testing.T) {
+	for _, f := range Formats {
+		if !ValidFormat(f) {
+			t.Errorf("ValidFormat(%q) = false", f)
+		}
+	}
+	for _, f := range []string{"", "TABLE", "box", "duckbox", "xml", "json "} {
+		if ValidFormat(f) {
+			t.Errorf("ValidFormat(%q) = true", f)
+		}
+	}
+}
+
+func TestRenderRowsUnknownFormat(t *testing.T) {
+	db := openTestDB(t)
+	rows, err := db.Query("SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b bytes.Buffer
+	if _, err := RenderRows(&b, "xml", rows, 0); err == nil || b.Len() != 0 {
+		t.Errorf("RenderRows(xml) = %v, wrote %q; want an error and no output", err, b.String())
+	}
+}
+
+type failingWriter struct{ writes int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return 0, errors.New("broken pipe")
+}
+
+// A dead output (e.g. `tracesql ... | head`) must stop the scan instead of reading every row.
+func TestRenderRowsStopsOnWriteError(t *testing.T) {
+	db := openTestDB(t)
+	for _, format := range Formats {
+		rows, err := db.Query("SELECT range AS i, 'some text' AS s FROM range(1000000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &failingWriter{}
+		n, err := RenderRows(w, format, rows, 40)
+		rows.Close()
+		if err == nil {
+			t.Errorf("%s: no error from a failing writer", format)
+		}
+		if format != "table" && n > 10000 {
+			t.Errorf("%s: read %d rows after the writer failed", format, n)
+		}
 	}
 }

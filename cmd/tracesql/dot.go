@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+)
+
+// dotCommand is one REPL meta-command, modelled on the DuckDB CLI's.
+type dotCommand struct {
+	usage string
+	help  string
+	run   func(s *session, ctx context.Context, args []string) error
+}
+
+var dotCommands map[string]dotCommand
+
+func init() {
+	dotCommands = map[string]dotCommand{
+		"help":   {".help", "show this list", (*session).dotHelp},
+		"tables": {".tables", "list tables, views and table macros", (*session).dotTables},
+		"schema": {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
+		"mode":   {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
+		"timer":  {".timer on|off", "print the run time of each statement", (*session).dotTimer},
+		"read":   {".read FILE", "run the statements in FILE", (*session).dotRead},
+		"load":   {".load PATH... [--label L]", "load trace files or directories", (*session).dotLoad},
+		"output": {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
+		"once":   {".once FILE", "send the next result to FILE", (*session).dotOnce},
+		"ranks":  {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
+		"quit":   {".quit", "exit", func(*session, context.Context, []string) error { return errQuit }},
+		"exit":   {".exit", "exit", func(*session, context.Context, []string) error { return errQuit }},
+	}
+}
+
+func (s *session) dot(ctx context.Context, line string) error {
+	args, err := splitArgs(strings.TrimPrefix(strings.TrimSpace(line), "."))
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("empty dot command (try .help)")
+	}
+	cmd, ok := dotCommands[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown command .%s (try .help)", args[0])
+	}
+	return cmd.run(s, ctx, args[1:])
+}
+
+// splitArgs splits a dot-command line on spaces, honouring single and double quotes.
+func splitArgs(line string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inArg := false
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inArg = c, true
+		case c == ' ' || c == '\t':
+			if inArg {
+				out = append(out, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		default:
+			cur.WriteByte(c)
+			inArg = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated quote in %q", line)
+	}
+	if inArg {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+func (s *session) dotHelp(_ context.Context, _ []string) error {
+	names := make([]string, 0, len(dotCommands))
+	for n := range dotCommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := dotCommands[n]
+		fmt.Fprintf(s.out, "%-28s %s\n", c.usage, c.help)
+	}
+	return nil
+}
+
+// catalogQuery lists the user-visible relations: tables, views and table macros.
+const catalogQuery = `
+SELECT name, type FROM (
+    SELECT table_name AS name, 'table' AS type FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
+    UNION ALL
+    SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name NOT LIKE '\_tracesql%' ESCAPE '\'
+    UNION ALL
+    SELECT DISTINCT function_name, 'table macro' FROM duckdb_functions()
+    WHERE function_type = 'table_macro' AND NOT internal AND schema_name = 'main'
+) ORDER BY name`
+
+func (s *session) dotTables(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf(".tables takes no arguments")
+	}
+	return s.run(ctx, catalogQuery)
+}
+
+func (s *session) dotSchema(ctx context.Context, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("usage: .schema [NAME]")
+	}
+	q := `SELECT sql FROM (
+        SELECT table_name AS name, sql FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
+        UNION ALL SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main')`
+	var qargs []any
+	if len(args) == 1 {
+		q += " WHERE name = ?"
+		qargs = append(qargs, args[0])
+	}
+	rows, err := s.db.SQL.QueryContext(ctx, q+" ORDER BY name", qargs...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var sqlText string
+		if err := rows.Scan(&sqlText); err != nil {
+			return err
+		}
+		fmt.Fprintln(s.out, strings.TrimSpace(sqlText))
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n == 0 && len(args) == 1 {
+		return fmt.Errorf(".schema: no table or view named %q", args[0])
+	}
+	return nil
+}
+
+func (s *session) dotMode(_ context.Context, args []string) error {
+	if len(args) != 1 {
+		fmt.Fprintln(s.out, s.format)
+		return nil
+	}
+	if !ValidFormat(args[0]) {
+		return fmt.Errorf(".mode %s: unknown format (want %s)", args[0], strings.Join(Formats, ", "))
+	}
+	s.format = args[0]
+	return nil
+}
+
+func (s *session) dotTimer(_ context.Context, args []string) error {
+	if len(args) != 1 || (args[0] != "on" && args[0] != "off") {
+		return fmt.Errorf("usage: .timer on|off")
+	}
+	s.timer = args[0] == "on"
+	return nil
+}
+
+func (s *session) dotRead(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: .read FILE")
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return fmt.Errorf(".read: %w", err)
+	}
+	if err := s.runScript(ctx, string(b), true); err != nil {
+		return errReported
+	}
+	return nil
+}
+
+func (s *session) dotLoad(ctx context.Context, args []string) error {
+	opts := s.loadOpts
+	var paths []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--label" || a == "-label":
+			if i+1 == len(args) {
+				return fmt.Errorf(".load: --label needs a value")
+			}
+			opts.Label = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--label="):
+			opts.Label = strings.TrimPrefix(a, "--label=")
+		default:
+			paths = append(paths, a)
+		}
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("usage: .load PATH... [--label L]")
+	}
+	return loadTraces(ctx, s, paths, opts)
+}
+
+func (s *session) dotOutput(_ context.Context, args []string) error {
+	s.closeOutput()
+	if len(args) == 0 {
+		return nil
+	}
+	f, err := os.Create(args[0])
+	if err != nil {
+		return fmt.Errorf(".output: %w", err)
+	}
+	s.outFile, s.out = f, f
+	return nil
+}
+
+func (s *session) dotOnce(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: .once FILE")
+	}
+	if err := s.dotOutput(ctx, args); err != nil {
+		return err
+	}
+	s.once = true
+	return nil
+}
+
+func (s *session) dotRanks(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf(".ranks takes no arguments")
+	}
+	return s.run(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
+        round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`)
+}
+
+

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/chzyer/readline"
+)
+
+const (
+	prompt     = "tracesql> "
+	contPrompt = "     ...> "
+)
+
+// readPiped runs statements from a non-terminal stdin. It does not use readline, which is quadratic
+// in line length on piped input (stack.md §1.5): a scanner with a large buffer, no prompts, and the
+// session goes on after an error, as the REPL does; the exit status says whether any failed.
+func (s *session) readPiped(ctx context.Context, in io.Reader) int {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	var buf stmtBuffer
+	failed := false
+	for sc.Scan() {
+		if err := s.feedTracked(ctx, &buf, sc.Text(), &failed); err != nil {
+			return 1
+		}
+		if s.quit {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(s.errOut, "tracesql: read stdin: %v\n", err)
+		return 1
+	}
+	if p := buf.Pending(); p != "" && !onlyComments(p) && !s.quit {
+		if err := s.run(ctx, p); err != nil {
+			s.reportErr(err)
+			failed = true
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// feedTracked is feed that records failures instead of stopping.
+func (s *session) feedTracked(ctx context.Context, buf *stmtBuffer, line string, failed *bool) error {
+	errOut := s.errOut
+	tw := &trackingWriter{w: errOut}
+	s.errOut = tw
+	defer func() { s.errOut = errOut }()
+	err := s.feed(ctx, buf, line, false)
+	if tw.wrote {
+		*failed = true
+	}
+	return err
+}
+
+// trackingWriter notes whether anything was written (an error was reported).
+type trackingWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (t *trackingWriter) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), "tracesql: ") && !strings.HasPrefix(string(p), "tracesql: warning") {
+		t.wrote = true
+	}
+	return t.w.Write(p)
+}
+
+// repl is the interactive loop: multi-line statements ended by ';', history in
+// ~/.tracesql_history (one line per statement), completion of names, Ctrl-C clears the line or
+// cancels the running query, Ctrl-D exits.
+func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
+	home, _ := os.UserHomeDir()
+	rl, err := readline.NewEx(&readline.Config{
+		Prompt:                 prompt,
+		HistoryFile:            filepath.Join(home, ".tracesql_history"),
+		DisableAutoSaveHistory: true,
+		AutoComplete:           &completer{s: s},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              ".quit",
+		Stdout:                 stdout,
+		Stderr:                 stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: %v\n", err)
+		return 1
+	}
+	defer rl.Close()
+	s.stdout, s.out = rl.Stdout(), rl.Stdout()
+	s.errOut = rl.Stderr()
+	fmt.Fprintln(s.out, `Enter ".help" for usage hints; statements end with ";".`)
+	var buf stmtBuffer
+	var entry []string
+	for !s.quit {
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			buf.Reset()
+			entry = entry[:0]
+			rl.SetPrompt(prompt)
+			continue
+		}
+		if err != nil { // io.EOF: Ctrl-D
+			break
+		}
+		entry = append(entry, line)
+		if err := s.feed(ctx, &buf, line, false); err != nil {
+			return 1
+		}
+		if buf.Pending() == "" {
+			if h := strings.TrimSpace(strings.Join(entry, " ")); h != "" {
+				rl.SaveHistory(h)
+			}
+			entry = entry[:0]
+			rl.SetPrompt(prompt)
+		} else {
+			rl.SetPrompt(contPrompt)
+		}
+	}
+	return 0
+}
+
+// completer completes table, view, macro and function names, SQL keywords and dot commands.
+type completer struct {
+	s *session
+}
+
+var sqlKeywords = []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "JOIN", "LEFT JOIN",
+	"USING", "WITH", "AS", "AND", "OR", "NOT", "DESC", "HAVING", "DISTINCT", "COUNT", "CREATE TABLE", "DESCRIBE",
+	"SUMMARIZE", "INSERT INTO", "UPDATE", "QUALIFY", "OVER", "PARTITION BY"}
+
+func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
+	text := string(line[:pos])
+	start := strings.LastIndexAny(text, " \t(,.=<>") + 1
+	if strings.HasPrefix(strings.TrimSpace(text), ".") && !strings.Contains(strings.TrimSpace(text), " ") {
+		start = strings.Index(text, ".") + 1
+		var out [][]rune
+		for name := range dotCommands {
+			if strings.HasPrefix(name, text[start:]) {
+				out = append(out, []rune(name[len(text[start:]):]+" "))
+			}
+		}
+		return out, len(text) - start
+	}
+	word := text[start:]
+	if word == "" {
+		return nil, 0
+	}
+	var out [][]rune
+	seen := map[string]bool{}
+	for _, cand := range c.candidates() {
+		if strings.HasPrefix(strings.ToLower(cand), strings.ToLower(word)) && !seen[cand] {
+			seen[cand] = true
+			out = append(out, []rune(cand[len(word):]+" "))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return string(out[i]) < string(out[j]) })
+	return out, len(word)
+}
+
+func (c *completer) candidates() []string {
+	out := append([]string(nil), sqlKeywords...)
+	rows, err := c.s.db.SQL.Query(`SELECT table_name FROM duckdb_tables() WHERE NOT internal
+        UNION SELECT view_name FROM duckdb_views() WHERE NOT internal
+        UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table_macro','macro','table')
+        UNION SELECT column_name FROM duckdb_columns() WHERE NOT internal`)
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if rows.Scan(&n) == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedTraces is the workplace's trace collection (../shared/traces); tests that need it skip
+// with a message when it is absent.
+func sharedTraces(t testing.TB) string {
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "shared", "traces"))
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("../shared/traces not present (%v): skipping", err)
+	}
+	return dir
+}
+
+// BenchmarkLoad measures the end-to-end load (gunzip + split + scan + derive + insert) of the two
+// reference traces named in the foundation issue. MB/s is of decompressed JSON.
+func BenchmarkLoad(b *testing.B) {
+	for _, name := range []string{"hta/mtia_trace_single_rank/mtia_rank_0.json.gz", "hta/df_index_resolver/df_index_resolver.json.gz"} {
+		b.Run(filepath.Base(filepath.Dir(name)), func(b *testing.B) {
+			path := filepath.Join(sharedTraces(b), name)
+			ctx := context.Background()
+			var jsonBytes, events int64
+			for i := 0; i < b.N; i++ {
+				db, err := Open(ctx, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := db.Load(ctx, []string{path}, LoadOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				jsonBytes, events = res[0].JSONBytes, res[0].Events
+				db.Close()
+			}
+			b.SetBytes(jsonBytes)
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
