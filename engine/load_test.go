@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEveryTraceLoads loads every trace of the collection (the bundled testdata always, ../shared
+// when present) and checks the rows per phase against an independent count made with encoding/json.
+func TestEveryTraceLoads(t *testing.T) {
+	files := allTraceFiles(t, filepath.Join("..", "testdata", "traces"))
+	if shared, err := filepath.Abs(filepath.Join("..", "..", "shared", "traces")); err == nil {
+		if more := allTraceFiles(t, shared); len(more) > 0 {
+			files = append(files, more...)
+		} else {
+			t.Log("../shared/traces not present: checking testdata only")
+		}
+	}
+	if testing.Short() {
+		files = files[:min(len(files), 10)]
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			events, isTrace := readJSONTrace(t, path)
+			db := openTestDB(t)
+			_, err := db.Load(context.Background(), []string{path}, LoadOptions{})
+			if !isTrace {
+				if !errors.Is(err, ErrNoTraceEvents) {
+					t.Fatalf("non-trace JSON: got %v, want ErrNoTraceEvents", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int64{}
+			counterRows := int64(0)
+			for _, e := range events {
+				ph := jsonString(e["ph"])
+				switch ph {
+				case "X":
+					want["events"]++
+				case "M":
+					want["metadata_events"]++
+				case "s", "t", "f":
+					want["flows"]++
+				case "C":
+					want["counters"]++
+					var args map[string]json.RawMessage
+					json.Unmarshal(e["args"], &args)
+					counterRows += int64(len(args))
+				case "i", "I":
+					want["instants"]++
+				default:
+					want["other_events"]++
+				}
+			}
+			for _, table := range []string{"events", "metadata_events", "flows", "counters", "instants", "other_events"} {
+				got := queryInt(t, db, fmt.Sprintf("SELECT count(DISTINCT ev_idx) FROM %s", table))
+				if got != want[table] {
+					t.Errorf("%s: %d rows, want %d", table, got, want[table])
+				}
+			}
+			if got := queryInt(t, db, "SELECT count(*) FROM counters"); got != counterRows {
+				t.Errorf("counters: %d (event, key) rows, want %d", got, counterRows)
+			}
+			if got := queryInt(t, db, "SELECT events FROM traces"); got != int64(len(events)) {
+				t.Errorf("traces.events = %d, want %d", got, len(events))
+			}
+			// ev_idx is the position in traceEvents: every index appears exactly once across tables.
+			if got := queryInt(t, db, `SELECT count(DISTINCT ev_idx) FROM (
+				SELECT ev_idx FROM events UNION ALL SELECT ev_idx FROM metadata_events UNION ALL SELECT ev_idx FROM flows
+				UNION ALL SELECT ev_idx FROM counters UNION ALL SELECT ev_idx FROM instants UNION ALL SELECT ev_idx FROM other_events)
+				WHERE ev_idx IS NOT NULL AND ev_idx BETWEEN 0 AND (SELECT events - 1 FROM traces)`); got != int64(len(events)) {
+				t.Errorf("distinct ev_idx = %d, want %d", got, len(events))
+			}
+			// Names and categories survive byte for byte on a sample.
+			for i := 0; i < len(events); i += 1 + len(events)/50 {
+				e := events[i]
+				if jsonString(e["ph"]) != "X" {
+					continue
+				}
+				var name, cat string
+				err := db.SQL.QueryRow("SELECT coalesce(name, ''), coalesce(cat, '') FROM events WHERE ev_idx = ?", i).Scan(&name, &cat)
+				if err != nil {
+					t.Fatalf("event %d: %v", i, err)
+				}
+				if name != jsonString(e["name"]) || cat != jsonString(e["cat"]) {
+					t.Errorf("event %d: name/cat %q/%q, want %q/%q", i, name, cat, jsonString(e["name"]), jsonString(e["cat"]))
+				}
+			}
+		})
+	}
+}
+
+// nsFromText converts decimal µs text to ns with math/big: an implementation independent of usToNs.
+func nsFromText(t *testing.T, text string) int64 {
+	r, ok := new(big.Rat).SetString(strings.Trim(text, `"`))
+	if !ok {
+		t.Fatalf("bad number %q", text)
+	}
+	r.Mul(r, big.NewRat(1000, 1))
+	if !r.IsInt() {
+		t.Fatalf("%s µs is not a whole number of ns", text)
+	}
+	return r.Num().Int64()
+}
+
+// TestTimestampsExact checks ts and dur of every complete event against the decimal text × 1000,
+// on an integer trace, 3-decimal traces and the out-of-order trace.
+func TestTimestampsExact(t *testing.T) {
+	for _, path := range []string{
+		"../testdata/traces/call_stack/backward_thread.json",                            // integer µs
+		"../testdata/traces/ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", // 3 decimals
+		"../testdata/traces/out_of_order/before_fix_trace.json",                         // out of order, sub-µs
+		"../testdata/traces/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+	} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			events, _ := readJSONTrace(t, path)
+			db := openTestDB(t)
+			mustLoad(t, db, path)
+			got := map[int64][2]any{}
+			rows, err := db.SQL.Query("SELECT ev_idx, ts, dur FROM events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var idx, ts int64
+				var dur any
+				rows.Scan(&idx, &ts, &dur)
+				got[idx] = [2]any{ts, dur}
+			}
+			rows.Close()
+			checked := 0
+			for i, e := range events {
+				if jsonString(e["ph"]) != "X" {
+					continue
+				}
+				g := got[int64(i)]
+				if want := nsFromText(t, string(e["ts"])); g[0] != want {
+					t.Errorf("event %d: ts %v ns, want %d (text %s)", i, g[0], want, e["ts"])
+				}
+				if d, ok := e["dur"]; ok {
+					if want := nsFromText(t, string(d)); g[1] != want {
+						t.Errorf("event %d: dur %v ns, want %d (text %s)", i, g[1], want, d)
+					}
+				}
+				checked++
+			}
+			if checked == 0 {
+				t.Fatal("no complete events checked")
+			}
+		})
+	}
+}
+
+func TestUsToNs(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"0", 0, false},
+		{"1", 1000, false},
+		{"1.5", 1500, false},
+		{"1695835542514261.123", 1695835542514261123, false},
+		{"1731000000123456.789", 1731000000123456789, false},
+		{"-2.25", -2250, false},
+		{"0.0004", 0, false},
+		{"0.0005", 1, false},
+		{"12.3456", 12346, false},
+		{"1e3", 1000000, false},
+		{"1.5E-3", 2, false},
+		{"2.000", 2000, false},
+		{"abc", 0, true},
+		{"", 0, true},
+		{"1.2.3", 0, true},
+		{"99999999999999999999999", 0, true},
+	} {
+		got, err := usToNs([]byte(c.in))
+		if (err != nil) != c.err || (!c.err && got != c.want) {
+			t.Errorf("usToNs(%q) = %d, %v; want %d, err %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}
