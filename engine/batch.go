@@ -173,8 +173,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	for k, end := range rb.ends {
 		raw := rb.data[start:end]
 		idx := rb.firstIdx + int64(k)
+		off := rb.offsets[k]
 		fail := func(format string, a ...any) error {
-			return &EventError{Index: idx, Offset: rb.firstOff + int64(start), Msg: fmt.Sprintf(format, a...)}
+			return &EventError{Index: idx, Offset: off, Msg: fmt.Sprintf(format, a...)}
 		}
 		start = int(end)
 		if err := scanEvent(raw, &ev); err != nil {

@@ -43,9 +43,9 @@ const (
 type rawBatch struct {
 	seq      int
 	firstIdx int64
-	firstOff int64 // stream offset of the first event, for error messages
 	data     []byte
 	ends     []int32
+	offsets  []int64 // stream offset of each event, for error messages
 }
 
 // SyntaxError is a malformed-input error with the stream offset where it was noticed.
@@ -162,12 +162,15 @@ func (s *splitter) valueEnd(where string) (int, error) {
 		case '{', '[':
 			depth++
 		case '}', ']':
+			if depth == 0 { // the delimiter after a scalar
+				if i == s.pos {
+					return 0, s.errf("expected a value, found %q", c)
+				}
+				return i, nil
+			}
 			depth--
 			if depth == 0 {
 				return i + 1, nil
-			}
-			if depth < 0 {
-				return 0, s.errf("unexpected %q", c)
 			}
 		case ',', ' ', '\n', '\r', '\t', ':':
 			if depth == 0 {
@@ -358,7 +361,8 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return false
 		}
 		seq++
-		b = &rawBatch{seq: seq, firstIdx: idx, data: make([]byte, 0, len(b.data)), ends: make([]int32, 0, batchMaxEvents)}
+		b = &rawBatch{seq: seq, firstIdx: idx, data: make([]byte, 0, len(b.data)), ends: make([]int32, 0, batchMaxEvents),
+			offsets: make([]int64, 0, batchMaxEvents)}
 		return true
 	}
 	b.ends = make([]int32, 0, batchMaxEvents)
@@ -405,9 +409,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return s.errf("event %d is %s, want an object", idx, kindOf(c))
 		}
 		if len(b.ends) == 0 {
-			b.firstOff = s.offset()
 			b.firstIdx = idx
 		}
+		b.offsets = append(b.offsets, s.offset())
 		end, err := s.valueEnd(fmt.Sprintf("inside event %d", idx))
 		if err != nil {
 			return err
