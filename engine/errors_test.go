@@ -54,6 +54,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative dur", "i.json", []byte(`{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":-5,"cat":"c","name":"n"}]}`), "event 1 (byte 34): negative dur -5"},
 		{"X without ts", "j.json", []byte(`{"traceEvents":[{"ph":"X","dur":1,"cat":"c","name":"n"}]}`), "complete event (ph X) without ts"},
 		{"trailing garbage", "k.json", append(append([]byte{}, good...), []byte(" xyz")...), "after the end of the top-level value"},
+		{"args not JSON", "m_rank77.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","args":{""}}]}`), `event 0: args is not valid JSON: {""}`},
 		{"bad separator", "l.json", []byte(`{"traceEvents":[{"ph":"X","ts":1} {"ph":"X","ts":2}]}`), "expected ',' or ']' after event 0"},
 	}
 	dir := t.TempDir()

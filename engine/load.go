@@ -236,6 +236,12 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		}()
 		if err != nil {
 			ex.ExecContext(context.Background(), "ROLLBACK", nil)
+			if strings.Contains(err.Error(), "Malformed JSON") {
+				// The scanner checks structure only; DuckDB's JSON cast found bad args. Name the event.
+				if e := findMalformedArgs(pf); e != nil {
+					return e
+				}
+			}
 			return err
 		}
 		_, err = ex.ExecContext(ctx, "COMMIT", nil)
@@ -510,4 +516,30 @@ func laneNameRecord(names map[laneKey]string, mem memory.Allocator) arrow.Record
 		b.Field(5).(*array.StringBuilder).Append(string(arg))
 	}
 	return b.NewRecordBatch()
+}
+
+// findMalformedArgs locates the first event whose args text is not valid JSON (error path only).
+func findMalformedArgs(pf *parsedFile) error {
+	var bad *EventError
+	for _, b := range pf.batches {
+		for _, rc := range []struct {
+			rec     arrow.RecordBatch
+			argsCol int
+		}{{b.events, 12}, {b.instants, 8}, {b.others, 9}, {b.meta, 5}} {
+			if rc.rec == nil {
+				continue
+			}
+			idx := rc.rec.Column(0).(*array.Int64)
+			args := rc.rec.Column(rc.argsCol).(*array.String)
+			for i := 0; i < int(rc.rec.NumRows()); i++ {
+				if args.IsValid(i) && !json.Valid([]byte(args.Value(i))) && (bad == nil || idx.Value(i) < bad.Index) {
+					bad = &EventError{Index: idx.Value(i), Offset: -1, Msg: "args is not valid JSON: " + clip([]byte(args.Value(i)))}
+				}
+			}
+		}
+	}
+	if bad == nil {
+		return nil
+	}
+	return bad
 }
