@@ -6,7 +6,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
 )
 
 // dotCommand is one REPL meta-command, modelled on the DuckDB CLI's.
@@ -46,6 +45,10 @@ func (s *session) dot(ctx context.Context, line string) error {
 	cmd, ok := dotCommands[args[0]]
 	if !ok {
 		return fmt.Errorf("unknown command .%s (try .help)", args[0])
+	}
+	if args[0] != "once" {
+		// .once applies to the next command's output, a dot command's (.schema, .help) included.
+		defer s.afterStatement()
 	}
 	return cmd.run(s, ctx, args[1:])
 }
@@ -212,6 +215,7 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 
 func (s *session) dotOutput(_ context.Context, args []string) error {
 	s.closeOutput()
+	s.once = false
 	if len(args) == 0 {
 		return nil
 	}
@@ -241,5 +245,3 @@ func (s *session) dotRanks(ctx context.Context, args []string) error {
 	return s.run(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
         round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`)
 }
-
-

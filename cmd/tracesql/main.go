@@ -24,15 +24,35 @@ into DuckDB and runs SQL. With no trace and no --db it loads a bundled sample tr
 flags:
 `
 
-// stringList is a repeatable flag.
-type stringList []string
+// script is one -c SQL text or one -f file, run in command-line order.
+type script struct {
+	file bool
+	text string // the SQL (-c) or the file name (-f)
+}
 
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+// scriptFlag is -c or -f: repeatable, appending to one ordered list shared by both.
+type scriptFlag struct {
+	list *[]script
+	file bool
+}
+
+func (f scriptFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	var b []string
+	for _, s := range *f.list {
+		if s.file == f.file {
+			b = append(b, s.text)
+		}
+	}
+	return strings.Join(b, ",")
+}
+
+func (f scriptFlag) Set(v string) error { *f.list = append(*f.list, script{f.file, v}); return nil }
 
 type options struct {
-	commands stringList
-	files    stringList
+	scripts  []script // -c and -f in command-line order
 	dbPath   string
 	format   string
 	label    string
@@ -45,8 +65,8 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("tracesql", flag.ContinueOnError)
 	fs.SetOutput(errOut)
-	fs.Var(&o.commands, "c", "run SQL (one or more statements) and exit (repeatable)")
-	fs.Var(&o.files, "f", "run a saved query file and exit (repeatable; - = stdin)")
+	fs.Var(scriptFlag{&o.scripts, false}, "c", "run SQL (one or more statements) and exit (repeatable)")
+	fs.Var(scriptFlag{&o.scripts, true}, "f", "run a saved query file and exit (repeatable; - = stdin)")
 	fs.StringVar(&o.dbPath, "db", "", "persistent database file (default: in-memory)")
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
 	fs.StringVar(&o.label, "label", "trace", "label of the trace set being loaded")
@@ -131,33 +151,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
-	batch := len(o.commands) > 0 || len(o.files) > 0
+	batch := len(o.scripts) > 0
 	if !batch && len(traces) > 0 {
 		if err := s.overview(ctx); err != nil {
 			s.reportErr(err)
 			return 1
 		}
 	}
-	for _, c := range o.commands {
-		if err := s.runScript(ctx, c, true); err != nil {
-			return 1
+	for _, sc := range o.scripts {
+		text := sc.text
+		if sc.file {
+			var b []byte
+			if sc.text == "-" {
+				b, err = io.ReadAll(stdin)
+			} else {
+				b, err = os.ReadFile(sc.text)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "tracesql: -f %s: %v\n", sc.text, err)
+				return 1
+			}
+			text = string(b)
 		}
-		if s.quit {
-			return 0
-		}
-	}
-	for _, f := range o.files {
-		var text []byte
-		if f == "-" {
-			text, err = io.ReadAll(stdin)
-		} else {
-			text, err = os.ReadFile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "tracesql: -f %s: %v\n", f, err)
-			return 1
-		}
-		if err := s.runScript(ctx, string(text), true); err != nil {
+		if err := s.runScript(ctx, text, true); err != nil {
 			return 1
 		}
 		if s.quit {

@@ -26,9 +26,9 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var buf stmtBuffer
-	failed := false
+	s.failed = false
 	for sc.Scan() {
-		if err := s.feedTracked(ctx, &buf, sc.Text(), &failed); err != nil {
+		if err := s.feed(ctx, &buf, sc.Text(), false); err != nil {
 			return 1
 		}
 		if s.quit {
@@ -42,39 +42,12 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	if p := buf.Pending(); p != "" && !onlyComments(p) && !s.quit {
 		if err := s.run(ctx, p); err != nil {
 			s.reportErr(err)
-			failed = true
 		}
 	}
-	if failed {
+	if s.failed {
 		return 1
 	}
 	return 0
-}
-
-// feedTracked is feed that records failures instead of stopping.
-func (s *session) feedTracked(ctx context.Context, buf *stmtBuffer, line string, failed *bool) error {
-	errOut := s.errOut
-	tw := &trackingWriter{w: errOut}
-	s.errOut = tw
-	defer func() { s.errOut = errOut }()
-	err := s.feed(ctx, buf, line, false)
-	if tw.wrote {
-		*failed = true
-	}
-	return err
-}
-
-// trackingWriter notes whether anything was written (an error was reported).
-type trackingWriter struct {
-	w     io.Writer
-	wrote bool
-}
-
-func (t *trackingWriter) Write(p []byte) (int, error) {
-	if strings.HasPrefix(string(p), "tracesql: ") && !strings.HasPrefix(string(p), "tracesql: warning") {
-		t.wrote = true
-	}
-	return t.w.Write(p)
 }
 
 // repl is the interactive loop: multi-line statements ended by ';', history in

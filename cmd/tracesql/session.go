@@ -28,6 +28,7 @@ type session struct {
 	once     bool     // restore stdout after the next statement
 	loadOpts engine.LoadOptions
 	quit     bool
+	failed   bool // an error was reported (piped stdin's exit status)
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
@@ -47,6 +48,7 @@ func oneLine(err error) string {
 }
 
 func (s *session) reportErr(err error) {
+	s.failed = true
 	if errors.Is(err, errReported) {
 		return
 	}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPipedSession feeds a script through a non-terminal stdin: no prompts, statements may span
+// lines, an error is reported and the session goes on, and the exit status is 1 because one failed.
+func TestPipedSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.db") // --db: no bundled sample, no overview
+	script := `-- a leading comment; with a semicolon
+SELECT 1 AS a,
+       'x;y' AS b,   -- trailing comment; ignored
+       'it''s' AS "c;d";
+.mode csv
+SELECT nope FROM nowhere;
+/* block ; comment */ SELECT 2 AS d; SELECT 3 AS e;
+.load ` + backwardJSON + ` --label piped
+SELECT label, count(*) AS n FROM traces GROUP BY 1;
+SELECT count(*) AS kernels
+FROM kernels
+WHERE name LIKE '%cutlass%';
+.quit
+SELECT 4 AS never;
+`
+	out, errOut, code := runCLI(t, script, "--db", db)
+	want := `┌─────────┬─────────┬─────────┐
+│    a    │    b    │   c;d   │
+│ integer │ varchar │ varchar │
+├─────────┼─────────┼─────────┤
+│       1 │ x;y     │ it's    │
+└─────────┴─────────┴─────────┘
+d
+2
+e
+3
+label,n
+piped,1
+kernels
+1
+`
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if !regexp.MustCompile(`^tracesql: Catalog Error: .*nowhere.*\n$`).MatchString(errOut) {
+		t.Errorf("stderr: want one line about the missing table, got:\n%s", errOut)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (one statement failed)", code)
+	}
+}
+
+func TestPipedExitStatus(t *testing.T) {
+	cases := []struct {
+		name, stdin, stdout string
+		code                int
+	}{
+		{"all ok", "SELECT 1 AS a;\nSELECT 2 AS b;\n", "a\n1\nb\n2\n", 0},
+		{"last statement without ;", "SELECT 1 AS a;\nSELECT 2\n  AS b\n", "a\n1\nb\n2\n", 0},
+		{"trailing comments only", "SELECT 1 AS a;\n-- bye\n/* bye */\n", "a\n1\n", 0},
+		{"failing last statement without ;", "SELECT 1 AS a;\nSELEC 2", "a\n1\n", 1},
+		{"failing dot command", ".bogus\nSELECT 1 AS a;", "a\n1\n", 1},
+		{"failing .read goes on", ".read /nonexistent/x.sql\nSELECT 1 AS a;", "a\n1\n", 1},
+		{".quit before an error", "SELECT 1 AS a;\n.quit\nSELEC;", "a\n1\n", 0},
+		{"empty", "", "", 0},
+		{"comment line before a dot command", "-- csv please\n.mode jsonl\nSELECT 1 AS a;", "{\"a\":1}\n", 0},
+		{"empty statement before a dot command", "SELECT 1 AS a;\n;\n.mode jsonl\nSELECT 2 AS b;", "a\n1\n{\"b\":2}\n", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, c.stdin, "--db", filepath.Join(t.TempDir(), "x.db"), "--format", "csv")
+			if out != c.stdout || code != c.code {
+				t.Errorf("exit %d (want %d), stdout:\n%s\nwant:\n%s\nstderr:\n%s", code, c.code, out, c.stdout, errOut)
+			}
+			if (code == 0) != (errOut == "") {
+				t.Errorf("stderr does not match the exit status %d:\n%s", code, errOut)
+			}
+		})
+	}
+}
+
+// TestPipedWithTrace: a trace argument with piped statements prints the overview, then the results.
+func TestPipedWithTrace(t *testing.T) {
+	out, errOut, code := runCLI(t, "SELECT count(*) AS n FROM events;\n", backwardJSON, "--format", "csv")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if !strings.HasPrefix(out, "Traces\n") || !strings.HasSuffix(out, "\nn\n7\n") {
+		t.Errorf("want the overview then the result, got:\n%s", out)
+	}
+}
+
+// TestPipedLongLines: readline is quadratic in line length; the piped path must not be, nor may
+// a long statement spread over many lines be.
+func TestPipedLongLines(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "x.db")
+	t.Run("300 kB line", func(t *testing.T) {
+		long := strings.Repeat("x", 300_000)
+		start := time.Now()
+		out, errOut, code := runCLI(t, "SELECT '"+long+"' AS s;\nSELECT length('"+long+"') AS n\n", "--db", db, "--format", "csv")
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("took %v", d)
+		}
+		if code != 0 || errOut != "" {
+			t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+		}
+		if want := "s\n" + long + "\nn\n300000\n"; out != want {
+			t.Errorf("stdout is %d bytes, want %d", len(out), len(want))
+		}
+	})
+	t.Run("20k-line statement", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString("SELECT count(*) AS n, sum(a) AS s FROM (VALUES\n")
+		for i := 0; i < 20_000; i++ {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			b.WriteString("(1, 'padding padding padding padding padding padding padding padding')")
+		}
+		b.WriteString("\n) t(a, b);\n")
+		start := time.Now()
+		out, errOut, code := runCLI(t, b.String(), "--db", db, "--format", "csv")
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("took %v", d)
+		}
+		if code != 0 || out != "n,s\n20000,20000\n" {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+	})
+}
+
+// tmuxSession drives the built binary in a real terminal.
+type tmuxSession struct {
+	t    *testing.T
+	sock string
+}
+
+func (s *tmuxSession) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", s.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is the pane with its scrollback, trailing spaces and blank lines removed.
+func (s *tmuxSession) screen() string {
+	s.t.Helper()
+	lines := strings.Split(s.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// waitFor polls the pane until it matches re.
+func (s *tmuxSession) waitFor(re string) string {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		scr := s.screen()
+		if rx.MatchString(scr) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %s; screen:\n%s", re, scr)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// typeText types text literally. It goes as hex bytes: tmux would take an argument ending in ';'
+// as a command separator.
+func (s *tmuxSession) typeText(text string) {
+	s.t.Helper()
+	args := []string{"send-keys", "-t", "t", "-H"}
+	for _, b := range []byte(text) {
+		args = append(args, fmt.Sprintf("%02x", b))
+	}
+	s.tmux(args...)
+}
+
+func (s *tmuxSession) key(k string) { s.t.Helper(); s.tmux("send-keys", "-t", "t", k) }
+
+// TestTerminalREPL runs the REPL in tmux: prompts, a two-line statement, Tab completion, Ctrl-C at
+// the prompt, .quit, and the history file.
+func TestTerminalREPL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	// The test binary itself runs as tracesql (see TestMain): nothing to build.
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := filepath.Abs(alexnetDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &tmuxSession{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	// The shell reports the exit status and keeps the pane alive so that it can still be captured.
+	cmd := "env " + asCLI + "=1 HOME=" + home + " XDG_CACHE_HOME=" + home + " " + bin + " " + trace + "; echo EXIT=$?; sleep 60"
+	s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", cmd)
+	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
+
+	s.waitFor(`(?m)^tracesql>$`)
+
+	// A statement over two lines: the continuation prompt, then the result.
+	s.typeText("SELECT 40 +")
+	s.key("Enter")
+	s.waitFor(`\n     \.\.\.>$`)
+	s.typeText("2 AS answer;")
+	s.key("Enter")
+	s.waitFor(`│\s+42 │\n└─+┘\ntracesql>$`)
+
+	// Tab completes a view name.
+	s.typeText("SELECT count(*) AS n FROM kernel_la")
+	s.key("Tab")
+	s.waitFor(`tracesql> SELECT count\(\*\) AS n FROM kernel_launches$`)
+	s.typeText(";")
+	s.key("Enter")
+	s.waitFor(`│\s+98 │\n└─+┘\ntracesql>$`)
+
+	// Ctrl-C at the continuation prompt drops the pending text; the session goes on.
+	s.typeText("SELECT 'dropped' AS x,")
+	s.key("Enter")
+	s.waitFor(`\n     \.\.\.>$`)
+	s.key("C-c")
+	s.waitFor(`\^C\ntracesql>$`)
+	s.typeText("SELECT 7 AS seven;")
+	s.key("Enter")
+	scr := s.waitFor(`│\s+7 │\n└─+┘\ntracesql>$`)
+	if strings.Contains(scr, "Error") || strings.Contains(scr, "│ dropped") {
+		t.Errorf("the interrupted statement was not dropped:\n%s", scr)
+	}
+
+	// Ctrl-C on a half-typed line at the main prompt clears it.
+	s.typeText("SELECT junk")
+	s.key("C-c")
+	s.waitFor(`tracesql> SELECT junk\^C\ntracesql>$`)
+
+	s.typeText(".quit")
+	s.key("Enter")
+	scr = s.waitFor(`EXIT=\d+`)
+	if !strings.Contains(scr, "EXIT=0") {
+		t.Errorf("exit status not 0:\n%s", scr)
+	}
+	for _, want := range []string{"Traces", "Events by class", `Enter ".help" for usage hints`,
+		"tracesql> SELECT 40 +\n     ...> 2 AS answer;\n", "answer"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("screen lacks %q:\n%s", want, scr)
+		}
+	}
+
+	hist, err := os.ReadFile(filepath.Join(home, ".tracesql_history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\n.quit\n"
+	if string(hist) != wantHist {
+		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
+	}
+}
