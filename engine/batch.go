@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -159,6 +161,9 @@ type EventError struct {
 }
 
 func (e *EventError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("event %d: %s", e.Index, e.Msg)
+	}
 	return fmt.Sprintf("event %d (byte %d): %s", e.Index, e.Offset, e.Msg)
 }
 
@@ -167,7 +172,6 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
 	var ev rawEvent
 	var hot hotArgs
-	compact := make([]byte, 0, 1024)
 	start := 0
 	e := bld.events
 	for k, end := range rb.ends {
@@ -237,7 +241,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(e.Field(9), dev, devOK)
 			appendI64(e.Field(10), hot.correlation, hot.hasCorr)
 			appendI64(e.Field(11), hot.externalID, hot.hasExt)
-			compact = appendArgs(e.Field(12), ev.args, compact)
+			appendArgs(e.Field(12), &ev)
 			f := cpuFacts{class: cls, stepNum: -1}
 			if cls == classUserAnnotation {
 				f.stepNum = profilerStep(ev.name)
@@ -271,7 +275,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(b.Field(5), tid, tidOK)
 			appendI64(b.Field(6), ts, hasTS)
 			appendStr(b.Field(7), ev.s, false, ev.s != nil)
-			compact = appendArgs(b.Field(8), ev.args, compact)
+			appendArgs(b.Field(8), &ev)
 		case "M":
 			b := bld.meta
 			b.Field(0).(*array.Int64Builder).Append(idx)
@@ -279,7 +283,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(b.Field(2), pid, pidOK)
 			appendI64(b.Field(3), tid, tidOK)
 			appendI64(b.Field(4), ts, hasTS)
-			compact = appendArgs(b.Field(5), ev.args, compact)
+			appendArgs(b.Field(5), &ev)
 		default: // b/e/n async events, B/E duration pairs, and any other phase: nothing is dropped
 			var dur int64
 			hasDur := len(ev.dur) > 0 && !isNull(ev.dur)
@@ -299,7 +303,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(b.Field(6), tid, tidOK)
 			appendI64(b.Field(7), ts, hasTS)
 			appendI64(b.Field(8), dur, hasDur)
-			compact = appendArgs(b.Field(9), ev.args, compact)
+			appendArgs(b.Field(9), &ev)
 		}
 	}
 	pb.events = bld.events.NewRecordBatch()
@@ -333,22 +337,29 @@ func appendStr(b array.Builder, v []byte, esc, ok bool) {
 	case !ok:
 		sb.AppendNull()
 	case esc:
-		sb.Append(unescape(v))
+		sb.Append(strings.ToValidUTF8(unescape(v), "\uFFFD"))
 	default:
-		sb.BinaryBuilder.Append(v)
+		sb.BinaryBuilder.Append(validUTF8(v))
 	}
 }
 
-// appendArgs stores the args object as compact JSON text (NULL when absent).
-func appendArgs(b array.Builder, args []byte, scratch []byte) []byte {
-	sb := b.(*array.StringBuilder)
-	if len(args) == 0 || isNull(args) {
-		sb.AppendNull()
-		return scratch
+// validUTF8 replaces invalid UTF-8 (which DuckDB rejects) by U+FFFD, as Perfetto does; the check is
+// a fast ASCII scan in the common case.
+func validUTF8(v []byte) []byte {
+	if utf8.Valid(v) {
+		return v
 	}
-	scratch = appendCompact(scratch[:0], args)
-	sb.BinaryBuilder.Append(scratch)
-	return scratch
+	return bytes.ToValidUTF8(v, []byte("\uFFFD"))
+}
+
+// appendArgs stores the args object as compact JSON text (NULL when absent); scanEvent compacted it.
+func appendArgs(b array.Builder, ev *rawEvent) {
+	sb := b.(*array.StringBuilder)
+	if len(ev.args) == 0 || isNull(ev.args) {
+		sb.AppendNull()
+		return
+	}
+	sb.BinaryBuilder.Append(validUTF8(ev.argsCompact))
 }
 
 // appendIDText stores a flow/async id as text: numbers as written, strings unquoted.

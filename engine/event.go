@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -15,11 +16,16 @@ type rawEvent struct {
 	ts, dur              []byte // raw JSON value
 	args                 []byte // raw object
 	hasCat               bool
+	// argsCompact is args without insignificant whitespace, computed in the same pass that finds the
+	// end of args (it aliases argsBuf, or args itself when args is a scalar).
+	argsCompact []byte
+	argsBuf     []byte // scratch kept across events
 }
 
 // scanEvent fills ev from the object in b (which starts with '{' and is structurally complete).
 func scanEvent(b []byte, ev *rawEvent) error {
-	*ev = rawEvent{}
+	buf := ev.argsBuf
+	*ev = rawEvent{argsBuf: buf}
 	i := skipWS(b, 1)
 	if i < len(b) && b[i] == '}' {
 		return nil
@@ -39,37 +45,64 @@ func scanEvent(b []byte, ev *rawEvent) error {
 			return fmt.Errorf("expected ':' after key %q", key)
 		}
 		i = skipWS(b, i+1)
-		ve, err := valueEndIn(b, i)
-		if err != nil {
-			return fmt.Errorf("value of %q: %w", key, err)
+		// Strings are the common case: find the end and note escapes in one pass, so that the
+		// string fields need no second scan (strContent).
+		var ve int
+		var esc bool
+		switch {
+		case i < len(b) && b[i] == '"':
+			j, e, ok := stringEndEsc(b, i+1)
+			if !ok {
+				return fmt.Errorf("value of %q: %w", key, errUntermString)
+			}
+			ve, esc = j, e
+		case len(key) == 4 && string(key) == "args" && i < len(b) && (b[i] == '{' || b[i] == '['):
+			j, out, err := compactValueEnd(b, i, ev.argsBuf[:0])
+			if err != nil {
+				return fmt.Errorf("value of %q: %w", key, err)
+			}
+			ev.argsBuf = out
+			ev.args, ev.argsCompact = b[i:j], out
+			i = skipWS(b, j)
+			goto next
+		default:
+			var err error
+			if ve, err = valueEndIn(b, i); err != nil {
+				return fmt.Errorf("value of %q: %w", key, err)
+			}
 		}
-		v := b[i:ve]
-		switch string(key) {
-		case "ph":
-			ev.ph, ev.phEsc = strContent(v)
-		case "cat":
-			ev.cat, ev.catEsc = strContent(v)
-			ev.hasCat = v[0] == '"'
-		case "name":
-			ev.name, ev.nameEsc = strContent(v)
-		case "pid":
-			ev.pid = v
-		case "tid":
-			ev.tid = v
-		case "ts":
-			ev.ts = v
-		case "dur":
-			ev.dur = v
-		case "id":
-			ev.id = v
-		case "args":
-			ev.args = v
-		case "s":
-			ev.s, _ = strContent(v)
-		case "bp":
-			ev.bp, _ = strContent(v)
+		{
+			v := b[i:ve]
+			isStr := v[0] == '"'
+			switch string(key) {
+			case "ph":
+				ev.ph, ev.phEsc = content(v, isStr, esc)
+			case "cat":
+				ev.cat, ev.catEsc = content(v, isStr, esc)
+				ev.hasCat = isStr
+			case "name":
+				ev.name, ev.nameEsc = content(v, isStr, esc)
+			case "pid":
+				ev.pid = v
+			case "tid":
+				ev.tid = v
+			case "ts":
+				ev.ts = v
+			case "dur":
+				ev.dur = v
+			case "id":
+				ev.id = v
+			case "args":
+				// A scalar (valueEndIn stops at whitespace) or a string: already compact.
+				ev.args, ev.argsCompact = v, v
+			case "s":
+				ev.s, _ = content(v, isStr, esc)
+			case "bp":
+				ev.bp, _ = content(v, isStr, esc)
+			}
+			i = skipWS(b, ve)
 		}
-		i = skipWS(b, ve)
+	next:
 		if i >= len(b) {
 			return fmt.Errorf("unterminated object")
 		}
@@ -83,6 +116,20 @@ func scanEvent(b []byte, ev *rawEvent) error {
 	}
 }
 
+// content is strContent for a value whose kind and escapes the scanner already knows.
+func content(v []byte, isStr, esc bool) ([]byte, bool) {
+	if !isStr || len(v) < 2 {
+		return nil, false
+	}
+	return v[1 : len(v)-1], esc
+}
+
+var (
+	errUntermString = errors.New("unterminated string")
+	errUntermValue  = errors.New("unterminated value")
+	errMissingValue = errors.New("missing value")
+)
+
 func skipWS(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
@@ -95,40 +142,59 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// Byte classes for the container scanners.
+const (
+	bcPlain uint8 = iota
+	bcSpace
+	bcQuote
+	bcOpen
+	bcClose
+)
+
+var byteClass = func() (t [256]uint8) {
+	for _, c := range " \n\r\t" {
+		t[c] = bcSpace
+	}
+	t['"'] = bcQuote
+	t['{'], t['['] = bcOpen, bcOpen
+	t['}'], t[']'] = bcClose, bcClose
+	return t
+}()
+
 // valueEndIn returns the end of the JSON value starting at b[i], within a complete buffer.
 func valueEndIn(b []byte, i int) (int, error) {
 	if i >= len(b) {
-		return 0, fmt.Errorf("missing value")
+		return 0, errMissingValue
 	}
 	switch b[i] {
 	case '"':
 		j, ok := stringEnd(b, i+1)
 		if !ok {
-			return 0, fmt.Errorf("unterminated string")
+			return 0, errUntermString
 		}
 		return j, nil
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
+			switch byteClass[b[j]] {
+			case bcQuote:
 				k, ok := stringEnd(b, j+1)
 				if !ok {
-					return 0, fmt.Errorf("unterminated string")
+					return 0, errUntermString
 				}
 				j = k - 1
-			case '{', '[':
+			case bcOpen:
 				depth++
-			case '}', ']':
+			case bcClose:
 				depth--
 				if depth == 0 {
 					return j + 1, nil
 				}
 			}
 		}
-		return 0, fmt.Errorf("unterminated value")
+		return 0, errUntermValue
 	case ',', '}', ']', ':':
-		return 0, fmt.Errorf("missing value")
+		return 0, errMissingValue
 	}
 	j := i
 	for j < len(b) {
@@ -139,6 +205,48 @@ func valueEndIn(b []byte, i int) (int, error) {
 		j++
 	}
 	return j, nil
+}
+
+// compactValueEnd is valueEndIn for an object or array at b[i] that also appends the value without
+// insignificant whitespace to out (what appendCompact makes of b[i:end]): args are scanned once
+// instead of twice. Runs of plain bytes are copied at once.
+func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
+	depth := 0
+	j := i
+	for j < len(b) {
+		c := b[j]
+		switch byteClass[c] {
+		case bcPlain:
+			k := j + 1
+			for k < len(b) && byteClass[b[k]] == bcPlain {
+				k++
+			}
+			out = append(out, b[j:k]...)
+			j = k
+			continue
+		case bcSpace:
+			j++
+			continue
+		case bcQuote:
+			k, ok := stringEnd(b, j+1)
+			if !ok {
+				return 0, out, errUntermString
+			}
+			out = append(out, b[j:k]...)
+			j = k
+			continue
+		case bcOpen:
+			depth++
+		case bcClose:
+			depth--
+			if depth == 0 {
+				return j + 1, append(out, c), nil
+			}
+		}
+		out = append(out, c)
+		j++
+	}
+	return 0, out, errUntermValue
 }
 
 // strContent returns the bytes between the quotes of a JSON string value, or nil for a non-string.
