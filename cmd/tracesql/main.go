@@ -152,7 +152,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 
 	batch := len(o.scripts) > 0
-	if !batch && len(traces) > 0 {
+	stdinFile, ok := stdin.(*os.File)
+	interactive := ok && readline.IsTerminal(int(stdinFile.Fd()))
+	// The overview greets a person (or shows the bundled sample); statements piped in get only
+	// their own results, so that `tracesql T --format csv < q.sql > out.csv` is clean.
+	if !batch && len(traces) > 0 && (interactive || len(o.traces) == 0) {
 		if err := s.overview(ctx); err != nil {
 			s.reportErr(err)
 			return 1
@@ -183,7 +187,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if batch {
 		return 0
 	}
-	if f, ok := stdin.(*os.File); ok && readline.IsTerminal(int(f.Fd())) {
+	if interactive {
 		return s.repl(ctx, stdout, stderr)
 	}
 	return s.readPiped(ctx, stdin)
