@@ -90,7 +90,7 @@ func TestDerivedInvariants(t *testing.T) {
 					WHERE p.pid IS DISTINCT FROM c.pid OR p.tid IS DISTINCT FROM c.tid OR c.ts < p.ts
 					   OR c.ts > p.ts + coalesce(p.dur, 0) OR c.depth <> p.depth + 1`,
 				"CPU event without depth": `SELECT count(*) FROM events WHERE cat_class IN ('cpu_op','runtime','user_annotation') AND depth IS NULL`,
-				"GPU event with parent": `SELECT count(*) FROM events WHERE cat_class IN ('kernel','memcpy','memset') AND (parent_idx IS NOT NULL OR depth IS NOT NULL)`,
+				"GPU event with parent":   `SELECT count(*) FROM events WHERE cat_class IN ('kernel','memcpy','memset') AND (parent_idx IS NOT NULL OR depth IS NOT NULL)`,
 				"CPU step not containing": `SELECT count(*) FROM events e JOIN profiler_steps s ON s.trace_id = e.trace_id AND s.step = e.step
 					WHERE e.cat_class IN ('cpu_op','runtime','user_annotation') AND NOT (e.ts >= s.ts AND e.ts < s.end_ts)`,
 				"CPU event in a step without step": `SELECT count(*) FROM events e JOIN profiler_steps s ON s.trace_id = e.trace_id
