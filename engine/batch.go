@@ -172,16 +172,14 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
 	var ev rawEvent
 	var hot hotArgs
-	start := 0
 	e := bld.events
 	for k, end := range rb.ends {
-		raw := rb.data[start:end]
+		raw := rb.data[rb.offsets[k]-rb.offsets[0] : end]
 		idx := rb.firstIdx + int64(k)
 		off := rb.offsets[k]
 		fail := func(format string, a ...any) error {
 			return &EventError{Index: idx, Offset: off, Msg: fmt.Sprintf(format, a...)}
 		}
-		start = int(end)
 		if err := scanEvent(raw, &ev); err != nil {
 			return nil, fail("%v", err)
 		}

@@ -277,8 +277,7 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 		return nil, err
 	}
 	defer rd.Close()
-	counted := &countingReader{r: rd, n: new(atomic.Int64)}
-	sp := newSplitter(counted)
+	sp := newSplitter(rd)
 
 	workers := opts.Workers
 	if workers <= 0 {
@@ -307,6 +306,7 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	go func() {
 		defer close(splitDone)
 		splitErr = sp.Run(raw, stop)
+		sp.close()
 		if splitErr != nil {
 			halt()
 		}
@@ -320,10 +320,12 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 			for rb := range raw {
 				select {
 				case <-stop:
+					rb.done()
 					continue // drain
 				default:
 				}
 				pb, err := parseBatch(rb, bld)
+				rb.done()
 				if err != nil {
 					setErr(err)
 					continue
@@ -372,6 +374,15 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	}
 	<-splitDone
 	pf.batches = bySeq
+	if splitErr != nil || firstErr != nil {
+		// A cancelled load can drop batches in flight, leaving holes in bySeq.
+		pf.batches = pf.batches[:0]
+		for _, b := range bySeq {
+			if b != nil {
+				pf.batches = append(pf.batches, b)
+			}
+		}
+	}
 	if splitErr != nil && !errors.Is(splitErr, errStopped) {
 		pf.release()
 		return nil, splitErr
@@ -393,7 +404,7 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	}
 	pf.meta, pf.metaKeys, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.ArrayForm
 	pf.unterminated = sp.Unterminated
-	pf.jsonBytes = counted.n.Load()
+	pf.jsonBytes = sp.Bytes
 	return pf, nil
 }
 

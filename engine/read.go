@@ -62,34 +62,94 @@ func (g *gzipErrors) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readAhead reads its source in a goroutine, a few chunks ahead of the consumer.
+// chunk is a buffer of decompressed input, data in buf[start:end]. The space before start is
+// headroom: when an event straddles two chunks, the splitter copies only the cut-off head of the
+// event in front of the next chunk's data, so that every event is contiguous in one chunk and the
+// batches can point into the chunks instead of copying every event (one pass over the data less).
+type chunk struct {
+	buf        []byte
+	start, end int
+	refs       atomic.Int32 // the splitter and each batch that points into buf hold one
+	pool       chan *chunk  // where the chunk goes when the last reference is dropped; nil: the GC
+}
+
+const (
+	chunkData     = 2 << 20
+	chunkHeadroom = 64 << 10
+)
+
+func (c *chunk) retain() { c.refs.Add(1) }
+
+func (c *chunk) release() {
+	if c.refs.Add(-1) == 0 && c.pool != nil {
+		select {
+		case c.pool <- c:
+		default:
+		}
+	}
+}
+
+// chunkReader hands out chunks of input; each comes with one reference, owned by the caller.
+// At the end of input it returns io.EOF or the read error.
+type chunkReader interface {
+	nextChunk() (*chunk, error)
+}
+
+// readerChunks adapts a plain io.Reader (tests, uncompressed input without read-ahead).
+type readerChunks struct {
+	r   io.Reader
+	err error
+}
+
+func (rc *readerChunks) nextChunk() (*chunk, error) {
+	if rc.err != nil {
+		return nil, rc.err
+	}
+	c := &chunk{buf: make([]byte, chunkHeadroom+256<<10), start: chunkHeadroom}
+	c.refs.Store(1)
+	for {
+		n, err := rc.r.Read(c.buf[chunkHeadroom:])
+		if err != nil {
+			rc.err = err
+		}
+		if n > 0 {
+			c.end = chunkHeadroom + n
+			return c, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readAhead reads its source in a goroutine, a few chunks ahead of the consumer. Consumed chunks
+// come back through free, so that steady state allocates nothing.
 type readAhead struct {
-	chunks chan []byte
-	cur    []byte
-	orig   []byte // the whole chunk cur is a tail of, recycled when consumed
+	chunks chan *chunk
+	cur    *chunk // Read's current chunk
 	err    error
 	done   chan struct{}
 	closer io.Closer
-	free   chan []byte
+	free   chan *chunk
 }
 
-const aheadChunk = 1 << 20
-
 func newReadAhead(src io.Reader, closer io.Closer) *readAhead {
-	ra := &readAhead{chunks: make(chan []byte, 4), done: make(chan struct{}), closer: closer, free: make(chan []byte, 6)}
+	ra := &readAhead{chunks: make(chan *chunk, 3), done: make(chan struct{}), closer: closer, free: make(chan *chunk, 8)}
 	go func() {
 		defer close(ra.chunks)
 		for {
-			var buf []byte
+			var c *chunk
 			select {
-			case buf = <-ra.free:
+			case c = <-ra.free:
 			default:
-				buf = make([]byte, aheadChunk)
+				c = &chunk{buf: make([]byte, chunkHeadroom+chunkData), pool: ra.free}
 			}
-			n, err := io.ReadFull(src, buf)
+			n, err := io.ReadFull(src, c.buf[chunkHeadroom:])
 			if n > 0 {
+				c.start, c.end = chunkHeadroom, chunkHeadroom+n
+				c.refs.Store(1)
 				select {
-				case ra.chunks <- buf[:n]:
+				case ra.chunks <- c:
 				case <-ra.done:
 					return
 				}
@@ -106,22 +166,27 @@ func newReadAhead(src io.Reader, closer io.Closer) *readAhead {
 	return ra
 }
 
-func (ra *readAhead) Read(p []byte) (int, error) {
-	for len(ra.cur) == 0 {
-		c, ok := <-ra.chunks
-		if !ok {
-			return 0, ra.err
-		}
-		ra.cur, ra.orig = c, c
+func (ra *readAhead) nextChunk() (*chunk, error) {
+	c, ok := <-ra.chunks
+	if !ok {
+		return nil, ra.err
 	}
-	n := copy(p, ra.cur)
-	ra.cur = ra.cur[n:]
-	if len(ra.cur) == 0 {
-		select {
-		case ra.free <- ra.orig[:cap(ra.orig)]:
-		default:
+	return c, nil
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for ra.cur == nil {
+		c, err := ra.nextChunk()
+		if err != nil {
+			return 0, err
 		}
-		ra.cur, ra.orig = nil, nil
+		ra.cur = c
+	}
+	n := copy(p, ra.cur.buf[ra.cur.start:ra.cur.end])
+	ra.cur.start += n
+	if ra.cur.start == ra.cur.end {
+		ra.cur.release()
+		ra.cur = nil
 	}
 	return n, nil
 }

@@ -14,13 +14,16 @@ import (
 // batches of raw event objects for the parallel event scanners. Memory is one read buffer plus the
 // largest single event, whatever the file size.
 type splitter struct {
-	r    io.Reader
+	src  chunkReader
+	cur  *chunk // the chunk buf belongs to (the splitter holds a reference)
 	buf  []byte
 	pos  int   // next unread byte in buf
 	end  int   // end of valid data in buf
 	base int64 // stream offset of buf[0]
 	eof  bool
 	rerr error // a read error other than io.EOF (e.g. a truncated gzip stream)
+	// Bytes is the number of input bytes read.
+	Bytes int64
 
 	// Metadata holds the raw value of every top-level key except traceEvents.
 	Metadata map[string]json.RawMessage
@@ -34,19 +37,29 @@ type splitter struct {
 }
 
 const (
-	readChunk      = 4 << 20
 	batchMaxEvents = 8192
 	batchMaxBytes  = 4 << 20
 )
 
-// rawBatch is a run of consecutive traceEvents elements: their bytes back to back, first ev_idx and
-// the end offset of each event in data.
+// rawBatch is a run of consecutive traceEvents elements: data spans them in the input chunk (with
+// the separators between them), ends are the end of each event in data, offsets the stream offset
+// of each event's start (for error messages, and offsets[k]-offsets[0] is its start in data).
 type rawBatch struct {
 	seq      int
 	firstIdx int64
 	data     []byte
 	ends     []int32
-	offsets  []int64 // stream offset of each event, for error messages
+	offsets  []int64
+	chunk    *chunk // data points into it; done releases it
+	dataPos  int    // index of data[0] in chunk.buf
+}
+
+// done releases the input chunk once the batch has been scanned.
+func (b *rawBatch) done() {
+	if b.chunk != nil {
+		b.chunk.release()
+		b.chunk = nil
+	}
 }
 
 // SyntaxError is a malformed-input error with the stream offset where it was noticed.
@@ -58,39 +71,54 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
 
 func newSplitter(r io.Reader) *splitter {
-	return &splitter{r: r, buf: make([]byte, readChunk), Metadata: map[string]json.RawMessage{}}
+	src, ok := r.(chunkReader)
+	if !ok {
+		src = &readerChunks{r: r}
+	}
+	return &splitter{src: src, Metadata: map[string]json.RawMessage{}}
 }
 
-// fill reads more input, keeping buf[keep:end] (moved to the front of the buffer).
-// It returns false at end of input.
+// fill reads the next chunk, keeping buf[keep:end] (moved in front of the new chunk's data, in its
+// headroom when it fits). Stream offsets stay valid across the move. It returns false at end of
+// input, leaving buf as it was.
 func (s *splitter) fill(keep int) bool {
 	if s.eof {
 		return false
 	}
-	if keep > 0 {
-		n := copy(s.buf, s.buf[keep:s.end])
-		s.base += int64(keep)
-		s.pos -= keep
-		s.end = n
-	}
-	if s.end == len(s.buf) {
-		nb := make([]byte, 2*len(s.buf))
-		copy(nb, s.buf[:s.end])
-		s.buf = nb
-	}
-	for {
-		n, err := s.r.Read(s.buf[s.end:])
-		s.end += n
-		if err != nil {
-			s.eof = true
-			if !errors.Is(err, io.EOF) {
-				s.rerr = err
-			}
-			return n > 0
+	c, err := s.src.nextChunk()
+	if err != nil {
+		s.eof = true
+		if !errors.Is(err, io.EOF) {
+			s.rerr = err
 		}
-		if n > 0 {
-			return true
-		}
+		return false
+	}
+	s.Bytes += int64(c.end - c.start)
+	t := s.end - keep
+	if t > c.start { // a value longer than the headroom: a fresh buffer for the kept part and the data
+		nb := make([]byte, t+c.end-c.start)
+		copy(nb[t:], c.buf[c.start:c.end])
+		c.release()
+		c = &chunk{buf: nb, start: t, end: len(nb)}
+		c.refs.Store(1)
+	}
+	copy(c.buf[c.start-t:], s.buf[keep:s.end])
+	c.start -= t
+	s.base += int64(keep - c.start)
+	s.pos += c.start - keep
+	s.end = c.end
+	if s.cur != nil {
+		s.cur.release()
+	}
+	s.cur, s.buf = c, c.buf
+	return true
+}
+
+// close drops the splitter's reference to its current chunk.
+func (s *splitter) close() {
+	if s.cur != nil {
+		s.cur.release()
+		s.cur = nil
 	}
 }
 
@@ -447,7 +475,10 @@ func kindOf(c byte) string {
 func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 	var idx int64
 	seq := 0
-	b := &rawBatch{seq: seq}
+	newBatch := func() *rawBatch {
+		return &rawBatch{seq: seq, ends: make([]int32, 0, batchMaxEvents), offsets: make([]int64, 0, batchMaxEvents)}
+	}
+	b := newBatch()
 	flush := func() bool {
 		if len(b.ends) == 0 {
 			return true
@@ -455,14 +486,14 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		select {
 		case out <- b:
 		case <-stop:
+			b.done()
 			return false
 		}
 		seq++
-		b = &rawBatch{seq: seq, firstIdx: idx, data: make([]byte, 0, len(b.data)), ends: make([]int32, 0, batchMaxEvents),
-			offsets: make([]int64, 0, batchMaxEvents)}
+		b = newBatch()
 		return true
 	}
-	b.ends = make([]int32, 0, batchMaxEvents)
+	defer func() { b.done() }() // a batch not handed on (error or stop)
 	for first := true; ; first = false {
 		c, ok := s.peek()
 		if !ok {
@@ -505,16 +536,25 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if c != '{' {
 			return s.errf("event %d is %s, want an object", idx, kindOf(c))
 		}
-		if len(b.ends) == 0 {
-			b.firstIdx = idx
-		}
-		b.offsets = append(b.offsets, s.offset())
+		off := s.offset()
 		end, err := s.objectEnd(idx)
 		if err != nil {
 			return err
 		}
-		b.data = append(b.data, s.buf[s.pos:end]...)
-		b.ends = append(b.ends, int32(len(b.data)))
+		// A batch points into one chunk: an event that made the splitter move on to the next
+		// chunk starts a new batch.
+		if len(b.ends) > 0 && b.chunk != s.cur {
+			if !flush() {
+				return errStopped
+			}
+		}
+		if len(b.ends) == 0 {
+			b.firstIdx, b.chunk, b.dataPos = idx, s.cur, s.pos
+			s.cur.retain()
+		}
+		b.offsets = append(b.offsets, off)
+		b.ends = append(b.ends, int32(end-b.dataPos))
+		b.data = s.buf[b.dataPos:end]
 		s.pos = end
 		idx++
 		if len(b.ends) >= batchMaxEvents || len(b.data) >= batchMaxBytes {
