@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"time"
 )
 
@@ -112,5 +114,37 @@ func BenchmarkLoadCPU(b *testing.B) {
 			b.SetBytes(jsonBytes)
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
+	}
+}
+
+// BenchmarkDerive measures gatherEvents + derive + withDerived on an already parsed file.
+func BenchmarkDerive(b *testing.B) {
+	for _, name := range perfTraces {
+		b.Run(filepath.Base(filepath.Dir(name)), func(b *testing.B) {
+			path := filepath.Join(sharedTraces(b), name)
+			pf, err := parseFile(context.Background(), path, 0, LoadOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pf.release()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d := derive(gatherEvents(pf.batches))
+				for _, r := range withDerived(pf.batches, d, memory.DefaultAllocator) {
+					r.Release()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOpenClose measures the fixed cost BenchmarkLoad pays per iteration besides the load.
+func BenchmarkOpenClose(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		db, err := Open(context.Background(), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
 	}
 }
