@@ -140,6 +140,44 @@ const (
 
 type builders struct {
 	events, flows, counters, instants, others, meta *array.RecordBuilder
+	hints                                           [6]sizeHint
+}
+
+// sizeHint remembers a table's rows and string bytes per input event in the worker's last batch, so
+// that the next batch's builders are reserved once at about the right size instead of growing by
+// doubling (each growth zeroes a new buffer and copies the old one: ~8 % of the scan's CPU).
+type sizeHint struct {
+	rows float64
+	data []float64 // per column; 0 for non-string columns
+}
+
+func (h *sizeHint) reserve(b *array.RecordBuilder, events int) {
+	if h.rows == 0 {
+		return
+	}
+	n := int(h.rows*float64(events)*1.05) + 16
+	for i, f := range b.Fields() {
+		f.Reserve(n)
+		if sb, ok := f.(*array.StringBuilder); ok && h.data[i] > 0 {
+			sb.ReserveData(int(h.data[i]*float64(events)*1.05) + 64)
+		}
+	}
+}
+
+func (h *sizeHint) record(rec arrow.RecordBatch, events int) {
+	h.rows = float64(rec.NumRows()) / float64(events)
+	if h.data == nil {
+		h.data = make([]float64, rec.NumCols())
+	}
+	for i, c := range rec.Columns() {
+		if s, ok := c.(*array.String); ok {
+			h.data[i] = float64(len(s.ValueBytes())) / float64(events)
+		}
+	}
+}
+
+func (bld *builders) all() [6]*array.RecordBuilder {
+	return [6]*array.RecordBuilder{bld.events, bld.flows, bld.counters, bld.instants, bld.others, bld.meta}
 }
 
 func newBuilders(mem memory.Allocator) *builders {
@@ -170,6 +208,9 @@ func (e *EventError) Error() string {
 // parseBatch scans every event of rb into Arrow columns.
 func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
+	for t, b := range bld.all() {
+		bld.hints[t].reserve(b, len(rb.ends))
+	}
 	var ev rawEvent
 	var hot hotArgs
 	e := bld.events
@@ -310,6 +351,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb.instants = bld.instants.NewRecordBatch()
 	pb.others = bld.others.NewRecordBatch()
 	pb.meta = bld.meta.NewRecordBatch()
+	for t, r := range [6]arrow.RecordBatch{pb.events, pb.flows, pb.counters, pb.instants, pb.others, pb.meta} {
+		bld.hints[t].record(r, len(rb.ends))
+	}
 	return pb, nil
 }
 
