@@ -26,19 +26,25 @@ func BenchmarkLoad(b *testing.B) {
 			ctx := context.Background()
 			var jsonBytes, events int64
 			for i := 0; i < b.N; i++ {
-				db, err := Open(ctx, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := db.Load(ctx, []string{path}, LoadOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				jsonBytes, events = res[0].JSONBytes, res[0].Events
-				db.Close()
+				res := loadFresh(ctx, b, path)
+				jsonBytes, events = res.JSONBytes, res.Events
 			}
 			b.SetBytes(jsonBytes)
 			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// loadFresh loads path into a new in-memory database, closes it, and returns the load result.
+func loadFresh(ctx context.Context, b *testing.B, path string) LoadResult {
+	db, err := Open(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	res, err := db.Load(ctx, []string{path}, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res[0]
 }

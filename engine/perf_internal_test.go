@@ -100,16 +100,7 @@ func BenchmarkLoadCPU(b *testing.B) {
 			var jsonBytes int64
 			c0 := cpuTime()
 			for i := 0; i < b.N; i++ {
-				db, err := Open(ctx, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := db.Load(ctx, []string{path}, LoadOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				jsonBytes = res[0].JSONBytes
-				db.Close()
+				jsonBytes = loadFresh(ctx, b, path).JSONBytes
 			}
 			b.SetBytes(jsonBytes)
 			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
