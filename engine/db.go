@@ -14,6 +14,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/queries"
+	"tracesql/sqlfuncs"
 )
 
 // DB is an open tracesql database: DuckDB with the tracesql schema and views installed.
@@ -58,6 +59,10 @@ func displayPath(p string) string {
 }
 
 func (db *DB) install(ctx context.Context) error {
+	// Functions first: the macros in queries wrap them.
+	if err := sqlfuncs.Register(ctx, db.SQL); err != nil {
+		return fmt.Errorf("install functions: %w", err)
+	}
 	for _, stmts := range [][]string{queries.Schema(), queries.Views()} {
 		for _, s := range stmts {
 			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
