@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"net/url"
 	"runtime"
@@ -70,7 +71,7 @@ func (db *DB) install(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return db.fillFrames(ctx)
 }
 
 // Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
@@ -79,4 +80,50 @@ func (db *DB) Close() error {
 		db.SQL.Exec("CHECKPOINT")
 	}
 	return db.SQL.Close()
+}
+
+// frameTables are the stored results of queries' _hta_frame_build macro, one per mode: the input every
+// analysis reads (queries/views/10_hta_frame.sql). Computing them once per trace keeps analyses fast.
+var frameTables = [...]struct {
+	table  string
+	compat bool
+}{{"_hta_frame_default", false}, {"_hta_frame_compat", true}}
+
+// buildFrames stores the analysis frames of one freshly inserted trace.
+func buildFrames(ctx context.Context, ex driver.ExecerContext, traceID int) error {
+	for _, f := range frameTables {
+		q := fmt.Sprintf(`INSERT INTO %s SELECT * FROM _hta_frame_build(%t, %d)`, f.table, f.compat, traceID)
+		if _, err := ex.ExecContext(ctx, q, nil); err != nil {
+			return fmt.Errorf("build %s: %w", f.table, err)
+		}
+	}
+	return nil
+}
+
+// fillFrames builds the frames of traces loaded by a tracesql that did not store them yet.
+func (db *DB) fillFrames(ctx context.Context) error {
+	for _, f := range frameTables {
+		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(
+			`SELECT trace_id FROM traces WHERE trace_id NOT IN (SELECT DISTINCT trace_id FROM %s) ORDER BY 1`, f.table))
+		if err != nil {
+			return err
+		}
+		var ids []int
+		for rows.Next() {
+			var id int
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		for _, id := range ids {
+			q := fmt.Sprintf(`INSERT INTO %s SELECT * FROM _hta_frame_build(%t, %d)`, f.table, f.compat, id)
+			if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("build %s: %w", f.table, err)
+			}
+		}
+	}
+	return nil
 }

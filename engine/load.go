@@ -232,6 +232,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 					return fmt.Errorf("insert %s: %w", t.table, err)
 				}
 			}
+			if err := buildFrames(ctx, ex, traceID); err != nil {
+				return err
+			}
 			return nil
 		}()
 		if err != nil {

@@ -10,21 +10,84 @@
 -- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode).
 CREATE OR REPLACE MACRO hta_compat() AS coalesce(TRY_CAST(getvariable('hta_compat') AS BOOLEAN), false);
 
--- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
--- @column name         Event name
--- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (first matching kernel_classes row)
-CREATE OR REPLACE VIEW kernel_types AS
-WITH names AS (
-    SELECT DISTINCT name FROM events
-    WHERE cat_class IN ('kernel', 'memcpy', 'memset', 'sync', 'gpu_user_annotation', 'cupti_range', 'other')
-      AND name IS NOT NULL
+-- _hta_frame_build(compat, trace) computes one trace's frame in one mode. The engine stores its result in
+-- _hta_frame_default / _hta_frame_compat when the trace is loaded, so analyses read a plain table.
+CREATE OR REPLACE MACRO _hta_frame_build(compat, trace) AS TABLE
+WITH base AS (
+    SELECT e.trace_id, t.label, e.rank, e.ev_idx, e.cat, e.cat_class, e.name, e.pid, e.tid, e.ts AS ts_ns, e.dur AS dur_ns,
+           e.args, e.step,
+           CASE
+               WHEN NOT compat THEN coalesce(e.stream, -1)
+               WHEN e.stream IS NOT NULL THEN e.stream
+               WHEN e.cat_class IN ('sync', 'kernel', 'memcpy', 'memset', 'other', 'gpu_user_annotation')
+                    AND regexp_full_match(e.args->>'stream', '-?[0-9]+(\.0*)?')
+                   THEN TRY_CAST(TRY_CAST(e.args->>'stream' AS DOUBLE) AS BIGINT)
+               ELSE -1
+           END AS stream,
+           coalesce(e.correlation, -1) AS correlation
+    FROM events e JOIN traces t USING (trace_id)
+    WHERE e.trace_id = trace AND e.dur IS NOT NULL AND e.cat IS NOT NULL AND e.cat <> 'Trace'
+),
+sided AS (
+    SELECT *, (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync') AS gpu_side FROM base
+),
+last_step AS (
+    -- HTA drops the last step only when the trace has at least two distinct ProfilerStep names.
+    SELECT trace_id, max(ts_ns) AS last_start
+    FROM base WHERE regexp_matches(name, 'ProfilerStep\s*#\s*\d+')
+    GROUP BY trace_id HAVING count(DISTINCT name) >= 2
+),
+kept_cpu AS (
+    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
+    WHERE NOT s.gpu_side AND (NOT compat OR l.last_start IS NULL OR s.ts_ns < l.last_start)
+),
+kept AS (
+    SELECT * FROM kept_cpu
+    UNION ALL
+    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
+    WHERE s.gpu_side AND (NOT compat OR l.last_start IS NULL
+        OR s.correlation IN (SELECT k.correlation FROM kept_cpu k WHERE k.trace_id = s.trace_id AND k.correlation >= 0))
+),
+-- Links are made on the whole parsed trace, before the last-step filter, as HTA does.
+links AS (
+    SELECT c.trace_id, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
+    FROM sided c JOIN sided g ON c.trace_id = g.trace_id AND c.correlation = g.correlation
+    WHERE NOT c.gpu_side AND g.gpu_side AND c.correlation <> -1
+),
+-- HTA gives gpu_user_annotation rows (no stream arg) a step by time containment, like CPU rows.
+annotation_step AS (
+    SELECT g.trace_id, g.ev_idx, arg_max(p.step, p.ev_idx) AS step
+    FROM base g JOIN profiler_steps p ON p.trace_id = trace AND p.trace_id = g.trace_id AND g.ts_ns >= p.ts AND g.ts_ns < p.end_ts
+    WHERE g.cat_class = 'gpu_user_annotation' AND compat
+    GROUP BY ALL
+),
+link_of AS (
+    SELECT trace_id, cpu_idx AS ev_idx, max(gpu_idx) AS linked FROM links GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, gpu_idx AS ev_idx, max(cpu_idx) AS linked FROM links GROUP BY ALL
 )
-SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
-FROM names n
-JOIN kernel_classes k
-  ON (k.applies_to = 'all' OR k.applies_to = CASE WHEN hta_compat() THEN 'hta_compat' ELSE 'default' END)
- AND regexp_matches(n.name, k.pattern)
-GROUP BY n.name;
+SELECT k.trace_id, k.label, k.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid, k.tid,
+       CASE WHEN compat THEN ((k.ts_ns + 999) // 1000) * 1000 ELSE k.ts_ns END AS ts,
+       CASE WHEN compat THEN ((k.ts_ns + k.dur_ns) // 1000) * 1000 - ((k.ts_ns + 999) // 1000) * 1000
+            ELSE k.dur_ns END AS dur,
+       CASE WHEN compat THEN ((k.ts_ns + k.dur_ns) // 1000) * 1000 ELSE k.ts_ns + k.dur_ns END AS end_ts,
+       k.stream, k.correlation,
+       CASE WHEN k.correlation = -1 THEN -1 ELSE coalesce(l.linked, 0) END AS index_correlation,
+       CASE WHEN NOT compat THEN coalesce(k.step, -1)
+            WHEN k.stream = 0 AND k.cat <> 'cpu_op' THEN NULL  -- HTA: neither a CPU (< 0) nor a GPU (> 0) row
+            WHEN k.cat_class = 'gpu_user_annotation' THEN coalesce(a.step, -1)
+            ELSE coalesce(k.step, -1) END AS iteration,
+       k.gpu_side,
+       CASE WHEN compat THEN k.stream <> -1
+            ELSE k.stream <> -1 AND k.cat_class IN ('kernel', 'memcpy', 'memset') END AS gpu_work,
+       coalesce(TRY_CAST(k.args->>'memory bandwidth (GB/s)' AS DOUBLE), 0) AS memory_bw_gbps,
+       coalesce(TRY_CAST(k.args->>'bytes' AS BIGINT), -1) AS bytes
+FROM kept k
+LEFT JOIN link_of l ON l.trace_id = k.trace_id AND l.ev_idx = k.ev_idx
+LEFT JOIN annotation_step a ON a.trace_id = k.trace_id AND a.ev_idx = k.ev_idx;
+
+CREATE TABLE IF NOT EXISTS _hta_frame_default AS SELECT * FROM _hta_frame_build(false, -1) WHERE false;
+CREATE TABLE IF NOT EXISTS _hta_frame_compat AS SELECT * FROM _hta_frame_build(true, -1) WHERE false;
 
 -- @view hta_frame  One row per event that HTA's analyses read, in the current mode (see hta_compat).
 -- @column trace_id           Loaded file
@@ -48,78 +111,23 @@ GROUP BY n.name;
 -- @column memory_bw_gbps     args "memory bandwidth (GB/s)", 0 when absent
 -- @column bytes              args.bytes, -1 when absent
 CREATE OR REPLACE VIEW hta_frame AS
-WITH base AS (
-    SELECT e.trace_id, t.label, e.rank, e.ev_idx, e.cat, e.cat_class, e.name, e.pid, e.tid, e.ts AS ts_ns, e.dur AS dur_ns,
-           e.args, e.step,
-           CASE
-               WHEN NOT hta_compat() THEN coalesce(e.stream, -1)
-               WHEN e.stream IS NOT NULL THEN e.stream
-               WHEN e.cat_class IN ('sync', 'kernel', 'memcpy', 'memset', 'other', 'gpu_user_annotation')
-                    AND regexp_full_match(e.args->>'stream', '-?[0-9]+(\.0*)?')
-                   THEN TRY_CAST(TRY_CAST(e.args->>'stream' AS DOUBLE) AS BIGINT)
-               ELSE -1
-           END AS stream,
-           coalesce(e.correlation, -1) AS correlation
-    FROM events e JOIN traces t USING (trace_id)
-    WHERE e.dur IS NOT NULL AND e.cat IS NOT NULL AND e.cat <> 'Trace'
-),
-sided AS (
-    SELECT *, (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync') AS gpu_side FROM base
-),
-last_step AS (
-    -- HTA drops the last step only when the trace has at least two distinct ProfilerStep names.
-    SELECT trace_id, max(ts_ns) AS last_start
-    FROM base WHERE regexp_matches(name, 'ProfilerStep\s*#\s*\d+')
-    GROUP BY trace_id HAVING count(DISTINCT name) >= 2
-),
-kept_cpu AS (
-    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
-    WHERE NOT s.gpu_side AND (NOT hta_compat() OR l.last_start IS NULL OR s.ts_ns < l.last_start)
-),
-kept AS (
-    SELECT * FROM kept_cpu
-    UNION ALL
-    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
-    WHERE s.gpu_side AND (NOT hta_compat() OR l.last_start IS NULL
-        OR s.correlation IN (SELECT k.correlation FROM kept_cpu k WHERE k.trace_id = s.trace_id AND k.correlation >= 0))
-),
--- Links are made on the whole parsed trace, before the last-step filter, as HTA does.
-links AS (
-    SELECT c.trace_id, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
-    FROM sided c JOIN sided g ON c.trace_id = g.trace_id AND c.correlation = g.correlation
-    WHERE NOT c.gpu_side AND g.gpu_side AND c.correlation <> -1
-),
--- HTA gives gpu_user_annotation rows (no stream arg) a step by time containment, like CPU rows.
-annotation_step AS (
-    SELECT g.trace_id, g.ev_idx, arg_max(p.step, p.ev_idx) AS step
-    FROM base g JOIN profiler_steps p ON p.trace_id = g.trace_id AND g.ts_ns >= p.ts AND g.ts_ns < p.end_ts
-    WHERE g.cat_class = 'gpu_user_annotation' AND hta_compat()
-    GROUP BY ALL
-),
-link_of AS (
-    SELECT trace_id, cpu_idx AS ev_idx, max(gpu_idx) AS linked FROM links GROUP BY ALL
-    UNION ALL
-    SELECT trace_id, gpu_idx AS ev_idx, max(cpu_idx) AS linked FROM links GROUP BY ALL
+SELECT * FROM _hta_frame_compat WHERE hta_compat()
+UNION ALL
+SELECT * FROM _hta_frame_default WHERE NOT hta_compat();
+
+-- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
+-- @column name         Event name
+-- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (first matching kernel_classes row)
+CREATE OR REPLACE VIEW kernel_types AS
+WITH names AS (
+    SELECT DISTINCT name FROM hta_frame WHERE stream <> -1 AND name IS NOT NULL
 )
-SELECT k.trace_id, k.label, k.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid, k.tid,
-       CASE WHEN hta_compat() THEN ((k.ts_ns + 999) // 1000) * 1000 ELSE k.ts_ns END AS ts,
-       CASE WHEN hta_compat() THEN ((k.ts_ns + k.dur_ns) // 1000) * 1000 - ((k.ts_ns + 999) // 1000) * 1000
-            ELSE k.dur_ns END AS dur,
-       CASE WHEN hta_compat() THEN ((k.ts_ns + k.dur_ns) // 1000) * 1000 ELSE k.ts_ns + k.dur_ns END AS end_ts,
-       k.stream, k.correlation,
-       CASE WHEN k.correlation = -1 THEN -1 ELSE coalesce(l.linked, 0) END AS index_correlation,
-       CASE WHEN NOT hta_compat() THEN coalesce(k.step, -1)
-            WHEN k.stream = 0 AND k.cat <> 'cpu_op' THEN NULL  -- HTA: neither a CPU (< 0) nor a GPU (> 0) row
-            WHEN k.cat_class = 'gpu_user_annotation' THEN coalesce(a.step, -1)
-            ELSE coalesce(k.step, -1) END AS iteration,
-       k.gpu_side,
-       CASE WHEN hta_compat() THEN k.stream <> -1
-            ELSE k.stream <> -1 AND k.cat_class IN ('kernel', 'memcpy', 'memset') END AS gpu_work,
-       coalesce(TRY_CAST(k.args->>'memory bandwidth (GB/s)' AS DOUBLE), 0) AS memory_bw_gbps,
-       coalesce(TRY_CAST(k.args->>'bytes' AS BIGINT), -1) AS bytes
-FROM kept k
-LEFT JOIN link_of l ON l.trace_id = k.trace_id AND l.ev_idx = k.ev_idx
-LEFT JOIN annotation_step a ON a.trace_id = k.trace_id AND a.ev_idx = k.ev_idx;
+SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+FROM names n
+JOIN kernel_classes k
+  ON (k.applies_to = 'all' OR k.applies_to = CASE WHEN hta_compat() THEN 'hta_compat' ELSE 'default' END)
+ AND regexp_matches(n.name, k.pattern)
+GROUP BY n.name;
 
 -- @view gpu_frame  hta_frame's GPU-side rows (stream != -1) with their kernel type.
 -- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (kernel_classes)
