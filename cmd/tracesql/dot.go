@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"tracesql/queries"
 )
 
 // dotCommand is one REPL meta-command, modelled on the DuckDB CLI's.
@@ -19,18 +21,19 @@ var dotCommands map[string]dotCommand
 
 func init() {
 	dotCommands = map[string]dotCommand{
-		"help":   {".help", "show this list", (*session).dotHelp},
-		"tables": {".tables", "list tables, views and table macros", (*session).dotTables},
-		"schema": {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
-		"mode":   {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
-		"timer":  {".timer on|off", "print the run time of each statement", (*session).dotTimer},
-		"read":   {".read FILE", "run the statements in FILE", (*session).dotRead},
-		"load":   {".load PATH... [--label L]", "load trace files or directories", (*session).dotLoad},
-		"output": {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
-		"once":   {".once FILE", "send the next result to FILE", (*session).dotOnce},
-		"ranks":  {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
-		"quit":   {".quit", "exit", func(*session, context.Context, []string) error { return errQuit }},
-		"exit":   {".exit", "exit", func(*session, context.Context, []string) error { return errQuit }},
+		"help":     {".help", "show this list", (*session).dotHelp},
+		"tables":   {".tables", "list tables, views and table macros", (*session).dotTables},
+		"schema":   {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
+		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
+		"mode":     {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
+		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
+		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
+		"load":     {".load PATH... [--label L]", "load trace files or directories", (*session).dotLoad},
+		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
+		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
+		"ranks":    {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
+		"quit":     {".quit", "exit", func(*session, context.Context, []string) error { return errQuit }},
+		"exit":     {".exit", "exit", func(*session, context.Context, []string) error { return errQuit }},
 	}
 }
 
@@ -108,11 +111,11 @@ const catalogQuery = `
 SELECT name, type FROM (
     SELECT table_name AS name, 'table' AS type FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
     UNION ALL
-    SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name NOT LIKE '\_tracesql%' ESCAPE '\'
+    SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
     UNION ALL
     SELECT DISTINCT function_name, 'table macro' FROM duckdb_functions()
     WHERE function_type = 'table_macro' AND NOT internal AND schema_name = 'main'
-) ORDER BY name`
+) WHERE name NOT LIKE '\_%' ESCAPE '\' ORDER BY name`
 
 func (s *session) dotTables(ctx context.Context, args []string) error {
 	if len(args) > 0 {
@@ -244,4 +247,30 @@ func (s *session) dotRanks(ctx context.Context, args []string) error {
 	}
 	return s.run(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
         round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`)
+}
+
+// dotDescribe prints the documentation parsed from the SQL that defines NAME; for an undocumented
+// relation (a user's table) it falls back to DuckDB's DESCRIBE.
+func (s *session) dotDescribe(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: .describe NAME")
+	}
+	d, ok := queries.Lookup(args[0])
+	if !ok {
+		return s.run(ctx, "DESCRIBE "+quoteIdent(args[0]))
+	}
+	fmt.Fprintf(s.out, "%s %s\n  %s\n", d.Kind, d.Signature, d.Summary)
+	width := 0
+	for _, c := range d.Columns {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range d.Columns {
+		fmt.Fprintf(s.out, "  %-*s  %s\n", width, c.Name, c.Doc)
+	}
+	return nil
+}
+
+// quoteIdent quotes a SQL identifier.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

@@ -111,6 +111,7 @@ func TestGoldenDotCommands(t *testing.T) {
 		{"dot_schema_events", []string{alexnetDir, "-c", ".schema events"}},
 		{"dot_ranks_dlrm", []string{dlrmDir, "-c", ".ranks"}},
 		{"dot_help", []string{backwardJSON, "-c", ".help"}},
+		{"dot_describe_profiler_steps", []string{backwardJSON, "-c", ".describe profiler_steps"}},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
