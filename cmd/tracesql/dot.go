@@ -24,6 +24,7 @@ func init() {
 		"help":     {".help", "show this list", (*session).dotHelp},
 		"tables":   {".tables", "list tables, views and table macros", (*session).dotTables},
 		"schema":   {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
+		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
 		"mode":     {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
 		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
@@ -273,4 +274,15 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 // quoteIdent quotes a SQL identifier.
 func quoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// dotChart runs one query and renders it as bars, whatever the current mode.
+func (s *session) dotChart(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: .chart SQL")
+	}
+	saved := s.format
+	s.format = "bar"
+	defer func() { s.format = saved }()
+	return s.run(ctx, strings.TrimSuffix(strings.TrimSpace(strings.Join(args, " ")), ";"))
 }

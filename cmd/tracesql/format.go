@@ -29,7 +29,7 @@ import (
 )
 
 // Formats lists the accepted --format / .mode names.
-var Formats = []string{"table", "csv", "tsv", "json", "jsonl", "markdown", "line"}
+var Formats = []string{"table", "csv", "tsv", "json", "jsonl", "markdown", "line", "bar"}
 
 // ValidFormat reports whether name is one of Formats.
 func ValidFormat(name string) bool {
@@ -71,6 +71,8 @@ func RenderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int) (i
 		n, err = r.markdown(bw)
 	case "line":
 		n, err = r.line(bw)
+	case "bar":
+		n, err = r.bar(bw)
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr

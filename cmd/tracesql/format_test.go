@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -398,6 +399,28 @@ func TestRenderRowsStopsOnWriteError(t *testing.T) {
 		}
 		if format != "table" && n > 10000 {
 			t.Errorf("%s: read %d rows after the writer failed", format, n)
+		}
+	}
+}
+
+func TestBarLengthProportional(t *testing.T) {
+	cases := []struct {
+		v, scale float64
+		eighths  int
+	}{
+		{100, 100, chartWidth * 8}, {50, 100, chartWidth * 4}, {-25, 100, chartWidth * 2}, {10, 1000, 3}, {1, 1000, 0}, {0, 100, 0}, {5, 0, 0},
+	}
+	for _, c := range cases {
+		got := 0
+		for _, r := range barOf(c.v, c.scale) {
+			if r == '█' {
+				got += 8
+			} else {
+				got += slices.Index(eighths, r) + 1
+			}
+		}
+		if got != c.eighths {
+			t.Errorf("barOf(%v, %v) = %d eighths, want %d", c.v, c.scale, got, c.eighths)
 		}
 	}
 }

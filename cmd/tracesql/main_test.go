@@ -111,6 +111,8 @@ func TestGoldenDotCommands(t *testing.T) {
 		{"dot_schema_events", []string{alexnetDir, "-c", ".schema events"}},
 		{"dot_ranks_dlrm", []string{dlrmDir, "-c", ".ranks"}},
 		{"dot_help", []string{backwardJSON, "-c", ".help"}},
+		{"chart_events", []string{alexnetDir, "--format", "bar", "-c", "SELECT cat_class, count(*) AS events, sum(dur) / 1e3 AS total_us FROM events GROUP BY 1 ORDER BY 2 DESC, 1"}},
+		{"dot_chart", []string{alexnetDir, "-c", ".chart SELECT rank, name, dur / 1e3 AS dur_us FROM kernels ORDER BY dur DESC LIMIT 5"}},
 		{"dot_describe_profiler_steps", []string{backwardJSON, "-c", ".describe profiler_steps"}},
 	}
 	for _, c := range cases {
@@ -268,7 +270,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad dot command arguments", args: []string{backwardJSON, "-c", ".timer maybe"}, code: 1,
 			stderr: `^tracesql: usage: \.timer on\|off\n$`},
 		{name: "bad --format", args: []string{"--format", "xml", backwardJSON, "-c", "SELECT 1"}, code: 2,
-			stderr: `^tracesql: --format xml: unknown format \(want table, csv, tsv, json, jsonl, markdown, line\)\n$`},
+			stderr: `^tracesql: --format xml: unknown format \(want table, csv, tsv, json, jsonl, markdown, line, bar\)\n$`},
 		{name: "bad --rank-from", args: []string{"--rank-from", "guess", backwardJSON, "-c", "SELECT 1"}, code: 2,
 			stderr: `^tracesql: --rank-from "guess": .*\n$`, stderrLine: true},
 		{name: "bad --maxrows", args: []string{"--maxrows", "-1", backwardJSON, "-c", "SELECT 1"}, code: 2,

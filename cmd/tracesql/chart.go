@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// maxBarRows caps the rows a chart reads: more bars than this cannot be seen at a glance anyway.
+const maxBarRows = 500
+
+// chartWidth is the length, in character cells, of the longest bar.
+const chartWidth = 40
+
+// eighths are the partial block characters for 1/8 … 7/8 of a cell.
+var eighths = []rune{'▏', '▎', '▍', '▌', '▋', '▊', '▉'}
+
+// keyColumns are integer columns that name a row rather than measure it.
+var keyColumns = map[string]bool{"rank": true, "stream": true, "pid": true, "tid": true, "step": true,
+	"iteration": true, "trace_id": true, "device": true, "seq": true, "correlation": true}
+
+var errStopRows = fmt.Errorf("stop reading rows")
+
+func isKeyColumn(name string) bool {
+	n := strings.ToLower(name)
+	return keyColumns[n] || strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_idx")
+}
+
+// bar renders the result as horizontal bars: one block per numeric column, one bar per row, labelled by
+// the row's text and key columns (rank, stream, …). Bars are scaled to the largest |value| of the column;
+// negative values are drawn to the same scale and printed with their sign.
+func (r *result) bar(w *bufio.Writer) (int64, error) {
+	var labelCols, valueCols []int
+	for i, name := range r.names {
+		if r.numeric[i] && !isKeyColumn(name) {
+			valueCols = append(valueCols, i)
+		} else {
+			labelCols = append(labelCols, i)
+		}
+	}
+	var labels []string
+	values := make([][]float64, len(valueCols))
+	more := false
+	n, err := r.each(func(row int64) error {
+		if row >= maxBarRows {
+			more = true
+			return errStopRows
+		}
+		var parts []string
+		for _, c := range labelCols {
+			if len(labelCols) > 1 && isKeyColumn(r.names[c]) {
+				parts = append(parts, r.names[c]+" "+r.text(c, textTable))
+			} else {
+				parts = append(parts, r.text(c, textTable))
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, strconv.FormatInt(row+1, 10))
+		}
+		labels = append(labels, strings.Join(parts, " · "))
+		for k, c := range valueCols {
+			v, ok := toFloat(r.vals[c])
+			if !ok {
+				v = math.NaN()
+			}
+			values[k] = append(values[k], v)
+		}
+		return nil
+	})
+	if err == errStopRows {
+		n, err = n-1, nil
+	}
+	if err != nil {
+		return n, err
+	}
+	if len(valueCols) == 0 {
+		return n, fmt.Errorf("bar chart: the result has no numeric column to draw")
+	}
+	labelWidth := 0
+	for _, l := range labels {
+		labelWidth = max(labelWidth, runes(l))
+	}
+	labelWidth = min(labelWidth, 48)
+	for k, c := range valueCols {
+		if k > 0 {
+			w.WriteByte('\n')
+		}
+		w.WriteString(r.names[c] + "\n")
+		scale := 0.0
+		for _, v := range values[k] {
+			if !math.IsNaN(v) {
+				scale = math.Max(scale, math.Abs(v))
+			}
+		}
+		for i, l := range labels {
+			w.WriteString(padRight(truncateRunes(l, labelWidth), labelWidth))
+			w.WriteString(" │")
+			v := values[k][i]
+			if math.IsNaN(v) {
+				w.WriteString(" NULL\n")
+				continue
+			}
+			w.WriteString(barOf(v, scale))
+			w.WriteString(" " + formatValue(v) + "\n")
+		}
+	}
+	if more {
+		fmt.Fprintf(w, "(only the first %d rows are drawn)\n", maxBarRows)
+	}
+	return n, nil
+}
+
+// barOf draws |v|/scale of chartWidth cells with eighth-cell resolution.
+func barOf(v, scale float64) string {
+	if scale == 0 {
+		return ""
+	}
+	e := int(math.Round(math.Abs(v) / scale * chartWidth * 8))
+	var b strings.Builder
+	b.WriteString(strings.Repeat("█", e/8))
+	if e%8 > 0 {
+		b.WriteRune(eighths[e%8-1])
+	}
+	return b.String()
+}
+
+func formatValue(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case duckdb.Decimal:
+		return x.Float64(), true
+	case *big.Int: // HUGEINT
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f, true
+	}
+	return 0, false
+}
+
+func padRight(s string, width int) string {
+	if n := runes(s); n < width {
+		return s + strings.Repeat(" ", width-n)
+	}
+	return s
+}
+
+func truncateRunes(s string, width int) string {
+	if runes(s) <= width {
+		return s
+	}
+	rs := []rune(s)
+	return string(rs[:width-1]) + "…"
+}
