@@ -112,6 +112,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			status = 1
 		}
 	}()
+	if len(args) > 0 && args[0] == "inflate" {
+		return runInflate(ctx, args[1:], stdout, stderr)
+	}
 	o, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"tracesql/engine"
+)
+
+// runInflate is `tracesql inflate`: a synthetic multi-rank, many-step job made from one real trace, for
+// benchmarks and scale tests.
+func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tracesql inflate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ranks := fs.Int("ranks", 1, "number of rank files to write")
+	steps := fs.Int("steps", 10, "ProfilerSteps per rank")
+	seed := fs.Uint64("seed", 1, "jitter seed (same seed, same bytes)")
+	gz := fs.Bool("gzip", false, "write .json.gz")
+	out := fs.String("o", "", "output directory (required)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: tracesql inflate --ranks N --steps M [--seed S] [--gzip] -o DIR TRACE")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 || *out == "" {
+		fs.Usage()
+		return 2
+	}
+	paths, err := engine.Inflate(ctx, fs.Arg(0), engine.InflateOptions{Ranks: *ranks, Steps: *steps, Seed: *seed, Gzip: *gz, OutDir: *out})
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+		return 1
+	}
+	for _, p := range paths {
+		fmt.Fprintln(stdout, p)
+	}
+	return 0
+}
