@@ -1,0 +1,248 @@
+package queries_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"tracesql/internal/htaref"
+)
+
+// ctRows runs q and returns every row as strings (NULL → "NULL", floats with %.12g), for multiset comparison.
+func ctRows(t testing.TB, db *sql.DB, q string, args ...any) [][]string {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = ctFormat(v)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+func ctFormat(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case float64:
+		return ctFloat(x)
+	case float32:
+		return ctFloat(float64(x))
+	case []byte:
+		return string(x)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// ctFloat prints a number so that values equal to 1e-12 relative print the same; integers print bare.
+func ctFloat(x float64) string {
+	if math.IsNaN(x) {
+		return "NaN"
+	}
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return fmt.Sprintf("%d", int64(x))
+	}
+	return fmt.Sprintf("%.11g", x)
+}
+
+// ctCSVRows reads reference CSV columns cols (by name) as strings in ctFloat form where numeric.
+func ctCSVRows(t testing.TB, c htaref.CSV, cols ...string) [][]string {
+	t.Helper()
+	idx := make([]int, len(cols))
+	for i, n := range cols {
+		idx[i] = c.Col(t, n)
+	}
+	var out [][]string
+	for _, r := range c.Rows {
+		row := make([]string, len(cols))
+		for i, j := range idx {
+			s := r[j]
+			if f := htaref.Float(s); !math.IsNaN(f) || s == "" || strings.EqualFold(s, "nan") {
+				row[i] = ctFloat(f)
+			} else {
+				row[i] = s
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// ctSameMultiset compares two row multisets, reporting a few differences.
+func ctSameMultiset(t testing.TB, what string, got, want [][]string) {
+	t.Helper()
+	key := func(r []string) string { return strings.Join(r, "|") }
+	count := map[string]int{}
+	for _, r := range want {
+		count[key(r)]++
+	}
+	for _, r := range got {
+		count[key(r)]--
+	}
+	var diffs []string
+	for k, n := range count {
+		if n != 0 {
+			diffs = append(diffs, fmt.Sprintf("%+d × %s", -n, k))
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		if len(diffs) > 8 {
+			diffs = append(diffs[:8], "…")
+		}
+		t.Errorf("%s: %d rows, HTA %d; differences (+ extra in ours, - missing):\n  %s", what, len(got), len(want), strings.Join(diffs, "\n  "))
+	}
+}
+
+// TestKernelLaunchStatsCompat: kernel_launch_stats in compat mode equals HTA's cuda_kernel_launch_stats.csv.
+func TestKernelLaunchStatsCompat(t *testing.T) {
+	for _, d := range htaref.Dirs(t) {
+		if !d.Has("cuda_kernel_launch_stats.csv") {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			db := htaref.Open(t, d)
+			htaref.Compat(t, db)
+			want := ctCSVRows(t, htaref.ReadCSV(t, d.File("cuda_kernel_launch_stats.csv")),
+				"rank", "correlation", "cpu_duration", "gpu_duration", "launch_delay")
+			got := ctRows(t, db.SQL, `SELECT rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us FROM kernel_launch_stats()`)
+			ctSameMultiset(t, "kernel_launch_stats", got, want)
+		})
+	}
+}
+
+// TestQueueLengthCompat: queue_length (every sample: event index, time, lane, value, and the order within each
+// stream), queue_length_summary and time_blocked_on_full_queue in compat mode equal HTA's files.
+func TestQueueLengthCompat(t *testing.T) {
+	for _, d := range htaref.Dirs(t) {
+		if !d.Has("queue_length_time_series.csv.gz") {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			db := htaref.Open(t, d)
+			htaref.Compat(t, db)
+			ref := htaref.ReadCSV(t, d.File("queue_length_time_series.csv.gz"))
+			if len(ref.Header) == 0 {
+				ref = htaref.CSV{Header: []string{"index", "rank", "ts", "pid", "tid", "stream", "queue_length"}}
+			}
+			want := ctCSVRows(t, ref, "rank", "stream", "index", "ts", "pid", "tid", "queue_length")
+			got := ctRows(t, db.SQL, `SELECT rank, stream, ev_idx, ts // 1000 - ?, pid, tid, queue_length FROM queue_length`, d.MinTS)
+			ctSameMultiset(t, "queue_length", got, want)
+			// order within each stream: HTA's rows are grouped by stream in series order
+			gotSeq := ctRows(t, db.SQL, `SELECT rank, stream, ev_idx FROM queue_length ORDER BY rank, stream, seq`)
+			wantSeq := ctCSVRows(t, ref, "rank", "stream", "index")
+			sort.SliceStable(wantSeq, func(i, j int) bool {
+				a, b := wantSeq[i], wantSeq[j]
+				if a[0] != b[0] {
+					return htaref.Float(a[0]) < htaref.Float(b[0])
+				}
+				return htaref.Float(a[1]) < htaref.Float(b[1])
+			})
+			if len(gotSeq) == len(wantSeq) {
+				for i := range gotSeq {
+					if strings.Join(gotSeq[i], "|") != strings.Join(wantSeq[i], "|") {
+						t.Errorf("series order differs at row %d: got %v, HTA %v", i, gotSeq[i], wantSeq[i])
+						break
+					}
+				}
+			}
+			if d.Has("queue_length_summary.csv") {
+				sum := htaref.ReadCSV(t, d.File("queue_length_summary.csv"))
+				want := ctCSVRows(t, sum, "rank", "stream", "queue_length_count", "queue_length_mean", "queue_length_std",
+					"queue_length_min", "queue_length_25%", "queue_length_50%", "queue_length_75%", "queue_length_max")
+				got := ctRows(t, db.SQL, `SELECT rank, stream, count, mean, coalesce(std, 'NaN'::DOUBLE), min, p25, p50, p75, max FROM queue_length_summary`)
+				ctSameMultiset(t, "queue_length_summary", got, want)
+			}
+			if d.Has("time_blocked_on_full_queue.csv") {
+				want := ctCSVRows(t, htaref.ReadCSV(t, d.File("time_blocked_on_full_queue.csv")),
+					"rank", "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length")
+				got := ctRows(t, db.SQL, `SELECT rank, stream, duration_at_max_queue_length_us, relative_duration_at_max_queue_length FROM time_blocked_on_full_queue()`)
+				ctSameMultiset(t, "time_blocked_on_full_queue", got, want)
+				// HTA's files are all empty at 1024: also check lower thresholds against HTA's algorithm run on
+				// HTA's own series.
+				for _, maxq := range []int{1, 2, 4} {
+					want := ctBlockedFromSeries(t, d, ref, maxq)
+					got := ctRows(t, db.SQL, `SELECT rank, stream, duration_at_max_queue_length_us, relative_duration_at_max_queue_length FROM time_blocked_on_full_queue(max_queue_length := ?)`, maxq)
+					ctSameMultiset(t, fmt.Sprintf("time_blocked_on_full_queue(%d)", maxq), got, want)
+				}
+			}
+		})
+	}
+}
+
+// ctBlockedFromSeries applies HTA 0.6.1's blocked-time algorithm to HTA's queue-length series: per stream (in
+// ascending id order) dur = next ts − ts, summed over samples >= maxq; the last qualifying stream of a rank wins;
+// relative to the rank's max ts − min ts (from parsed_rank<r>.csv.gz).
+func ctBlockedFromSeries(t testing.TB, d htaref.Dir, ref htaref.CSV, maxq int) [][]string {
+	type sample struct{ ts, q float64 }
+	series := map[[2]float64][]sample{}
+	if len(ref.Rows) == 0 {
+		return nil
+	}
+	ri, si, ti, qi := ref.Col(t, "rank"), ref.Col(t, "stream"), ref.Col(t, "ts"), ref.Col(t, "queue_length")
+	for _, r := range ref.Rows {
+		k := [2]float64{htaref.Float(r[ri]), htaref.Float(r[si])}
+		series[k] = append(series[k], sample{htaref.Float(r[ti]), htaref.Float(r[qi])})
+	}
+	var keys [][2]float64
+	for k := range series {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	last := map[float64][]float64{}
+	for _, k := range keys {
+		s := series[k]
+		total, any := 0.0, false
+		for i, x := range s {
+			if x.q >= float64(maxq) {
+				any = true
+				if i+1 < len(s) {
+					total += s[i+1].ts - x.ts
+				}
+			}
+		}
+		if any {
+			last[k[0]] = []float64{k[1], total}
+		}
+	}
+	var out [][]string
+	for rank, v := range last {
+		p := htaref.ReadCSV(t, d.File(fmt.Sprintf("parsed_rank%d.csv.gz", int(rank))))
+		col := p.Col(t, "ts")
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range p.Rows {
+			x := htaref.Float(r[col])
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+		out = append(out, []string{ctFloat(rank), ctFloat(v[0]), ctFloat(v[1]), ctFloat(v[1] / (hi - lo))})
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+-- Kernel launch statistics (HTA get_cuda_kernel_launch_stats) and the launch-name vocabulary shared by the
+-- queue-length family (31_queue_length.sql).
+
+-- @macro _ct_launch_names()  Runtime/driver calls that enqueue work on a GPU stream.
+-- @column name            Call name
+-- @column is_memory       A memcpy/memset enqueue (include_memory_events)
+-- @column hta_stats       HTA 0.6.1's kernel-launch-stats list (no cuLaunchKernel*, no HIP: quirk §7.6)
+-- @column hta_queue       HTA 0.6.1's queue-length list
+CREATE OR REPLACE MACRO _ct_launch_names() AS TABLE
+SELECT * FROM (VALUES
+    ('cudaLaunchKernel', false, true, true),
+    ('cudaLaunchKernelExC', false, true, true),
+    ('cuLaunchKernel', false, false, true),
+    ('cuLaunchKernelEx', false, false, true),
+    ('runFunction - job_prep_and_submit_for_execution', false, true, true),
+    ('hipLaunchKernel', false, false, true),
+    ('hipExtModuleLaunchKernel', false, false, true),
+    ('cudaMemcpyAsync', true, true, true),
+    ('cudaMemsetAsync', true, true, true),
+    ('hipMemcpyAsync', true, false, true),
+    ('hipMemsetAsync', true, false, true),
+    ('hipMemcpyWithStream', true, false, true)
+) v(name, is_memory, hta_stats, hta_queue);
+
+-- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL = all).
+-- @column label                 Trace set
+-- @column rank                  Rank
+-- @column correlation           Launch correlation id
+-- @column cpu_duration_us       Duration of the launch call, µs
+-- @column gpu_duration_us       Duration of the GPU event, µs
+-- @column launch_delay_us       GPU start − end of the launch call, clipped at 0, µs
+-- @column short_kernel          cpu_duration_us <= runtime_cutoff and gpu_duration_us < cpu_duration_us (the GPU work is shorter than its launch)
+-- @column runtime_outlier       cpu_duration_us > runtime_cutoff
+-- @column launch_delay_outlier  launch_delay_us > launch_delay_cutoff
+--
+-- Default mode: launches are every enqueueing call of _ct_launch_names (cuLaunchKernel*, HIP included; HTA
+-- skips them, quirk §7.6) on a CPU thread, paired with the kernels/memcpys/memsets of the same correlation,
+-- one launch per GPU event (the runtime call when a runtime and a driver call share the correlation).
+-- Compat mode (HTA 0.6.1): the correlation ids of HTA's launch names select every stream −1 row (a driver call
+-- sharing the id is paired too) and every stream != −1 row (cuda_sync included), all pairs joined.
+CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100,
+                                            include_memory_events := true, ranks := NULL) AS TABLE
+WITH names AS (
+    SELECT name, hta_stats FROM _ct_launch_names()
+    WHERE coalesce(include_memory_events, true) OR NOT is_memory
+),
+frame AS (
+    SELECT * FROM hta_frame WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
+),
+-- compat: HTA's correlation set, then every CPU × GPU pair with such a correlation
+hta_corr AS (
+    SELECT DISTINCT f.trace_id, f.correlation
+    FROM frame f JOIN names n ON n.name = f.name AND n.hta_stats
+    WHERE hta_compat()
+),
+hta_pairs AS (
+    SELECT c.label, c.rank, c.correlation, c.ts AS cpu_ts, c.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
+    FROM frame c
+    JOIN hta_corr k ON k.trace_id = c.trace_id AND k.correlation = c.correlation
+    JOIN frame g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
+    WHERE c.stream = -1 AND g.stream <> -1
+),
+-- default: one launch call per GPU event
+launches AS (
+    SELECT f.* FROM frame f JOIN names n USING (name)
+    WHERE NOT hta_compat() AND f.stream = -1 AND f.correlation <> -1
+),
+pairs AS (
+    SELECT g.label, g.rank, g.correlation, l.ts AS cpu_ts, l.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, l.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
+    FROM frame g JOIN launches l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
+    WHERE g.gpu_work
+    QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (l.cat_class = 'runtime') DESC, l.ev_idx) = 1
+),
+both_ AS (
+    SELECT * FROM hta_pairs
+    UNION ALL
+    SELECT * FROM pairs
+),
+us AS (
+    SELECT label, rank, correlation, cpu_dur / 1000.0 AS cpu_duration_us, gpu_dur / 1000.0 AS gpu_duration_us,
+           greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, cpu_ts, cpu_idx, gpu_idx
+    FROM both_
+)
+SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us,
+       cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
+       cpu_duration_us > coalesce(runtime_cutoff, 50) AS runtime_outlier,
+       launch_delay_us > coalesce(launch_delay_cutoff, 100) AS launch_delay_outlier
+FROM us
+ORDER BY label, rank, cpu_ts, cpu_idx, gpu_idx;

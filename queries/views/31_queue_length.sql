@@ -1,0 +1,151 @@
+-- Queue length family (HTA get_queue_length_time_series / _summary / get_time_spent_blocked_on_full_queue).
+-- Queue length of a stream = work enqueued by launch calls that has not started on the GPU yet: +1 at each launch
+-- call, −1 when its GPU event starts.
+
+-- _ct_hta_reordered: traces whose compat frame HTA stores GPU-side rows first (its last-step filter ran: two or
+-- more distinct ProfilerStep names). Row order matters in compat mode: HTA sorts with an unstable quicksort.
+CREATE OR REPLACE VIEW _ct_hta_reordered AS
+SELECT trace_id
+FROM events
+WHERE name LIKE '%ProfilerStep%' AND regexp_matches(name, 'ProfilerStep\s*#\s*\d+')
+  AND dur IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace'
+GROUP BY trace_id
+HAVING count(DISTINCT name) >= 2;
+
+-- _ct_frame_pos: hta_frame with frame_pos = the row's position in HTA's dataframe (compat mode).
+CREATE OR REPLACE VIEW _ct_frame_pos AS
+SELECT f.*, CASE WHEN r.trace_id IS NOT NULL AND NOT f.gpu_side THEN 1 ELSE 0 END AS frame_part
+FROM hta_frame f LEFT JOIN _ct_hta_reordered r USING (trace_id);
+
+-- @view queue_length  One row per change of a stream's launch-queue length: a launch call (+1, at the call's
+-- start) or the start of the GPU event it launched (−1). A step function: the value holds until the stream's next row.
+-- @column label         Trace set
+-- @column rank          Rank
+-- @column stream        GPU stream
+-- @column pid           GPU process (device) of the stream
+-- @column tid           GPU thread (lane) of the stream
+-- @column ts            Time of the change, ns
+-- @column ev_idx        Event that changed it (launch call or GPU event), HTA's index
+-- @column queue_length  Launched but not yet started operations on the stream after this change
+-- @column seq           Position of the row in its stream's series (0-based), the order queue_length accumulates in
+--
+-- Default mode: launches are the enqueueing calls of _ct_launch_names on CPU threads, GPU events are kernels,
+-- memcpys and memsets (cuda_sync records never count, quirk §7.2); series per (device, stream); at equal ts a
+-- launch (+1) comes before a GPU start (−1) — a kernel cannot start before its own launch, so this order never
+-- shows a spurious negative queue — then by ev_idx.
+-- Compat mode (HTA 0.6.1): launches with index_correlation > 0 from HTA's list, every stream != −1 row with such a
+-- correlation (cuda_sync included), series per stream id, equal timestamps in numpy's quicksort order (_np_argsort).
+CREATE OR REPLACE VIEW queue_length AS
+WITH
+-- compat
+c_frame AS (SELECT * FROM _ct_frame_pos WHERE hta_compat()),
+c_launch AS (
+    SELECT f.* FROM c_frame f JOIN _ct_launch_names() n ON n.name = f.name AND n.hta_queue
+    WHERE f.index_correlation > 0
+),
+c_gpu AS (
+    SELECT g.* FROM c_frame g
+    WHERE g.stream <> -1 AND EXISTS (SELECT 1 FROM c_launch l WHERE l.trace_id = g.trace_id AND l.correlation = g.correlation)
+),
+c_rows AS (
+    -- pandas: launches joined to their GPU rows (left join, launch order then GPU order), then the GPU rows
+    SELECT l.trace_id, l.label, l.rank, g.stream, g.pid, g.tid, l.ts, l.ev_idx, 1 AS delta,
+           0 AS k0, l.frame_part AS k1, l.ev_idx AS k2, g.frame_part AS k3, g.ev_idx AS k4
+    FROM c_launch l LEFT JOIN c_gpu g ON g.trace_id = l.trace_id AND g.correlation = l.correlation
+    UNION ALL
+    SELECT trace_id, label, rank, stream, pid, tid, ts, ev_idx, -1, 1, frame_part, ev_idx, 0, 0 FROM c_gpu
+),
+c_num AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY k0, k1, k2, k3, k4) - 1 AS pos FROM c_rows
+),
+c_perm AS (
+    SELECT trace_id, unnest(_np_argsort(list(ts ORDER BY pos))) AS pos, unnest(range(count(*))) AS sorted_pos
+    FROM c_num GROUP BY trace_id
+),
+c_series AS (
+    SELECT n.label, n.rank, n.stream, n.pid, n.tid, n.ts, n.ev_idx,
+           (sum(n.delta) OVER (PARTITION BY n.trace_id, n.stream ORDER BY p.sorted_pos))::BIGINT AS queue_length,
+           row_number() OVER (PARTITION BY n.trace_id, n.stream ORDER BY p.sorted_pos) - 1 AS seq
+    FROM c_num n JOIN c_perm p USING (trace_id, pos)
+    WHERE n.stream IS NOT NULL
+),
+-- default
+d_launch AS (
+    SELECT f.* FROM hta_frame f JOIN _ct_launch_names() n USING (name)
+    WHERE NOT hta_compat() AND f.stream = -1 AND f.correlation <> -1
+),
+d_pairs AS (
+    SELECT g.trace_id, g.label, g.rank, g.stream, g.pid, g.tid, g.ts, g.ev_idx, l.ts AS l_ts, l.ev_idx AS l_idx
+    FROM hta_frame g JOIN d_launch l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
+    WHERE NOT hta_compat() AND g.gpu_work
+    QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (l.cat_class = 'runtime') DESC, l.ev_idx) = 1
+),
+d_rows AS (
+    SELECT trace_id, label, rank, stream, pid, tid, l_ts AS ts, l_idx AS ev_idx, 1 AS delta, ev_idx AS gpu_idx FROM d_pairs
+    UNION ALL
+    SELECT trace_id, label, rank, stream, pid, tid, ts, ev_idx, -1, ev_idx FROM d_pairs
+),
+d_series AS (
+    SELECT label, rank, stream, pid, tid, ts, ev_idx,
+           (sum(delta) OVER w)::BIGINT AS queue_length,
+           row_number() OVER w - 1 AS seq
+    FROM d_rows
+    WINDOW w AS (PARTITION BY trace_id, pid, stream ORDER BY ts, delta DESC, ev_idx, gpu_idx ROWS UNBOUNDED PRECEDING)
+)
+SELECT * FROM c_series
+UNION ALL
+SELECT * FROM d_series;
+
+-- @view queue_length_summary  One row per (label, rank, stream): statistics of the queue_length samples (one per
+-- change, not time-weighted, as HTA's describe()).
+-- @column label   Trace set
+-- @column rank    Rank
+-- @column stream  GPU stream
+-- @column count   Samples
+-- @column mean    Mean queue length
+-- @column std     Sample standard deviation (NULL for one sample)
+-- @column min     Minimum
+-- @column p25     25th percentile (linear interpolation)
+-- @column p50     Median
+-- @column p75     75th percentile
+-- @column max     Maximum
+CREATE OR REPLACE VIEW queue_length_summary AS
+SELECT label, rank, stream, count(*) AS count, avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
+       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
+       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
+FROM queue_length
+GROUP BY label, rank, stream
+ORDER BY label, rank, stream;
+
+-- @macro time_blocked_on_full_queue(max_queue_length := 1024)  One row per (label, rank, stream) whose launch
+-- queue reached max_queue_length: how long it stayed there (the CPU blocks on a full queue).
+-- @column label                                  Trace set
+-- @column rank                                   Rank
+-- @column stream                                 GPU stream
+-- @column duration_at_max_queue_length_us        Time from each sample with queue_length >= max_queue_length to the stream's next sample, summed, µs
+-- @column relative_duration_at_max_queue_length  That time / the rank's trace duration
+--
+-- Default mode: every such stream; trace duration = last event end − first event start.
+-- Compat mode (HTA 0.6.1): only the highest such stream id of each rank survives (quirk §7.9); trace duration
+-- = last event start − first event start of the loaded frame.
+CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024) AS TABLE
+WITH q AS (
+    SELECT label, rank, stream, queue_length,
+           lead(ts) OVER (PARTITION BY label, rank, pid, stream ORDER BY seq) - ts AS dur
+    FROM queue_length
+),
+blocked AS (
+    SELECT label, rank, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us
+    FROM q WHERE queue_length >= coalesce(max_queue_length, 1024)
+    GROUP BY label, rank, stream
+),
+span AS (
+    SELECT label, rank,
+           CASE WHEN hta_compat() THEN max(ts) - min(ts) ELSE max(end_ts) - min(ts) END / 1000.0 AS span_us
+    FROM hta_frame GROUP BY label, rank
+)
+SELECT b.label, b.rank, b.stream, b.duration_at_max_queue_length_us,
+       b.duration_at_max_queue_length_us / s.span_us AS relative_duration_at_max_queue_length
+FROM blocked b JOIN span s USING (label, rank)
+WHERE NOT hta_compat() OR b.stream = (SELECT max(b2.stream) FROM blocked b2 WHERE b2.label = b.label AND b2.rank = b.rank)
+ORDER BY b.label, b.rank, b.stream;
