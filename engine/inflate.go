@@ -28,8 +28,6 @@ type InflateOptions struct {
 	OutDir string
 }
 
-var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?\d+`)
-
 var stepName = regexp.MustCompile(`^(ProfilerStep\s*#\s*)(\d+)$`)
 
 // inflateGap separates two replicated step windows, ns; per-copy jitter stays below it so copies
