@@ -10,6 +10,7 @@ require (
 
 require (
 	github.com/chzyer/readline v1.5.1 // indirect
+	github.com/dominikbraun/graph v0.23.0 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10503.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10503.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-arm64 v0.10503.0 // indirect

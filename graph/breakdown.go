@@ -1,0 +1,127 @@
+package graph
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Bound-by categories (HTA's BoundType values).
+const (
+	BoundKernelKernel  = "gpu_kernel_kernel_overhead"
+	BoundLaunch        = "gpu_kernel_launch_overhead"
+	BoundDataLoading   = "data_loading"
+	BoundCPU           = "cpu_bound"
+	BoundGPUCompute    = "gpu_compute_bound"
+	BoundCommunication = "gpu_communication_bound"
+)
+
+var commKernel = regexp.MustCompile(`^nccl|^hip|^hccl|ncclKernel`)
+var memoryKernel = regexp.MustCompile(`^(hip)?Memcpy|^(hip)?Memset|^dma`)
+
+// ShortName is HTA's shortened event name: argument lists, template arguments and "->" removed,
+// then the last space-separated word; memory kernels keep their name.
+func ShortName(name string) string {
+	if memoryKernel.MatchString(name) || (!strings.Contains(name, "<") && !strings.Contains(name, "(")) {
+		return name
+	}
+	s := strings.ReplaceAll(name, "->", "")
+	stack := make([]rune, 0, len(s))
+	for _, c := range s {
+		switch c {
+		case '>', ')':
+			open := '<'
+			if c == ')' {
+				open = '('
+			}
+			for len(stack) > 0 && stack[len(stack)-1] != open {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		default:
+			stack = append(stack, c)
+		}
+	}
+	out := string(stack)
+	if i := strings.LastIndexByte(out, ' '); i >= 0 {
+		out = out[i+1:]
+	}
+	return out
+}
+
+// BoundBy classifies an edge as HTA's breakdown does: by type, else by its attributed event (CPU:
+// data_loading when a data-load pattern finds the shortened name, else cpu_bound; GPU: communication
+// when the shortened name is a collective, else compute). "" for dependency and sync edges and for
+// edges without an attributed event.
+func (g *CPGraph) BoundBy(e int32, dataLoad []*regexp.Regexp) string {
+	switch g.G.Type[e] {
+	case EdgeKernelKernel:
+		return BoundKernelKernel
+	case EdgeLaunchDelay:
+		return BoundLaunch
+	case EdgeDependency, EdgeSyncDependency, EdgeCrossThread:
+		return ""
+	}
+	r := g.Attr[e]
+	if r < 0 {
+		return ""
+	}
+	s := ShortName(g.F.Syms[g.F.Name[r]])
+	if g.F.Stream[r] < 0 {
+		for _, re := range dataLoad {
+			if re.MatchString(s) {
+				return BoundDataLoading
+			}
+		}
+		return BoundCPU
+	}
+	if commKernel.MatchString(s) {
+		return BoundCommunication
+	}
+	return BoundGPUCompute
+}
+
+// DataLoadRegexps compiles data-load patterns as regular expressions (HTA's bound_by uses re.search),
+// falling back to a literal match for a pattern that does not compile.
+func DataLoadRegexps(patterns []string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			re = regexp.MustCompile(regexp.QuoteMeta(p))
+		}
+		out = append(out, re)
+	}
+	return out
+}
+
+// SummaryRow is one bound_by bucket of the critical path.
+type SummaryRow struct {
+	BoundBy  string
+	Duration int64 // ns, sum of the edges' own weights
+	Pct      float64
+}
+
+// Summary is HTA's summary(): per bound_by, the share of the path's summed edge weights (sorted by
+// bound_by; the "" bucket of dependency edges included).
+func (g *CPGraph) Summary(dataLoad []*regexp.Regexp) []SummaryRow {
+	sums := map[string]int64{}
+	var total int64
+	for _, e := range g.Path.Edges {
+		b := g.BoundBy(e, dataLoad)
+		sums[b] += g.G.W[e]
+		total += g.G.W[e]
+	}
+	out := make([]SummaryRow, 0, len(sums))
+	for b, d := range sums {
+		pct := 0.0
+		if total != 0 {
+			pct = float64(d) / float64(total) * 100
+		}
+		out = append(out, SummaryRow{b, d, pct})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].BoundBy < out[j].BoundBy })
+	return out
+}

@@ -1,0 +1,643 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Edge types, numbered as stored in Graph.Type. Names are HTA's (EdgeTypeName).
+const (
+	EdgeOperator       uint8 = iota // critical_path_operator: span of an op/kernel, or time between nested op nodes
+	EdgeDependency                  // critical_path_dependency: zero-weight ordering
+	EdgeLaunchDelay                 // critical_path_kernel_launch_delay: launch start → kernel start
+	EdgeKernelKernel                // critical_path_kernel_kernel_delay: previous kernel end → kernel start
+	EdgeSyncDependency              // critical_path_sync_dependency: GPU → CPU or GPU → GPU synchronisation
+	EdgeCrossThread                 // critical_path_cross_thread (CTDA)
+	edgeTypeCount
+)
+
+var edgeTypeNames = [...]string{"critical_path_operator", "critical_path_dependency",
+	"critical_path_kernel_launch_delay", "critical_path_kernel_kernel_delay",
+	"critical_path_sync_dependency", "critical_path_cross_thread"}
+
+// EdgeTypeName returns HTA's name of an edge type.
+func EdgeTypeName(t uint8) string {
+	if int(t) < len(edgeTypeNames) {
+		return edgeTypeNames[t]
+	}
+	return fmt.Sprintf("edge_type_%d", t)
+}
+
+// EdgeTypeByName is the inverse of EdgeTypeName (false when unknown).
+func EdgeTypeByName(s string) (uint8, bool) {
+	for i, n := range edgeTypeNames {
+		if n == s {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// Frame is one rank's HTA frame (tracesql's hta_frame rows) in columns, sorted by EvIdx. Times are
+// ns. Names and categories are ids into Syms.
+type Frame struct {
+	EvIdx     []int64
+	Cat       []int32
+	Name      []int32
+	Pid       []int64
+	Tid       []int64
+	TS        []int64
+	Dur       []int64
+	Stream    []int64
+	Corr      []int64
+	IndexCorr []int64
+	// WaitOnStream / WaitOnCorr: args wait_on_stream and wait_on_cuda_event_record_corr_id, -1 when absent.
+	WaitOnStream []int64
+	WaitOnCorr   []int64
+	Syms         []string
+}
+
+// Len is the number of rows.
+func (f *Frame) Len() int { return len(f.EvIdx) }
+
+// Interner assigns symbol ids to strings while a Frame is filled.
+type Interner struct {
+	ids  map[string]int32
+	Syms []string
+}
+
+// Intern returns the id of s.
+func (in *Interner) Intern(s string) int32 {
+	if in.ids == nil {
+		in.ids = map[string]int32{}
+	}
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	id := int32(len(in.Syms))
+	in.ids[s] = id
+	in.Syms = append(in.Syms, s)
+	return id
+}
+
+// Options are HTA's critical_path_analysis parameters.
+type Options struct {
+	Annotation  string // substring of the window annotation's name; "" = whole trace
+	Instance    int    // first matching annotation instance (0-based, file order)
+	InstanceEnd int    // last instance, inclusive; < 0 = Instance
+	// DataLoadEvents: name substrings whose events get nodes and whose CPU time is "data_loading".
+	DataLoadEvents []string
+	// ZeroWeightLaunchEdges: HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE.
+	ZeroWeightLaunchEdges bool
+	// StrictNegativeWeights: HTA's CRITICAL_PATH_STRICT_NEGATIVE_WEIGHT_CHECKS: weights below -1 µs fail.
+	StrictNegativeWeights bool
+	// Compat: the frame is HTA's (µs-rounded) and HTA's -1 µs tolerance applies exactly; otherwise
+	// every negative weight (ns) is clamped to 0 in the graph.
+	Compat bool
+}
+
+// Errors callers can test for.
+var (
+	ErrAnnotationNotFound = errors.New("annotation not found")
+	ErrInstanceRange      = errors.New("instance out of range")
+	ErrInvalidGraph       = errors.New("critical path graph is invalid")
+)
+
+// kernelKernelDelayThreshold: HTA counts a gap between consecutive kernels on a stream as a
+// kernel-kernel delay only below 1500 µs.
+const kernelKernelDelayThreshold = 1_500_000
+
+// CPGraph is HTA's critical-path graph of one window of one rank.
+type CPGraph struct {
+	F           *Frame
+	WindowStart int64 // ns
+	WindowEnd   int64
+	Clipped     []int32 // frame rows in the window (ascending)
+	clippedSet  []bool
+
+	// Nodes: NodeRow = frame row of the event, NodeTS ns, NodeStart = start node of its event.
+	NodeRow   []int32
+	NodeTS    []int64
+	NodeStart []bool
+	startNode []int32 // per frame row, -1 none
+	endNode   []int32
+
+	G *Graph
+	// GW: the weights the longest path uses (negative weights clamped as HTA's validation does);
+	// G.W keeps the edge's own weight (HTA's CPEdge.weight), used by the breakdown.
+	GW []int64
+	// Attr: per edge, the frame row the edge's time is attributed to (-1 none), for operator and
+	// kernel-kernel edges (HTA's edge_to_event_map; it survives a later overwrite of the edge).
+	Attr []int32
+
+	Path Path
+	opts Options
+}
+
+// EvIdx returns the event index of a frame row (-1 for -1).
+func (g *CPGraph) EvIdx(row int32) int64 {
+	if row < 0 {
+		return -1
+	}
+	return g.F.EvIdx[row]
+}
+
+// StartNode / EndNode return the node ids of a frame row's event (-1 when it has none).
+func (g *CPGraph) StartNode(row int32) int32 { return g.startNode[row] }
+func (g *CPGraph) EndNode(row int32) int32   { return g.endNode[row] }
+
+var cudaRuntimeLockNames = map[string]bool{"cudaHostAlloc": true, "cudaLaunchKernel": true, "cudaMemcpyAsync": true}
+
+var blockingNames = map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true,
+	"cudaEventQuery": true, "cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpyAsync": true}
+
+var launchNames = map[string]bool{"cudaLaunchKernel": true, "cudaLaunchKernelExC": true, "cuLaunchKernel": true,
+	"cuLaunchKernelEx": true, "cudaMemcpyAsync": true, "cudaMemsetAsync": true,
+	"runFunction - job_prep_and_submit_for_execution": true, "hipLaunchKernel": true,
+	"hipExtModuleLaunchKernel": true, "hipMemsetAsync": true, "hipMemcpyAsync": true, "hipMemcpyWithStream": true}
+
+// symSet returns, per symbol id, whether the symbol is in names.
+func symSet(syms []string, names map[string]bool) []bool {
+	out := make([]bool, len(syms))
+	for i, s := range syms {
+		out[i] = names[s]
+	}
+	return out
+}
+
+func symID(syms []string, s string) int32 {
+	for i, x := range syms {
+		if x == s {
+			return int32(i)
+		}
+	}
+	return -2
+}
+
+// BuildHTA builds HTA 0.6.1's critical-path graph for a window of f and computes its longest path.
+func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
+	g := &CPGraph{F: f, opts: o}
+	n := f.Len()
+	// Row of an event index.
+	var maxIdx int64 = -1
+	for _, e := range f.EvIdx {
+		if e > maxIdx {
+			maxIdx = e
+		}
+	}
+	rowOf := make([]int32, maxIdx+2)
+	for i := range rowOf {
+		rowOf[i] = -1
+	}
+	for r, e := range f.EvIdx {
+		rowOf[e] = int32(r)
+	}
+	row := func(ev int64) int32 {
+		if ev < 0 || ev > maxIdx {
+			return -1
+		}
+		return rowOf[ev]
+	}
+
+	// 1. Window.
+	if err := g.window(); err != nil {
+		return nil, err
+	}
+	// 2. Clip: CPU rows starting in the window with dur > 0; GPU rows whose launching CPU row does;
+	// every Stream Wait Event.
+	start, end := g.WindowStart, g.WindowEnd
+	g.clippedSet = make([]bool, n)
+	swe := symID(f.Syms, "Stream Wait Event")
+	for r := 0; r < n; r++ {
+		if f.Stream[r] == -1 && f.TS[r] >= start && f.TS[r] <= end && f.Dur[r] > 0 {
+			g.clippedSet[r] = true
+			if ic := row(f.IndexCorr[r]); ic >= 0 && f.Stream[ic] != -1 {
+				g.clippedSet[ic] = true
+			}
+		}
+		if f.Stream[r] != -1 && f.Name[r] == swe {
+			g.clippedSet[r] = true
+		}
+	}
+	for r := 0; r < n; r++ {
+		if g.clippedSet[r] {
+			g.Clipped = append(g.Clipped, int32(r))
+		}
+	}
+
+	// 3. Nodes.
+	isNodeCat := symSet(f.Syms, map[string]bool{"cpu_op": true, "cuda_runtime": true, "cuda_driver": true})
+	isDataLoad := make([]bool, len(f.Syms))
+	for i, s := range f.Syms {
+		for _, p := range o.DataLoadEvents {
+			if strings.Contains(s, p) {
+				isDataLoad[i] = true
+			}
+		}
+	}
+	type nodeKey struct {
+		ts    int64
+		ev    int64
+		row   int32
+		start bool
+	}
+	var keys []nodeKey
+	for _, r := range g.Clipped {
+		if isNodeCat[f.Cat[r]] || isDataLoad[f.Name[r]] || (f.Stream[r] != -1 && f.IndexCorr[r] >= 0) {
+			keys = append(keys, nodeKey{f.TS[r], f.EvIdx[r], r, true})
+		}
+	}
+	nev := len(keys)
+	for i := 0; i < nev; i++ {
+		k := keys[i]
+		keys = append(keys, nodeKey{k.ts + f.Dur[k.row], k.ev, k.row, false})
+	}
+	// Stable on (ts, ev_idx): a zero-length event's start stays before its end.
+	sort.SliceStable(keys, func(i, j int) bool {
+		if keys[i].ts != keys[j].ts {
+			return keys[i].ts < keys[j].ts
+		}
+		return keys[i].ev < keys[j].ev
+	})
+	nn := len(keys)
+	g.NodeRow = make([]int32, nn)
+	g.NodeTS = make([]int64, nn)
+	g.NodeStart = make([]bool, nn)
+	g.startNode = make([]int32, n)
+	g.endNode = make([]int32, n)
+	for i := range g.startNode {
+		g.startNode[i], g.endNode[i] = -1, -1
+	}
+	for i, k := range keys {
+		g.NodeRow[i], g.NodeTS[i], g.NodeStart[i] = k.row, k.ts, k.start
+		if k.start {
+			g.startNode[k.row] = int32(i)
+		} else {
+			g.endNode[k.row] = int32(i)
+		}
+	}
+	keys = nil
+	isBlocking := symSet(f.Syms, blockingNames)
+	isLock := symSet(f.Syms, cudaRuntimeLockNames)
+
+	b := NewBuilder(nn, 3*nn/2)
+	attr := make([]int32, 0, 3*nn/2)
+	addEdge := func(u, v int32, t uint8, zero bool) int32 {
+		var w int64
+		if !(t == EdgeDependency || t == EdgeSyncDependency || zero) {
+			w = g.NodeTS[v] - g.NodeTS[u]
+		}
+		id, replaced := b.AddEdge(u, v, w, t)
+		if !replaced {
+			attr = append(attr, -1)
+		}
+		return id
+	}
+	attribute := func(id int32, srcParent int32) {
+		t := b.typ[id]
+		if t != EdgeOperator && t != EdgeKernelKernel {
+			return
+		}
+		u, v := b.src[id], b.dst[id]
+		switch {
+		case t == EdgeKernelKernel || g.NodeStart[u]:
+			attr[id] = g.NodeRow[u]
+		case !g.NodeStart[v]:
+			attr[id] = g.NodeRow[v]
+		default:
+			attr[id] = srcParent
+		}
+	}
+	lockNode := func(v int32) bool { return isLock[f.Name[g.NodeRow[v]]] }
+
+	// (a) CUDA runtime lock across threads.
+	{
+		var pending []int32
+		last := int32(-1)
+		for v := int32(0); v < int32(nn); v++ {
+			if !lockNode(v) {
+				continue
+			}
+			if g.NodeStart[v] {
+				pending = append(pending, v)
+			} else {
+				for len(pending) > 0 {
+					p := pending[len(pending)-1]
+					pending = pending[:len(pending)-1]
+					if g.NodeRow[p] == g.NodeRow[v] {
+						id := addEdge(p, v, EdgeOperator, false)
+						attribute(id, g.NodeRow[v])
+					} else {
+						addEdge(p, v, EdgeDependency, false)
+					}
+				}
+				if last >= 0 && !g.NodeStart[last] {
+					addEdge(last, v, EdgeDependency, false)
+				}
+			}
+			last = v
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// (b) Call stacks per CPU thread.
+	g.callStacks(isLock, isBlocking, addEdge, attribute)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// (c) GPU kernels and synchronisation.
+	if err := g.kernels(row, addEdge, attribute, b); err != nil {
+		return nil, err
+	}
+
+	g.G = b.Build()
+	g.Attr = attr
+	if err := g.validate(); err != nil {
+		return nil, err
+	}
+	p, err := g.G.LongestPath(ctx, g.GW)
+	if err != nil {
+		if errors.Is(err, ErrCycle) {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidGraph, err)
+		}
+		return nil, err
+	}
+	g.Path = p
+	return g, nil
+}
+
+func (g *CPGraph) window() error {
+	f, o := g.F, g.opts
+	if o.Annotation == "" {
+		g.WindowStart, g.WindowEnd = math.MaxInt64, math.MinInt64
+		for r := range f.TS {
+			g.WindowStart = min(g.WindowStart, f.TS[r])
+			g.WindowEnd = max(g.WindowEnd, f.TS[r]+f.Dur[r])
+		}
+		if f.Len() == 0 {
+			return fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
+		}
+		return nil
+	}
+	match := make([]bool, len(f.Syms))
+	for i, s := range f.Syms {
+		match[i] = strings.Contains(s, o.Annotation)
+	}
+	var rows []int
+	for r := range f.Name {
+		if match[f.Name[r]] {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("%w: no event name contains %q", ErrAnnotationNotFound, o.Annotation)
+	}
+	a, b := o.Instance, o.InstanceEnd
+	if b < 0 {
+		b = a
+	}
+	if a < 0 || a >= len(rows) || b < a || b >= len(rows) {
+		return fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)
+	}
+	g.WindowStart, g.WindowEnd = math.MaxInt64, math.MinInt64
+	for _, r := range rows[a : b+1] {
+		g.WindowStart = min(g.WindowStart, f.TS[r])
+		g.WindowEnd = max(g.WindowEnd, f.TS[r]+f.Dur[r])
+	}
+	return nil
+}
+
+func (g *CPGraph) validate() error {
+	gr := g.G
+	g.GW = make([]int64, len(gr.W))
+	copy(g.GW, gr.W)
+	var bad []string
+	for e, w := range gr.W {
+		switch {
+		case g.opts.StrictNegativeWeights && w < -1000:
+			if len(bad) < 3 {
+				bad = append(bad, fmt.Sprintf("edge %d→%d (%s, events %d→%d) has weight %.3f µs",
+					gr.Src[e], gr.Dst[e], EdgeTypeName(gr.Type[e]), g.EvIdx(g.NodeRow[gr.Src[e]]), g.EvIdx(g.NodeRow[gr.Dst[e]]), float64(w)/1000))
+			}
+		case !g.opts.StrictNegativeWeights && (w <= -1000 || (!g.opts.Compat && w < 0)):
+			g.GW[e] = 0
+		}
+		if gr.Type[e] == EdgeSyncDependency {
+			s1 := g.F.Stream[g.NodeRow[gr.Src[e]]]
+			s2 := g.F.Stream[g.NodeRow[gr.Dst[e]]]
+			if s1 != -1 && s1 == s2 {
+				return fmt.Errorf("%w: synchronisation edge between events %d and %d on the same stream %d",
+					ErrInvalidGraph, g.EvIdx(g.NodeRow[gr.Src[e]]), g.EvIdx(g.NodeRow[gr.Dst[e]]), s1)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: negative weights (strict check): %s", ErrInvalidGraph, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// callStacks adds HTA's call-stack edges (pass b).
+func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32, t uint8, zero bool) int32, attribute func(int32, int32)) {
+	f := g.F
+	// Forward/backward thread merge.
+	cpuOp, userAnn := symID(f.Syms, "cpu_op"), symID(f.Syms, "user_annotation")
+	tidFor := func(sub string) (int64, bool) {
+		match := make([]bool, len(f.Syms))
+		for i, s := range f.Syms {
+			match[i] = strings.Contains(s, sub)
+		}
+		var tid int64
+		count := 0
+		seen := map[int64]bool{}
+		for _, r := range g.Clipped {
+			if match[f.Name[r]] && (f.Cat[r] == cpuOp || f.Cat[r] == userAnn) && !seen[f.Tid[r]] {
+				seen[f.Tid[r]] = true
+				tid = f.Tid[r]
+				count++
+			}
+		}
+		return tid, count == 1
+	}
+	fwd, okF := tidFor("forward")
+	bwd, okB := tidFor("autograd")
+	merge := okF && okB && fwd != bwd && fwd != 0 && bwd != 0 // HTA tests the tids for truthiness
+	tidOf := func(r int32) int64 {
+		if merge && f.Tid[r] == bwd {
+			return fwd
+		}
+		return f.Tid[r]
+	}
+	// Group clipped rows by (pid, tid), groups in ascending order, rows in ev_idx order.
+	rows := append([]int32(nil), g.Clipped...)
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if f.Pid[a] != f.Pid[b] {
+			return f.Pid[a] < f.Pid[b]
+		}
+		return tidOf(a) < tidOf(b)
+	})
+	type csEvent struct {
+		row   int32
+		time  int64
+		dur   int64
+		start bool
+	}
+	// compare: HTA's call-stack event order.
+	cmp := func(x, y *csEvent) int {
+		if x.row == y.row {
+			if x.start {
+				return -1
+			}
+			return 1
+		}
+		ex, ey := g.F.EvIdx[x.row], g.F.EvIdx[y.row]
+		if x.time != y.time {
+			if x.time < y.time {
+				return -1
+			}
+			return 1
+		}
+		if x.start == y.start {
+			if x.start {
+				if x.dur == y.dur {
+					return sign(ex - ey)
+				}
+				if x.dur < y.dur {
+					return 1
+				}
+				return -1
+			}
+			if x.dur == y.dur {
+				return -sign(ex - ey)
+			}
+			if x.dur < y.dur {
+				return -1
+			}
+			return 1
+		}
+		if x.dur > 0 && y.dur > 0 {
+			if x.start {
+				return 1
+			}
+			return -1
+		}
+		if x.dur == 0 && y.dur == 0 {
+			return sign(ex - ey)
+		}
+		if x.start {
+			return -1
+		}
+		return 1
+	}
+	var evs []csEvent
+	var children [][]int32 // per local node (0 = root), local child ids
+	var nodeRow []int32
+	var parentRow []int32
+	for lo := 0; lo < len(rows); {
+		hi := lo
+		for hi < len(rows) && f.Pid[rows[hi]] == f.Pid[rows[lo]] && tidOf(rows[hi]) == tidOf(rows[lo]) {
+			hi++
+		}
+		grp := rows[lo:hi]
+		lo = hi
+		allNeg, anyPos := true, false
+		for _, r := range grp {
+			if f.Stream[r] > 0 {
+				anyPos = true
+			}
+			if f.Stream[r] >= 0 {
+				allNeg = false
+			}
+		}
+		if anyPos || !allNeg {
+			continue // a GPU stream (no call stack) or a mixed lane HTA cannot classify
+		}
+		evs = evs[:0]
+		for _, r := range grp {
+			d := max(f.Dur[r], 0)
+			evs = append(evs, csEvent{r, f.TS[r], d, true}, csEvent{r, f.TS[r] + d, d, false})
+		}
+		sort.SliceStable(evs, func(i, j int) bool { return cmp(&evs[i], &evs[j]) < 0 })
+		// Build the tree with a stack; an end pops the top whatever it is (as HTA does).
+		children = children[:0]
+		nodeRow = nodeRow[:0]
+		parentRow = parentRow[:0]
+		children = append(children, nil)
+		nodeRow = append(nodeRow, -1)
+		parentRow = append(parentRow, -1)
+		var stack []int32
+		for i := range evs {
+			e := &evs[i]
+			if e.start {
+				p := int32(0)
+				if len(stack) > 0 {
+					p = stack[len(stack)-1]
+				}
+				id := int32(len(nodeRow))
+				nodeRow = append(nodeRow, e.row)
+				parentRow = append(parentRow, nodeRow[p])
+				children = append(children, nil)
+				children[p] = append(children[p], id)
+				stack = append(stack, id)
+			} else if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		// Depth-first traversal.
+		last := int32(-1)
+		depth := 0
+		lastParent := int32(-1)
+		shares := func(a, b int32) bool {
+			return isLock[f.Name[g.NodeRow[a]]] && isLock[f.Name[g.NodeRow[b]]] && (g.NodeStart[a] || !g.NodeStart[b])
+		}
+		var visit func(id int32)
+		visit = func(id int32) {
+			r := nodeRow[id]
+			has := r >= 0 && g.startNode[r] >= 0 && g.endNode[r] >= 0
+			if has {
+				s := g.startNode[r]
+				if last >= 0 && !shares(last, s) {
+					t := EdgeOperator
+					if depth == 0 {
+						t = EdgeDependency
+					}
+					e := addEdge(last, s, t, false)
+					attribute(e, lastParent)
+				}
+				last, lastParent = s, parentRow[id]
+				depth++
+			}
+			for _, c := range children[id] {
+				visit(c)
+			}
+			if has {
+				en := g.endNode[r]
+				if last >= 0 && !shares(last, en) {
+					e := addEdge(last, en, EdgeOperator, isBlocking[f.Name[r]])
+					attribute(e, lastParent)
+				}
+				last, lastParent = en, parentRow[id]
+				depth--
+			}
+		}
+		visit(0)
+	}
+}
+
+func sign(x int64) int {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}

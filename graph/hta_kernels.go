@@ -1,0 +1,301 @@
+package graph
+
+import (
+	"math"
+	"sort"
+)
+
+// kernels adds HTA's GPU edges (pass c): kernel spans, launch and kernel-kernel delays, and
+// synchronisation edges.
+func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint8, zero bool) int32, attribute func(int32, int32), b *Builder) error {
+	f := g.F
+	n := f.Len()
+	isLaunch := symSet(f.Syms, launchNames)
+	syncCat := symID(f.Syms, "cuda_sync")
+	ctxSync, streamSync := symID(f.Syms, "Context Sync"), symID(f.Syms, "Stream Sync")
+	eventSync, swe := symID(f.Syms, "Event Sync"), symID(f.Syms, "Stream Wait Event")
+	record, swCall := symID(f.Syms, "cudaEventRecord"), symID(f.Syms, "cudaStreamWaitEvent")
+
+	// GPU rows by correlation (stream != -1).
+	gpuByCorr := map[int64][]int32{}
+	for r := 0; r < n; r++ {
+		if f.Stream[r] != -1 && f.Corr[r] != -1 {
+			gpuByCorr[f.Corr[r]] = append(gpuByCorr[f.Corr[r]], int32(r))
+		}
+	}
+	// Queue lengths on the whole rank (§4.6): +1 at each launch (stream of its GPU row), -1 at the
+	// start of each GPU row whose correlation a launch has; per stream, cumulative in ts order
+	// (stable: launches before kernels at equal ts).
+	type qev struct {
+		ts     int64
+		stream int64
+		delta  int64
+		row    int32
+	}
+	var qs []qev
+	launchCorr := map[int64]bool{}
+	for r := 0; r < n; r++ {
+		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
+			launchCorr[f.Corr[r]] = true
+			for _, k := range gpuByCorr[f.Corr[r]] {
+				qs = append(qs, qev{f.TS[r], f.Stream[k], 1, int32(r)})
+			}
+			if len(gpuByCorr[f.Corr[r]]) == 0 {
+				qs = append(qs, qev{f.TS[r], math.MinInt64, 1, int32(r)}) // NaN stream: dropped by groupby
+			}
+		}
+	}
+	for r := 0; r < n; r++ {
+		if f.Stream[r] != -1 && launchCorr[f.Corr[r]] {
+			qs = append(qs, qev{f.TS[r], f.Stream[r], -1, int32(r)})
+		}
+	}
+	sort.SliceStable(qs, func(i, j int) bool { return qs[i].ts < qs[j].ts })
+	qlen := make([]int64, n)
+	for i := range qlen {
+		qlen[i] = math.MinInt64 // NaN
+	}
+	cum := map[int64]int64{}
+	for _, q := range qs {
+		if q.stream == math.MinInt64 {
+			continue
+		}
+		cum[q.stream] += q.delta
+		qlen[q.row] = cum[q.stream]
+	}
+	qAt := func(ev int64) int64 {
+		r := row(ev)
+		if r < 0 {
+			return math.MinInt64
+		}
+		return qlen[r]
+	}
+
+	// Launch table (HTA's runtime calls df): launch rows with index_correlation > 0 whose linked row is a
+	// GPU row, sorted by ts, numbered launch_id.
+	type launch struct {
+		row    int32
+		ts     int64
+		stream int64 // of the kernel
+		gpu    int64 // pid of the kernel
+	}
+	var launches []launch
+	for r := 0; r < n; r++ {
+		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
+			k := row(f.IndexCorr[r])
+			if k >= 0 && f.Stream[k] != -1 {
+				launches = append(launches, launch{int32(r), f.TS[r], f.Stream[k], f.Pid[k]})
+			}
+		}
+	}
+	sort.SliceStable(launches, func(i, j int) bool { return launches[i].ts < launches[j].ts })
+
+	// cudaEventRecord → index of the previous launch on its (gpu, stream): keyed by record correlation.
+	prevLaunchByRecordCorr := map[int64]int64{}
+	if record >= 0 {
+		type sk struct{ corr, stream, gpu int64 }
+		recStream := map[int64]sk{}
+		for r := 0; r < n; r++ {
+			if f.WaitOnStream[r] > -1 {
+				recStream[f.WaitOnCorr[r]] = sk{f.WaitOnCorr[r], f.WaitOnStream[r], f.Pid[r]}
+			}
+		}
+		type rec struct {
+			ts          int64
+			corr        int64
+			stream, gpu int64
+		}
+		var recs []rec
+		for r := 0; r < n; r++ {
+			if f.Name[r] == record {
+				if s, ok := recStream[f.Corr[r]]; ok {
+					recs = append(recs, rec{f.TS[r], f.Corr[r], s.stream, s.gpu})
+				}
+			}
+		}
+		sort.SliceStable(recs, func(i, j int) bool { return recs[i].ts < recs[j].ts })
+		// Per (gpu, stream): merge launches and records by ts (launches first on ties).
+		type gs struct{ gpu, stream int64 }
+		lastLaunch := map[gs]int64{} // launch_id
+		li := 0
+		for _, rc := range recs {
+			for li < len(launches) && launches[li].ts <= rc.ts {
+				l := launches[li]
+				lastLaunch[gs{l.gpu, l.stream}] = int64(li)
+				li++
+			}
+			if id, ok := lastLaunch[gs{rc.gpu, rc.stream}]; ok {
+				prevLaunchByRecordCorr[rc.corr] = f.EvIdx[launches[id].row]
+			} else {
+				prevLaunchByRecordCorr[rc.corr] = -1
+			}
+		}
+	}
+	// cudaStreamWaitEvent (ev_idx) → index of the next launch on the same pid, tid and waiting stream.
+	nextLaunchByWait := map[int64]int64{}
+	if swCall >= 0 && swe >= 0 {
+		type key struct{ pid, tid, stream int64 }
+		type wait struct {
+			ts  int64
+			row int32
+			key key
+		}
+		var waits []wait
+		for r := 0; r < n; r++ {
+			if f.Name[r] == swCall && f.IndexCorr[r] > 0 {
+				k := row(f.IndexCorr[r])
+				if k >= 0 && f.Stream[k] != -1 {
+					waits = append(waits, wait{f.TS[r], int32(r), key{f.Pid[r], f.Tid[r], f.Stream[k]}})
+				}
+			}
+		}
+		sort.SliceStable(waits, func(i, j int) bool { return waits[i].ts < waits[j].ts })
+		// Walk backwards: the smallest launch_id at or after each wait (a launch at the same ts sorts before the wait, so it is not "after").
+		nextByKey := map[key]int64{}
+		li := len(launches) - 1
+		for wi := len(waits) - 1; wi >= 0; wi-- {
+			w := waits[wi]
+			for li >= 0 && launches[li].ts > w.ts {
+				l := launches[li]
+				k := key{f.Pid[l.row], f.Tid[l.row], l.stream}
+				if old, ok := nextByKey[k]; !ok || int64(li) < old {
+					nextByKey[k] = int64(li)
+				}
+				li--
+			}
+			if id, ok := nextByKey[w.key]; ok {
+				nextLaunchByWait[f.EvIdx[w.row]] = f.EvIdx[launches[id].row]
+			} else {
+				nextLaunchByWait[f.EvIdx[w.row]] = -1
+			}
+		}
+	}
+
+	// Work list: clipped rows on a stream (or Event/Context Sync) with index_correlation >= 0, by ts
+	// (sync rows by their end).
+	type work struct {
+		row  int32
+		sort int64
+	}
+	var ws []work
+	for _, r := range g.Clipped {
+		if (f.Stream[r] != -1 || f.Name[r] == eventSync || f.Name[r] == ctxSync) && f.IndexCorr[r] >= 0 {
+			s := f.TS[r]
+			if f.Cat[r] == syncCat {
+				s += f.Dur[r]
+			}
+			ws = append(ws, work{r, s})
+		}
+	}
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].sort < ws[j].sort })
+
+	lastNode := map[int64]int32{}
+	var streamOrder []int64
+	kernelSync := map[int32]int32{} // dest row → src row (-1 consumed)
+	tsOfEv := func(ev int64) int64 {
+		if r := row(ev); r >= 0 {
+			return f.TS[r]
+		}
+		return math.MinInt64
+	}
+	syncEdge := func(gpuNode int32, cpuEv int64) {
+		r := row(cpuEv)
+		if r < 0 || g.endNode[r] < 0 {
+			return
+		}
+		addEdge(gpuNode, g.endNode[r], EdgeSyncDependency, false)
+	}
+	for _, w := range ws {
+		r := w.row
+		if f.Cat[r] == syncCat {
+			name := f.Name[r]
+			if name == swe || name == eventSync {
+				prev, ok := prevLaunchByRecordCorr[f.WaitOnCorr[r]]
+				if !ok || prev == -1 || f.WaitOnCorr[r] == -1 {
+					continue
+				}
+				pr := row(prev)
+				if pr < 0 {
+					continue
+				}
+				src := row(f.IndexCorr[pr])
+				if name == swe {
+					next, ok := nextLaunchByWait[f.IndexCorr[r]]
+					if !ok || next < 0 {
+						continue
+					}
+					nr := row(next)
+					if nr < 0 {
+						continue
+					}
+					dst := row(f.IndexCorr[nr])
+					if dst >= 0 {
+						kernelSync[dst] = src
+					}
+				} else if src >= 0 && g.endNode[src] >= 0 {
+					syncEdge(g.endNode[src], f.IndexCorr[r])
+				}
+				continue
+			}
+			if name == ctxSync {
+				for _, s := range streamOrder {
+					syncEdge(lastNode[s], f.IndexCorr[r])
+				}
+			} else if name == streamSync {
+				if v, ok := lastNode[f.Stream[r]]; ok {
+					syncEdge(v, f.IndexCorr[r])
+				}
+			}
+			continue
+		}
+		s, e := g.startNode[r], g.endNode[r]
+		if s < 0 || e < 0 {
+			continue
+		}
+		id := addEdge(s, e, EdgeOperator, false)
+		attribute(id, -1)
+		stream := f.Stream[r]
+		syncSrc, hasSync := kernelSync[r]
+		syncEnd := int32(-1)
+		if hasSync && syncSrc >= 0 {
+			syncEnd = g.endNode[syncSrc]
+			if syncEnd < 0 {
+				hasSync = false
+			} else {
+				addEdge(syncEnd, s, EdgeSyncDependency, false)
+			}
+		} else {
+			hasSync = false
+		}
+		if _, ok := kernelSync[r]; ok {
+			kernelSync[r] = -1
+		}
+		runtimeEv := f.IndexCorr[r]
+		runtimeTS := tsOfEv(runtimeEv)
+		last, hasLast := lastNode[stream]
+		launchAdded := false
+		if qAt(runtimeEv) == 1 && qlen[r] == 0 &&
+			(!hasLast || g.NodeTS[last] < runtimeTS) &&
+			(!hasSync || g.NodeTS[syncEnd] < runtimeTS) {
+			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
+				addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
+				launchAdded = true
+			}
+		} else if hasLast && g.NodeTS[s]-g.NodeTS[last] < kernelKernelDelayThreshold &&
+			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[last]) {
+			id := addEdge(last, s, EdgeKernelKernel, false)
+			attribute(id, -1)
+		}
+		if g.opts.ZeroWeightLaunchEdges && !launchAdded {
+			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
+				addEdge(g.startNode[rr], s, EdgeLaunchDelay, true)
+			}
+		}
+		if !hasLast {
+			streamOrder = append(streamOrder, stream)
+		}
+		lastNode[stream] = e
+	}
+	_ = b
+	return nil
+}

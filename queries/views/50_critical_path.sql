@@ -1,0 +1,107 @@
+-- Critical path (design.md §5): NULL-safe public macros over the internal Go table functions of
+-- sqlfuncs/critical_path*.go. Every argument is coalesced to its default here, because duckdb-go
+-- table functions abort the process on a NULL argument and have no optional arguments.
+--
+-- Common parameters (HTA's critical_path_analysis):
+--   rank := 0, annotation := 'ProfilerStep' (substring of the window annotation's name; '' = whole
+--   trace), instance := 0 (0-based, file order), instance_end := -1 (inclusive; -1 = instance),
+--   algorithm := 'hta' ('ctda' is not implemented yet), label := NULL (any label holding the rank),
+--   data_load_events := NULL (list of name substrings: nodes + the data_loading bound),
+--   add_zero_weight_launch_edges := false (HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE),
+--   strict_negative_weights := false (HTA's CRITICAL_PATH_STRICT_NEGATIVE_WEIGHT_CHECKS),
+--   compat := NULL (NULL = hta_compat(); true reads HTA's µs-rounded frame).
+-- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
+-- longest path (compat: only those ≤ -1 µs, exactly as HTA).
+
+-- @macro critical_path(rank, annotation, instance, instance_end, algorithm, label, data_load_events, add_zero_weight_launch_edges, strict_negative_weights, compat)  One row per critical-path edge, in path order.
+-- @column label       Trace set
+-- @column rank        Rank
+-- @column seq         Position on the path (0 = first edge)
+-- @column src_node    Graph node the edge leaves (cp_graph_nodes.node)
+-- @column dst_node    Graph node the edge enters
+-- @column src_ev_idx  Event of src_node
+-- @column dst_ev_idx  Event of dst_node
+-- @column ev_idx      Event the edge's time is attributed to (NULL for dependency, launch and sync edges)
+-- @column name        Name of the attributed event
+-- @column cat         Category of the attributed event
+-- @column pid         Process of the attributed event
+-- @column tid         Thread of the attributed event
+-- @column stream      Stream of the attributed event (-1 = CPU)
+-- @column edge_type   critical_path_operator, _dependency, _kernel_launch_delay, _kernel_kernel_delay, _sync_dependency
+-- @column weight_us   Edge weight used by the longest path, µs
+-- @column bound_by    cpu_bound, data_loading, gpu_compute_bound, gpu_communication_bound, gpu_kernel_launch_overhead, gpu_kernel_kernel_overhead or ''
+-- @column ts          Time of src_node, ns
+-- @column end_ts      Time of dst_node, ns
+CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
+    strict_negative_weights := false, compat := NULL) AS TABLE
+SELECT * FROM _cp_path(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
+    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()));
+
+-- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path.
+-- @column label           Trace set
+-- @column rank            Rank
+-- @column bound_by        Bucket ('' = dependency and sync edges)
+-- @column duration_us     Sum of the bucket's edge weights, µs
+-- @column pct             Share of the path's summed weights, %
+-- @column path_length_us  Critical-path length, µs
+-- @column path_edges      Edges on the path
+-- @column window_us       Length of the analysed window, µs
+-- @column cpcr            Critical-path coverage ratio: Σ weights of path edges attributed to events ÷ window length
+CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
+    strict_negative_weights := false, compat := NULL) AS TABLE
+SELECT * FROM _cp_summary(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
+    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()));
+
+-- @macro cp_graph_nodes(same parameters as critical_path)  One row per node of the critical-path DAG (an event's start or end).
+-- @column label             Trace set
+-- @column rank              Rank
+-- @column node              Node id (nodes sorted by time, then event index)
+-- @column ev_idx            Event
+-- @column ts                Time of the node, ns
+-- @column is_start          True for the event's start, false for its end
+-- @column is_blocking       Event is a blocking CUDA call (its inner time has zero weight)
+-- @column name              Event name
+-- @column cat               Event category
+-- @column pid               Process
+-- @column tid               Thread
+-- @column stream            Stream (-1 = CPU)
+-- @column on_critical_path  Node lies on the critical path
+-- @column has_edges         Node has at least one edge (HTA's graph counts only these nodes)
+CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
+    strict_negative_weights := false, compat := NULL) AS TABLE
+SELECT * FROM _cp_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
+    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()));
+
+-- @macro cp_graph_edges(same parameters as critical_path)  One row per edge of the critical-path DAG, in construction order.
+-- @column label             Trace set
+-- @column rank              Rank
+-- @column src_node          Node the edge leaves
+-- @column dst_node          Node the edge enters
+-- @column src_ev_idx        Event of src_node
+-- @column dst_ev_idx        Event of dst_node
+-- @column ev_idx            Attributed event (NULL when none)
+-- @column edge_type         Edge type (see critical_path)
+-- @column weight_us         Weight the longest path uses, µs (negative weights clamped)
+-- @column edge_weight_us    The edge's own weight (HTA's CPEdge.weight), µs
+-- @column name              Name of the attributed event
+-- @column stream            Stream of the attributed event
+-- @column bound_by          Bound-by bucket the edge would count in
+-- @column ts                Time of src_node, ns
+-- @column end_ts            Time of dst_node, ns
+-- @column on_critical_path  Edge lies on the critical path
+CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
+    strict_negative_weights := false, compat := NULL) AS TABLE
+SELECT * FROM _cp_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
+    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()));

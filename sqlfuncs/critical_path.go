@@ -1,0 +1,483 @@
+package sqlfuncs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/graph"
+)
+
+// Critical-path table functions (design.md §5). Every one is internal: the NULL-safe public macros
+// are in queries/views/50_critical_path.sql. All work happens at bind time on env.DB (a connection
+// other than the one running the query); FillChunk only copies.
+//
+// Common positional arguments (cpArgs): label, rank, annotation, instance, instance_end, algorithm,
+// data_load_events (JSON array of strings), add_zero_weight_launch_edges, strict_negative_weights,
+// compat.
+
+type cpArgs struct {
+	label     string
+	rank      int64
+	opts      graph.Options
+	algorithm string
+	dataLoad  []string
+}
+
+const cpArgCount = 10
+
+func cpArgTypes(extra ...duckdb.Type) []duckdb.TypeInfo {
+	ts := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT,
+		duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN,
+		duckdb.TYPE_BOOLEAN}
+	ts = append(ts, extra...)
+	out := make([]duckdb.TypeInfo, len(ts))
+	for i, t := range ts {
+		ti, err := duckdb.NewTypeInfo(t)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = ti
+	}
+	return out
+}
+
+func parseCPArgs(args []any) (cpArgs, error) {
+	var a cpArgs
+	if len(args) < cpArgCount {
+		return a, fmt.Errorf("expected %d arguments, got %d", cpArgCount, len(args))
+	}
+	for i, v := range args[:cpArgCount] {
+		if v == nil {
+			return a, fmt.Errorf("argument %d is NULL", i+1)
+		}
+	}
+	a.label = args[0].(string)
+	a.rank = args[1].(int64)
+	a.opts.Annotation = args[2].(string)
+	a.opts.Instance = int(args[3].(int64))
+	a.opts.InstanceEnd = int(args[4].(int64))
+	a.algorithm = strings.ToLower(args[5].(string))
+	dl := strings.TrimSpace(args[6].(string))
+	if dl != "" && dl != "null" {
+		if err := json.Unmarshal([]byte(dl), &a.dataLoad); err != nil {
+			var one string
+			if err2 := json.Unmarshal([]byte(dl), &one); err2 != nil {
+				return a, fmt.Errorf("data_load_events: want a list of strings, got %s", dl)
+			}
+			a.dataLoad = []string{one}
+		}
+	}
+	a.opts.DataLoadEvents = a.dataLoad
+	a.opts.ZeroWeightLaunchEdges = args[7].(bool)
+	a.opts.StrictNegativeWeights = args[8].(bool)
+	a.opts.Compat = args[9].(bool)
+	switch a.algorithm {
+	case "hta":
+	case "ctda":
+		return a, errors.New("algorithm 'ctda' is not implemented yet (use algorithm := 'hta')")
+	default:
+		return a, fmt.Errorf("unknown algorithm %q (want 'hta' or 'ctda')", a.algorithm)
+	}
+	return a, nil
+}
+
+// cpTrace is the trace a call refers to.
+type cpTrace struct {
+	id     int64
+	label  string
+	rank   int64
+	path   string
+	events int64
+}
+
+func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
+	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, coalesce(events, 0) FROM traces
+		WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`, rank, label, label)
+	if err != nil {
+		return cpTrace{}, fmt.Errorf("find trace: %w", err)
+	}
+	defer rows.Close()
+	var found []cpTrace
+	for rows.Next() {
+		var t cpTrace
+		if err := rows.Scan(&t.id, &t.label, &t.rank, &t.path, &t.events); err != nil {
+			return cpTrace{}, err
+		}
+		found = append(found, t)
+	}
+	if err := rows.Err(); err != nil {
+		return cpTrace{}, err
+	}
+	switch {
+	case len(found) == 0 && label == "":
+		return cpTrace{}, fmt.Errorf("no trace with rank %d is loaded", rank)
+	case len(found) == 0:
+		return cpTrace{}, fmt.Errorf("no trace with label %q and rank %d is loaded", label, rank)
+	case len(found) > 1:
+		var ls []string
+		for _, t := range found {
+			ls = append(ls, fmt.Sprintf("%q", t.label))
+		}
+		return cpTrace{}, fmt.Errorf("rank %d is loaded under several labels (%s): pass label := ...", rank, strings.Join(ls, ", "))
+	}
+	return found[0], nil
+}
+
+// readFrame reads one trace's stored HTA frame (compat or default), sorted by ev_idx, with the
+// synchronisation args the graph needs.
+func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool) (*graph.Frame, error) {
+	table := "_hta_frame_default"
+	if compat {
+		table = "_hta_frame_compat"
+	}
+	q := `SELECT f.ev_idx, f.cat, coalesce(f.name, ''), f.pid, f.tid, f.ts, f.dur, f.stream, f.correlation, f.index_correlation,
+	       coalesce(TRY_CAST(e.args->>'wait_on_stream' AS BIGINT), -1),
+	       coalesce(TRY_CAST(e.args->>'wait_on_cuda_event_record_corr_id' AS BIGINT), -1)
+	FROM ` + table + ` f
+	LEFT JOIN (SELECT ev_idx, args FROM events WHERE trace_id = $1 AND cat = 'cuda_sync') e ON e.ev_idx = f.ev_idx
+	WHERE f.trace_id = $1 ORDER BY f.ev_idx`
+	rows, err := db.QueryContext(ctx, q, traceID)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	defer rows.Close()
+	f := &graph.Frame{}
+	var in graph.Interner
+	var ev, pid, tid, ts, dur, stream, corr, ic, ws, wc int64
+	var cat, name string
+	for rows.Next() {
+		if err := rows.Scan(&ev, &cat, &name, &pid, &tid, &ts, &dur, &stream, &corr, &ic, &ws, &wc); err != nil {
+			return nil, fmt.Errorf("read %s: %w", table, err)
+		}
+		f.EvIdx = append(f.EvIdx, ev)
+		f.Cat = append(f.Cat, in.Intern(cat))
+		f.Name = append(f.Name, in.Intern(name))
+		f.Pid = append(f.Pid, pid)
+		f.Tid = append(f.Tid, tid)
+		f.TS = append(f.TS, ts)
+		f.Dur = append(f.Dur, dur)
+		f.Stream = append(f.Stream, stream)
+		f.Corr = append(f.Corr, corr)
+		f.IndexCorr = append(f.IndexCorr, ic)
+		f.WaitOnStream = append(f.WaitOnStream, ws)
+		f.WaitOnCorr = append(f.WaitOnCorr, wc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	f.Syms = in.Syms
+	return f, nil
+}
+
+// The graph cache: the last few built graphs per database, so that what-if calls and the
+// path/summary/nodes/edges functions on the same window only re-weight.
+type cpCacheKey struct {
+	env    *Env
+	trace  int64
+	events int64
+	opts   string
+}
+
+type cpCacheEntry struct {
+	key  cpCacheKey
+	g    *graph.CPGraph
+	tr   cpTrace
+	used time.Time
+}
+
+var cpCache struct {
+	sync.Mutex
+	entries []*cpCacheEntry
+}
+
+const cpCacheSize = 8
+
+// cpGraph returns the graph of a call's window (built, or from the cache).
+func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, error) {
+	tr, err := resolveTrace(ctx, env.DB, a.label, a.rank)
+	if err != nil {
+		return nil, tr, err
+	}
+	key := cpCacheKey{env, tr.id, tr.events, fmt.Sprintf("%+v", a.opts)}
+	cpCache.Lock()
+	for _, e := range cpCache.entries {
+		if e.key == key {
+			e.used = time.Now()
+			cpCache.Unlock()
+			return e.g, tr, nil
+		}
+	}
+	cpCache.Unlock()
+	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat)
+	if err != nil {
+		return nil, tr, err
+	}
+	g, err := graph.BuildHTA(ctx, f, a.opts)
+	if err != nil {
+		return nil, tr, fmt.Errorf("critical path of label %q rank %d: %w", tr.label, tr.rank, err)
+	}
+	cpCache.Lock()
+	defer cpCache.Unlock()
+	if len(cpCache.entries) >= cpCacheSize {
+		oldest := 0
+		for i, e := range cpCache.entries {
+			if e.used.Before(cpCache.entries[oldest].used) {
+				oldest = i
+			}
+		}
+		cpCache.entries = append(cpCache.entries[:oldest], cpCache.entries[oldest+1:]...)
+	}
+	cpCache.entries = append(cpCache.entries, &cpCacheEntry{key, g, tr, time.Now()})
+	return g, tr, nil
+}
+
+// cpRegister registers one internal table function whose bind builds a cpTable.
+func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.Context, env *Env, args []any) (*cpTable, error)) {
+	add(name, func(conn *sql.Conn, env *Env) error {
+		return duckdb.RegisterTableUDF(conn, name, duckdb.ChunkTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: argTypes},
+			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+				for i, v := range args {
+					if v == nil {
+						return nil, fmt.Errorf("%s: argument %d is NULL (call the public macro instead)", name, i+1)
+					}
+				}
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+				defer cancel()
+				t, err := bind(ctx, env, args)
+				if err != nil {
+					return nil, err
+				}
+				for _, c := range t.cols {
+					if l := max(len(c.i64), len(c.f64), len(c.str), len(c.b)); l != t.n {
+						return nil, fmt.Errorf("%s: internal error: column %s has %d rows, table %d", name, c.name, l, t.n)
+					}
+				}
+				return t, nil
+			},
+		})
+	})
+}
+
+func usOf(ns int64) float64 { return float64(ns) / 1000 }
+
+// pathTable is critical_path's output: one row per path edge in path order.
+func pathTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, dataLoad []*regexp.Regexp) *cpTable {
+	t := &cpTable{n: len(edges)}
+	label, rank := t.col("label", cpString), t.col("rank", cpInt)
+	seq, src, dst := t.col("seq", cpInt), t.col("src_node", cpInt), t.col("dst_node", cpInt)
+	srcEv, dstEv, ev := t.col("src_ev_idx", cpInt), t.col("dst_ev_idx", cpInt), t.col("ev_idx", cpInt)
+	name, cat, pid, tid, stream := t.col("name", cpString), t.col("cat", cpString), t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt)
+	typ, w, bound := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("bound_by", cpString)
+	ts, endTS := t.col("ts", cpInt), t.col("end_ts", cpInt)
+	f := g.F
+	for i, e := range edges {
+		u, v := g.G.Src[e], g.G.Dst[e]
+		label.addString(tr.label, true)
+		rank.addInt(tr.rank, true)
+		seq.addInt(int64(i), true)
+		src.addInt(int64(u), true)
+		dst.addInt(int64(v), true)
+		srcEv.addInt(g.EvIdx(g.NodeRow[u]), true)
+		dstEv.addInt(g.EvIdx(g.NodeRow[v]), true)
+		r := g.Attr[e]
+		ok := r >= 0
+		if !ok {
+			r = 0
+		}
+		ev.addInt(g.EvIdx(r), ok)
+		name.addString(f.Syms[f.Name[r]], ok)
+		cat.addString(f.Syms[f.Cat[r]], ok)
+		pid.addInt(f.Pid[r], ok)
+		tid.addInt(f.Tid[r], ok)
+		stream.addInt(f.Stream[r], ok)
+		typ.addString(graph.EdgeTypeName(g.G.Type[e]), true)
+		w.addFloat(usOf(weights[e]), true)
+		bound.addString(g.BoundBy(e, dataLoad), true)
+		ts.addInt(g.NodeTS[u], true)
+		endTS.addInt(g.NodeTS[v], true)
+	}
+	return t
+}
+
+func init() {
+	cpRegister("_cp_path", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		return pathTable(g, tr, g.Path.Edges, g.GW, graph.DataLoadRegexps(a.dataLoad)), nil
+	})
+
+	cpRegister("_cp_summary", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, graph.DataLoadRegexps(a.dataLoad)), nil
+	})
+
+	cpRegister("_cp_nodes", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		onPath := make([]bool, len(g.NodeRow))
+		for _, v := range g.Path.Nodes {
+			onPath[v] = true
+		}
+		f := g.F
+		blocking := map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true,
+			"cudaEventQuery": true, "cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpyAsync": true}
+		t := &cpTable{n: len(g.NodeRow)}
+		label, rank, node, ev := t.col("label", cpString), t.col("rank", cpInt), t.col("node", cpInt), t.col("ev_idx", cpInt)
+		ts, isStart, isBlocking := t.col("ts", cpInt), t.col("is_start", cpBool), t.col("is_blocking", cpBool)
+		name, cat, pid, tid, stream := t.col("name", cpString), t.col("cat", cpString), t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt)
+		crit, hasEdges := t.col("on_critical_path", cpBool), t.col("has_edges", cpBool)
+		gr := g.G
+		for v, r := range g.NodeRow {
+			hasEdges.addBool(gr.OutOff[v+1] > gr.OutOff[v] || gr.InOff[v+1] > gr.InOff[v], true)
+			label.addString(tr.label, true)
+			rank.addInt(tr.rank, true)
+			node.addInt(int64(v), true)
+			ev.addInt(f.EvIdx[r], true)
+			ts.addInt(g.NodeTS[v], true)
+			isStart.addBool(g.NodeStart[v], true)
+			isBlocking.addBool(blocking[f.Syms[f.Name[r]]], true)
+			name.addString(f.Syms[f.Name[r]], true)
+			cat.addString(f.Syms[f.Cat[r]], true)
+			pid.addInt(f.Pid[r], true)
+			tid.addInt(f.Tid[r], true)
+			stream.addInt(f.Stream[r], true)
+			crit.addBool(onPath[v], true)
+		}
+		return t, nil
+	})
+
+	cpRegister("_cp_edges", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		return edgesTable(g, tr, graph.DataLoadRegexps(a.dataLoad)), nil
+	})
+}
+
+// summaryTable is HTA's summary() over the path edges with the given weights (HTA: the edges' own
+// weights), plus the path length (pathLen, ns), the window and CPCR.
+func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, pathLen int64, dataLoad []*regexp.Regexp) *cpTable {
+	sums := map[string]int64{}
+	var order []string
+	var total, attributed int64
+	for _, e := range edges {
+		b := g.BoundBy(e, dataLoad)
+		if _, ok := sums[b]; !ok {
+			order = append(order, b)
+		}
+		w := weights[e]
+		sums[b] += w
+		total += w
+		if g.Attr[e] >= 0 {
+			attributed += w
+		}
+	}
+	sortStrings(order)
+	t := &cpTable{n: len(order)}
+	label, rank, bound := t.col("label", cpString), t.col("rank", cpInt), t.col("bound_by", cpString)
+	dur, pct := t.col("duration_us", cpFloat), t.col("pct", cpFloat)
+	plen, nedges, win, cpcr := t.col("path_length_us", cpFloat), t.col("path_edges", cpInt), t.col("window_us", cpFloat), t.col("cpcr", cpFloat)
+	window := g.WindowEnd - g.WindowStart
+	for _, b := range order {
+		label.addString(tr.label, true)
+		rank.addInt(tr.rank, true)
+		bound.addString(b, true)
+		dur.addFloat(usOf(sums[b]), true)
+		p := 0.0
+		if total != 0 {
+			p = float64(sums[b]) / float64(total) * 100
+		}
+		pct.addFloat(p, total != 0)
+		plen.addFloat(usOf(pathLen), true)
+		nedges.addInt(int64(len(edges)), true)
+		win.addFloat(usOf(window), true)
+		c := 0.0
+		if window > 0 {
+			c = float64(attributed) / float64(window)
+		}
+		cpcr.addFloat(c, window > 0)
+	}
+	return t
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+	onPath := make([]bool, len(g.G.Src))
+	for _, e := range g.Path.Edges {
+		onPath[e] = true
+	}
+	f := g.F
+	t := &cpTable{n: len(g.G.Src)}
+	label, rank := t.col("label", cpString), t.col("rank", cpInt)
+	src, dst := t.col("src_node", cpInt), t.col("dst_node", cpInt)
+	srcEv, dstEv, ev := t.col("src_ev_idx", cpInt), t.col("dst_ev_idx", cpInt), t.col("ev_idx", cpInt)
+	typ, w, gw := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("edge_weight_us", cpFloat)
+	name, stream, bound := t.col("name", cpString), t.col("stream", cpInt), t.col("bound_by", cpString)
+	ts, endTS, crit := t.col("ts", cpInt), t.col("end_ts", cpInt), t.col("on_critical_path", cpBool)
+	for e := range g.G.Src {
+		u, v := g.G.Src[e], g.G.Dst[e]
+		label.addString(tr.label, true)
+		rank.addInt(tr.rank, true)
+		src.addInt(int64(u), true)
+		dst.addInt(int64(v), true)
+		srcEv.addInt(g.EvIdx(g.NodeRow[u]), true)
+		dstEv.addInt(g.EvIdx(g.NodeRow[v]), true)
+		r := g.Attr[e]
+		ok := r >= 0
+		if !ok {
+			r = 0
+		}
+		ev.addInt(g.EvIdx(r), ok)
+		typ.addString(graph.EdgeTypeName(g.G.Type[e]), true)
+		w.addFloat(usOf(g.GW[e]), true)
+		gw.addFloat(usOf(g.G.W[e]), true)
+		name.addString(f.Syms[f.Name[r]], ok)
+		stream.addInt(f.Stream[r], ok)
+		bound.addString(g.BoundBy(int32(e), dataLoad), true)
+		ts.addInt(g.NodeTS[u], true)
+		endTS.addInt(g.NodeTS[v], true)
+		crit.addBool(onPath[e], true)
+	}
+	return t
+}
