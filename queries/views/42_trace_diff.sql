@@ -1,0 +1,150 @@
+-- Trace diff: compare the ops and kernels of two labelled trace sets loaded into one database (HTA TraceDiff,
+-- hta-spec.md §6). Load them with different labels (`tracesql --label control a/ ; .load b/ --label test`).
+--
+-- HTA's LabeledTrace only parses the traces: no alignment and no last-step filter. So the input here is events
+-- itself (every complete event except cat Trace), not hta_frame:
+--   default  exact ns durations; an event is GPU when it lives on a device (kernels, memcpy, memset, cuda_sync,
+--            gpu_user_annotation, CUPTI ranges); iteration = events.step (the ProfilerStep that contains it, a GPU
+--            event the step of its launch), gpu_user_annotation rows by time containment.
+--   compat   HTA's parse: durations of sub-µs traces rounded inward to whole µs, GPU = raw stream arg != -1 (so a
+--            gpu_user_annotation, which has no stream arg, is a CPU op, and Context Sync on stream 4294967295 a GPU
+--            one), iteration by containment for stream < 0 rows (and stream 0 cpu_op), of the launch for stream > 0
+--            rows, none for other stream 0 rows.
+-- Defaults as HTA: rank NULL = the label's lowest rank, iteration NULL = its lowest ProfilerStep number. A single rank
+-- and a single iteration per side (HTA also accepts lists).
+
+-- @macro sq_short_name(name)  HTA's shortened op/kernel name: drops (...) argument lists, <...> template arguments and
+-- "->", keeps the last space-separated token; memory kernels (Memcpy/Memset/dma…) and names without < or ( unchanged.
+CREATE OR REPLACE MACRO sq_short_name(name) AS
+CASE
+    WHEN name IS NULL THEN NULL
+    WHEN regexp_matches(name, '^((hip)?Memcpy|(hip)?Memset|dma)') OR (NOT contains(name, '<') AND NOT contains(name, '('))
+        THEN name
+    ELSE string_split(
+        list_reduce(string_split(replace(name, '->', ''), ''), lambda acc, c:
+            CASE
+                WHEN c = '>' THEN left(acc, greatest(length(acc) - strpos(reverse(acc), '<'), 0) * (strpos(acc, '<') > 0)::INT)
+                WHEN c = ')' THEN left(acc, greatest(length(acc) - strpos(reverse(acc), '('), 0) * (strpos(acc, '(') > 0)::INT)
+                ELSE acc || c
+            END, ''),
+        ' ')[-1]
+END;
+
+-- _sq_diff_ops(compat, lbl, rnk, iter): the ops of one side, one row per event, with device (CPU/GPU) and dur_us.
+CREATE OR REPLACE MACRO _sq_diff_ops(compat, lbl, rnk, iter) AS TABLE
+WITH side AS (
+    SELECT t.trace_id, t.label, t.rank FROM traces t
+    WHERE t.label = lbl
+      AND t.rank = coalesce(rnk, (SELECT min(t2.rank) FROM traces t2 WHERE t2.label = lbl))
+),
+it AS (
+    SELECT coalesce(iter, (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl)) AS n
+),
+base AS (
+    SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step,
+           CASE WHEN compat THEN (e.ts + 999) // 1000 * 1000 ELSE e.ts END AS ts,
+           CASE WHEN compat THEN (e.ts + e.dur) // 1000 * 1000 - (e.ts + 999) // 1000 * 1000 ELSE e.dur END AS dur,
+           CASE
+               WHEN e.stream IS NOT NULL THEN e.stream
+               WHEN e.cat_class IN ('sync', 'kernel', 'memcpy', 'memset', 'other', 'gpu_user_annotation')
+                    AND regexp_full_match(e.args->>'stream', '-?[0-9]+(\.0*)?')
+                   THEN TRY_CAST(TRY_CAST(e.args->>'stream' AS DOUBLE) AS BIGINT)
+               ELSE -1
+           END AS raw_stream
+    FROM events e JOIN side s USING (trace_id)
+    WHERE e.dur IS NOT NULL AND e.cat IS NOT NULL AND e.cat <> 'Trace'
+),
+steps AS (
+    SELECT p.trace_id, p.ev_idx, p.step,
+           CASE WHEN compat THEN (p.ts + 999) // 1000 * 1000 ELSE p.ts END AS ts,
+           CASE WHEN compat THEN p.end_ts // 1000 * 1000 ELSE p.end_ts END AS end_ts
+    FROM profiler_steps p JOIN side s USING (trace_id)
+),
+contained AS (
+    SELECT b.trace_id, b.ev_idx, arg_max(p.step, p.ev_idx) AS step
+    FROM base b JOIN steps p ON p.trace_id = b.trace_id AND b.ts >= p.ts AND b.ts < p.end_ts
+    GROUP BY ALL
+),
+sided AS (
+    SELECT b.*, (b.raw_stream >= 0 AND coalesce(b.correlation, -1) >= 0) OR b.name IN ('Event Sync', 'Context Sync') AS gpu_side
+    FROM base b
+),
+link AS (
+    SELECT g.trace_id, g.ev_idx, max(c.ev_idx) AS cpu_idx
+    FROM sided g JOIN sided c ON c.trace_id = g.trace_id AND c.correlation = g.correlation
+    WHERE g.gpu_side AND NOT c.gpu_side AND g.raw_stream > 0
+    GROUP BY ALL
+),
+classified AS (
+    SELECT b.trace_id, b.ev_idx, b.cat, b.name, b.dur,
+           CASE WHEN compat THEN b.raw_stream <> -1
+                ELSE b.cat_class IN ('kernel', 'memcpy', 'memset', 'sync', 'gpu_user_annotation', 'cupti_range') END AS is_gpu,
+           CASE
+               WHEN compat AND b.raw_stream > 0 THEN coalesce(lc.step, -1)
+               WHEN compat AND b.raw_stream = 0 AND b.cat <> 'cpu_op' THEN NULL
+               WHEN compat THEN coalesce(c.step, -1)
+               WHEN b.cat_class = 'gpu_user_annotation' THEN coalesce(c.step, -1)
+               ELSE coalesce(b.step, -1)
+           END AS iteration
+    FROM base b
+    LEFT JOIN contained c ON c.trace_id = b.trace_id AND c.ev_idx = b.ev_idx
+    LEFT JOIN link l ON l.trace_id = b.trace_id AND l.ev_idx = b.ev_idx
+    LEFT JOIN contained lc ON lc.trace_id = l.trace_id AND lc.ev_idx = l.cpu_idx
+)
+SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = it.n;
+
+-- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). device_type: CPU, GPU or ALL.
+-- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
+-- @column control_counts             Occurrences in the control side
+-- @column control_total_duration_us  Sum of their durations, µs
+-- @column test_counts                Occurrences in the test side
+-- @column test_total_duration_us     Sum of their durations, µs
+-- @column diff_counts                test_counts − control_counts
+-- @column diff_duration_us           test_total_duration_us − control_total_duration_us, µs
+-- @column counts_change_category     + (more in test), - (fewer), = (same)
+CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
+        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false) AS TABLE
+WITH sel AS (
+    SELECT upper(coalesce(device_type, 'ALL')) AS dev, coalesce(use_short_name, false) AS short
+),
+ctl AS (
+    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur_us) AS d
+    FROM _sq_diff_ops(hta_compat(), control_label, control_rank, control_iteration) o, sel
+    WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
+    GROUP BY 1
+),
+tst AS (
+    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur_us) AS d
+    FROM _sq_diff_ops(hta_compat(), test_label, test_rank, test_iteration) o, sel
+    WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
+    GROUP BY 1
+)
+SELECT name,
+       coalesce(c.n, 0) AS control_counts, coalesce(c.d, 0) AS control_total_duration_us,
+       coalesce(t.n, 0) AS test_counts, coalesce(t.d, 0) AS test_total_duration_us,
+       coalesce(t.n, 0) - coalesce(c.n, 0) AS diff_counts,
+       coalesce(t.d, 0) - coalesce(c.d, 0) AS diff_duration_us,
+       CASE WHEN coalesce(t.n, 0) > coalesce(c.n, 0) THEN '+' WHEN coalesce(t.n, 0) < coalesce(c.n, 0) THEN '-' ELSE '=' END
+           AS counts_change_category
+FROM ctl c FULL OUTER JOIN tst t USING (name)
+-- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
+ORDER BY hta_compat() AND c.n IS NULL, name;
+
+-- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff).
+-- @column category  added (absent in control), deleted (absent in test), increased, decreased, unchanged
+-- @column name      Op or kernel name
+CREATE OR REPLACE MACRO ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
+        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false) AS TABLE
+SELECT category, name FROM (
+    SELECT d.name,
+           CASE WHEN d.control_counts = 0 AND d.test_counts > 0 THEN 'added'
+                WHEN d.control_counts > 0 AND d.test_counts = 0 THEN 'deleted'
+                WHEN d.control_counts > 0 AND d.diff_counts > 0 THEN 'increased'
+                WHEN d.test_counts > 0 AND d.diff_counts < 0 THEN 'decreased'
+                WHEN d.test_counts > 0 AND d.diff_counts = 0 THEN 'unchanged' END AS category
+    FROM trace_diff(control_label, test_label, control_rank := control_rank, test_rank := test_rank,
+                    control_iteration := control_iteration, test_iteration := test_iteration,
+                    device_type := device_type, use_short_name := use_short_name) d
+)
+WHERE category IS NOT NULL
+ORDER BY list_position(['added', 'deleted', 'increased', 'decreased', 'unchanged'], category), name;
