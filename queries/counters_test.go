@@ -246,3 +246,49 @@ func ctBlockedFromSeries(t testing.TB, d htaref.Dir, ref htaref.CSV, maxq int) [
 	}
 	return out
 }
+
+// TestMemoryBWCompat: memory_bw (every sample with its value, and the order within each kind) and
+// memory_bw_summary in compat mode equal HTA's files.
+func TestMemoryBWCompat(t *testing.T) {
+	for _, d := range htaref.Dirs(t) {
+		if !d.Has("memory_bw_time_series.csv.gz") {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			db := htaref.Open(t, d)
+			htaref.Compat(t, db)
+			ref := htaref.ReadCSV(t, d.File("memory_bw_time_series.csv.gz"))
+			if len(ref.Header) == 0 {
+				ref = htaref.CSV{Header: []string{"rank", "ts", "pid", "name", "memory_bw_gbps"}}
+			}
+			want := ctCSVRows(t, ref, "rank", "name", "ts", "pid", "memory_bw_gbps")
+			got := ctRows(t, db.SQL, `SELECT rank, name, ts // 1000 - ?, pid, memory_bw_gbps FROM memory_bw`, d.MinTS)
+			ctSameMultiset(t, "memory_bw", got, want)
+			gotSeq := ctRows(t, db.SQL, `SELECT rank, name, ts // 1000 - ?, memory_bw_gbps FROM memory_bw ORDER BY rank, name, seq`, d.MinTS)
+			wantSeq := ctCSVRows(t, ref, "rank", "name", "ts", "memory_bw_gbps")
+			sort.SliceStable(wantSeq, func(i, j int) bool {
+				a, b := wantSeq[i], wantSeq[j]
+				if a[0] != b[0] {
+					return htaref.Float(a[0]) < htaref.Float(b[0])
+				}
+				return a[1] < b[1]
+			})
+			if len(gotSeq) == len(wantSeq) {
+				for i := range gotSeq {
+					if strings.Join(gotSeq[i], "|") != strings.Join(wantSeq[i], "|") {
+						t.Errorf("series order differs at row %d: got %v, HTA %v", i, gotSeq[i], wantSeq[i])
+						break
+					}
+				}
+			}
+			var wantSum [][]string
+			if d.Has("memory_bw_summary.csv") && len(htaref.ReadCSV(t, d.File("memory_bw_summary.csv")).Rows) > 0 {
+				wantSum = ctCSVRows(t, htaref.ReadCSV(t, d.File("memory_bw_summary.csv")), "rank", "name",
+					"memory_bw_gbps_count", "memory_bw_gbps_mean", "memory_bw_gbps_std", "memory_bw_gbps_min",
+					"memory_bw_gbps_25%", "memory_bw_gbps_50%", "memory_bw_gbps_75%", "memory_bw_gbps_max")
+			} // else memory_bw_summary.json (HTA returned None) or a header-only file: no sample above 0
+			gotSum := ctRows(t, db.SQL, `SELECT rank, name, count, mean, coalesce(std, 'NaN'::DOUBLE), min, p25, p50, p75, max FROM memory_bw_summary`)
+			ctSameMultiset(t, "memory_bw_summary", gotSum, wantSum)
+		})
+	}
+}

@@ -1,0 +1,102 @@
+-- Memory bandwidth family (HTA get_memory_bw_time_series / get_memory_bw_summary): the bandwidth the trace reports
+-- for each memcpy/memset (args "memory bandwidth (GB/s)") summed over the operations of one kind in flight.
+
+-- @macro _ct_memory_kind(name)  HTA's memory sub-type of a MEMORY event name: Memset, the first 11 characters of a
+-- Memcpy name (Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memcpy PtoP, …), else Memcpy Unknown.
+CREATE OR REPLACE MACRO _ct_memory_kind(name) AS
+    CASE WHEN left(name, 6) = 'Memset' THEN 'Memset'
+         WHEN left(name, 6) <> 'Memcpy' THEN 'Memcpy Unknown'
+         ELSE left(name, 11) END;
+
+-- @view memory_bw  One row per change of the memory bandwidth of one kind of memory operation: an operation of
+-- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row.
+-- @column label           Trace set
+-- @column rank            Rank
+-- @column ts              Time of the change, ns
+-- @column pid             GPU process (device)
+-- @column name            Memory operation kind (_ct_memory_kind): Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memset, …
+-- @column memory_bw_gbps  Bandwidth of the operations of this kind in flight after the change, GB/s
+-- @column seq             Position of the row in its series (0-based)
+--
+-- Memory operations are the stream != −1 events of kernel type MEMORY; a zero-duration one lasts 1 µs (as HTA).
+-- Default mode: one series per (device, kind), one row per distinct timestamp (simultaneous changes merged, so
+-- the value does not depend on tie order), sums in exact decimal arithmetic (no 1e-16 residues).
+-- Compat mode (HTA 0.6.1): one series per kind across devices, one row per start/end, equal timestamps in numpy's
+-- quicksort order (_np_argsort), float64 running sum in that order (_cumsum), as HTA.
+CREATE OR REPLACE VIEW memory_bw AS
+WITH
+m AS (
+    SELECT g.trace_id, g.label, g.rank, g.ev_idx, g.pid, g.ts, CASE WHEN g.dur = 0 THEN 1000 ELSE g.dur END AS dur,
+           _ct_memory_kind(g.name) AS kind, g.memory_bw_gbps AS bw,
+           CASE WHEN r.trace_id IS NOT NULL AND NOT g.gpu_side THEN 1 ELSE 0 END AS frame_part
+    FROM gpu_frame g LEFT JOIN _ct_hta_reordered r USING (trace_id)
+    WHERE g.kernel_type = 'MEMORY'
+),
+-- compat
+c_rows AS (
+    SELECT *, 0 AS k0 FROM m WHERE hta_compat()
+    UNION ALL
+    SELECT * REPLACE (ts + dur AS ts, -bw AS bw), 1 AS k0 FROM m WHERE hta_compat()
+),
+c_num AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY k0, frame_part, ev_idx) - 1 AS pos FROM c_rows
+),
+c_perm AS (
+    SELECT trace_id, unnest(_np_argsort(list(ts ORDER BY pos))) AS pos, unnest(range(count(*))) AS sorted_pos
+    FROM c_num GROUP BY trace_id
+),
+c_sorted AS (
+    SELECT n.*, p.sorted_pos FROM c_num n JOIN c_perm p USING (trace_id, pos)
+),
+c_cum AS (
+    SELECT trace_id, kind, unnest(list(sorted_pos ORDER BY sorted_pos)) AS sorted_pos,
+           unnest(_cumsum(list(bw ORDER BY sorted_pos))) AS value
+    FROM c_sorted GROUP BY trace_id, kind
+),
+c_series AS (
+    SELECT s.label, s.rank, s.ts, s.pid, s.kind AS name, c.value AS memory_bw_gbps,
+           row_number() OVER (PARTITION BY s.trace_id, s.kind ORDER BY s.sorted_pos) - 1 AS seq
+    FROM c_sorted s JOIN c_cum c USING (trace_id, kind, sorted_pos)
+),
+-- default
+d_delta AS (
+    SELECT trace_id, label, rank, pid, kind, ts, bw::DECIMAL(38, 12) AS d FROM m WHERE NOT hta_compat()
+    UNION ALL
+    SELECT trace_id, label, rank, pid, kind, ts + dur, -bw::DECIMAL(38, 12) FROM m WHERE NOT hta_compat()
+),
+d_ts AS (
+    SELECT trace_id, label, rank, pid, kind, ts, sum(d) AS d FROM d_delta GROUP BY ALL
+),
+d_series AS (
+    SELECT label, rank, ts, pid, kind AS name,
+           (sum(d) OVER w)::DOUBLE AS memory_bw_gbps,
+           row_number() OVER w - 1 AS seq
+    FROM d_ts
+    WINDOW w AS (PARTITION BY trace_id, pid, kind ORDER BY ts ROWS UNBOUNDED PRECEDING)
+)
+SELECT * FROM c_series
+UNION ALL
+SELECT * FROM d_series;
+
+-- @view memory_bw_summary  One row per (label, rank, memory kind): statistics of the memory_bw samples above 0
+-- (one per change, not time-weighted, as HTA's describe()).
+-- @column label   Trace set
+-- @column rank    Rank
+-- @column name    Memory operation kind
+-- @column count   Samples with bandwidth > 0
+-- @column mean    Mean bandwidth, GB/s
+-- @column std     Sample standard deviation, GB/s (NULL for one sample)
+-- @column min     Minimum, GB/s
+-- @column p25     25th percentile (linear interpolation), GB/s
+-- @column p50     Median, GB/s
+-- @column p75     75th percentile, GB/s
+-- @column max     Maximum, GB/s
+CREATE OR REPLACE VIEW memory_bw_summary AS
+SELECT label, rank, name, count(*) AS count, avg(memory_bw_gbps) AS mean, stddev_samp(memory_bw_gbps) AS std,
+       min(memory_bw_gbps) AS min, quantile_cont(memory_bw_gbps, 0.25) AS p25,
+       quantile_cont(memory_bw_gbps, 0.5) AS p50, quantile_cont(memory_bw_gbps, 0.75) AS p75,
+       max(memory_bw_gbps) AS max
+FROM memory_bw
+WHERE memory_bw_gbps > 0
+GROUP BY label, rank, name
+ORDER BY label, rank, name;
