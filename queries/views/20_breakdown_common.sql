@@ -1,0 +1,138 @@
+-- Shared pieces of the breakdown analyses (21_–25_): HTA's rounding and its top-k / "others" folding.
+--
+-- Interval arithmetic used throughout (HTA's merge-intervals, touching intervals merge): rows sorted by
+-- (ts, ev_idx); M = running max of the ends of the rows before; a row starts a new merged interval when
+-- ts > M. The length of the union of a set of intervals is Σ greatest(end − greatest(ts, M), 0): each row
+-- adds only the part that sticks out past everything before it. One window pass, no self-join.
+
+-- _bd_hta_round(x, n): numpy's round (x·10ⁿ rounded half to even, then ÷10ⁿ) in compat mode, x otherwise.
+CREATE OR REPLACE MACRO _bd_hta_round(x, n) AS
+    CASE WHEN hta_compat() THEN round_even(x * pow(10, n), 0) / pow(10, n) ELSE x END;
+
+-- _bd_fold_flags(kind, ...): one row per (trace, group, name) of the events to aggregate, with the HTA
+-- per-name statistics and whether the name is folded into "others".
+--   kind = 'kernel':     GPU work (gpu_frame.gpu_work) of type COMPUTATION, COMMUNICATION and (optionally)
+--                        MEMORY; group = kernel type.
+--   kind = 'annotation': gpu_user_annotation rows (use_gpu_annotation) or user_annotation rows; group = ''.
+-- Folding happens only when a group has more than num_kernels names; names matching an allowlist pattern
+-- (plain substring) are never folded. A name is folded when its position (by total time, descending) is
+-- >= num_kernels, or
+--   compat:  its cumulative sum is above the duration_ratio quantile (linear) of the cumulative sums,
+--            HTA 0.6.1's rule (quirk §7.3: a quantile of the cumsum values, not a share of the time);
+--   default: the names before it already account for duration_ratio of the group's total time (so the
+--            kept names are the fewest that together reach that share).
+-- Ties in total time: compat orders them by name descending (pandas' reversed ascending sort), default
+-- by name ascending.
+CREATE OR REPLACE MACRO _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
+                                      use_gpu_annotation, allowlist_patterns) AS TABLE
+WITH src AS (
+    SELECT trace_id, label, rank, kernel_type AS grp, name, dur
+    FROM gpu_frame
+    WHERE kind = 'kernel' AND gpu_work
+      AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
+           OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
+    UNION ALL
+    SELECT trace_id, label, rank, '' AS grp, name, dur
+    FROM hta_frame
+    WHERE kind = 'annotation'
+      AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
+),
+per_name AS (
+    SELECT trace_id, label, rank, grp, name,
+           sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
+           avg(dur / 1000.0) AS mean_us, coalesce(stddev_samp(dur / 1000.0), 0) AS stddev_us, count(*) AS n
+    FROM src GROUP BY ALL
+),
+ranked AS (
+    SELECT *,
+           row_number() OVER w - 1 AS pos,
+           sum(total_ns) OVER w AS cum_ns,
+           count(*) OVER p AS names,
+           sum(total_ns) OVER p AS group_ns,
+           coalesce(len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0, false) AS allowed
+    FROM per_name
+    WINDOW p AS (PARTITION BY trace_id, grp),
+           w AS (PARTITION BY trace_id, grp
+                 ORDER BY total_ns DESC, CASE WHEN hta_compat() THEN name END DESC, name ASC
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+-- numpy's linear quantile of the cumulative sums (µs), step for step, so that ties with a cumulative sum
+-- break exactly as in HTA: virtual index v = n·q + (1 − q) − 1, lerp from the lower neighbour below 0.5
+-- and from the upper one at or above it.
+vindex AS (
+    SELECT *, names * r + (1 + r * -1.0) - 1 AS v
+    FROM (SELECT *, (coalesce(duration_ratio, 0.8) * 100.0) / 100.0 AS r FROM ranked)
+),
+bounds AS (
+    SELECT *,
+           CASE WHEN v >= names - 1 THEN names - 1 WHEN v < 0 THEN 0 ELSE floor(v) END AS lo,
+           CASE WHEN v >= names - 1 THEN names - 1 WHEN v < 0 THEN 0 ELSE floor(v) + 1 END AS hi,
+           v - floor(v) AS t
+    FROM vindex
+),
+quantiled AS (
+    SELECT *,
+           CASE WHEN t >= 0.5 THEN b - (b - a) * (1 - t) ELSE a + (b - a) * t END AS q_us
+    FROM (SELECT *,
+                 max(CASE WHEN pos = lo THEN cum_ns / 1000.0 END) OVER (PARTITION BY trace_id, grp) AS a,
+                 max(CASE WHEN pos = hi THEN cum_ns / 1000.0 END) OVER (PARTITION BY trace_id, grp) AS b
+          FROM bounds)
+)
+SELECT trace_id, label, rank, grp, name, total_ns, max_ns, min_ns, mean_us, stddev_us, n, pos,
+       names > coalesce(num_kernels, 10) AS folding,
+       names > coalesce(num_kernels, 10) AND NOT allowed AND (
+           pos >= coalesce(num_kernels, 10)
+           OR CASE WHEN hta_compat() THEN cum_ns / 1000.0 > q_us
+                   ELSE cum_ns - total_ns >= coalesce(duration_ratio, 0.8) * group_ns END
+       ) AS fold
+FROM quantiled;
+
+-- _bd_fold(kind, ...): the aggregated table (HTA's _aggr_gpu_kernel_time): one row per kept name and one
+-- "others" row per (trace, group) that folded something.
+--   compat:  once a group folds, every kept name's statistics collapse to its total (sum = max = min = mean,
+--            stddev 0) and the "others" statistics are taken over the folded names' totals (quirk §7.3).
+--   default: kept names keep their per-event statistics; "others" gets statistics over the events folded
+--            into it.
+-- count is always the number of events aggregated into the row.
+CREATE OR REPLACE MACRO _bd_fold(kind, num_kernels, duration_ratio, include_memory_kernels,
+                                use_gpu_annotation, allowlist_patterns) AS TABLE
+WITH f AS (
+    SELECT * FROM _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
+                                 use_gpu_annotation, allowlist_patterns)
+),
+compat AS (
+    SELECT trace_id, label, rank, grp, CASE WHEN fold THEN 'others' ELSE name END AS name,
+           sum(total_ns) / 1000.0 AS sum_us,
+           CASE WHEN folding THEN max(total_ns) ELSE max(max_ns) END / 1000.0 AS max_us,
+           CASE WHEN folding THEN min(total_ns) ELSE min(min_ns) END / 1000.0 AS min_us,
+           CASE WHEN folding THEN coalesce(stddev_samp(total_ns / 1000.0), 0) ELSE max(stddev_us) END AS stddev_us,
+           CASE WHEN folding THEN avg(total_ns / 1000.0) ELSE max(mean_us) END AS mean_us,
+           sum(n)::BIGINT AS count
+    FROM f WHERE hta_compat()
+    GROUP BY trace_id, label, rank, grp, folding, 5
+),
+src AS (
+    SELECT trace_id, kernel_type AS grp, name, dur
+    FROM gpu_frame
+    WHERE kind = 'kernel' AND gpu_work AND NOT hta_compat()
+    UNION ALL
+    SELECT trace_id, '' AS grp, name, dur
+    FROM hta_frame
+    WHERE kind = 'annotation' AND NOT hta_compat()
+      AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
+),
+real AS (
+    SELECT f.trace_id, f.label, f.rank, f.grp, CASE WHEN f.fold THEN 'others' ELSE f.name END AS name,
+           sum(s.dur) / 1000.0 AS sum_us, max(s.dur) / 1000.0 AS max_us, min(s.dur) / 1000.0 AS min_us,
+           coalesce(stddev_samp(s.dur / 1000.0), 0) AS stddev_us, avg(s.dur / 1000.0) AS mean_us,
+           count(*) AS count
+    FROM f JOIN src s ON s.trace_id = f.trace_id AND s.grp = f.grp AND s.name IS NOT DISTINCT FROM f.name
+    WHERE NOT hta_compat() AND f.fold
+    GROUP BY ALL
+)
+SELECT * FROM compat
+UNION ALL
+SELECT * FROM real
+UNION ALL
+SELECT trace_id, label, rank, grp, name, total_ns / 1000.0, max_ns / 1000.0, min_ns / 1000.0, stddev_us, mean_us, n
+FROM f WHERE NOT hta_compat() AND NOT fold;

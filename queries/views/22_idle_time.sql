@@ -1,0 +1,87 @@
+-- Idle-time breakdown (HTA get_idle_time_breakdown): the gaps between consecutive GPU events (kernels,
+-- memcpy, memset; cuda_sync excluded) on each stream, each blamed on a cause:
+--   host_wait    the launching runtime call started after the stream had gone idle (the CPU was late);
+--   kernel_wait  otherwise, a gap shorter than consecutive_kernel_delay µs (launch overhead between kernels);
+--   other        everything else.
+--   default: the stream is idle only after the running max of the previous ends (an event that overlaps an
+--            earlier long one leaves no gap), so every idle interval is > 0 and overlaps count no idle time;
+--            the runtime call is the one with the same correlation id.
+--   compat:  HTA 0.6.1 (quirk §7.4): the gap is ts − the end of the previous event in ts order, negative for
+--            overlaps and summed as is; the first event of a stream is an "other" interval of unknown
+--            length (it counts in no sum or count); the runtime call is the event whose index is
+--            index_correlation, so index_correlation 0 (partner absent) picks event #0's ts.
+
+-- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event with its gap.
+CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
+WITH k AS (
+    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
+    FROM gpu_frame g
+    LEFT JOIN hta_frame r
+           ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
+          AND (hta_compat() OR r.correlation = g.correlation)
+    WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
+      AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, g.rank))
+      AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, g.stream))
+),
+w AS (
+    SELECT *,
+           CASE WHEN hta_compat() THEN lag(end_ts) OVER o
+                ELSE max(end_ts) OVER (o ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS prev_end
+    FROM k
+    WINDOW o AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx)
+)
+SELECT trace_id, label, rank, stream, ev_idx, ts, prev_end, ts_runtime,
+       (ts - prev_end) / 1000.0 AS gap_us,
+       CASE WHEN ts_runtime > prev_end THEN 'host_wait'
+            WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 'kernel_wait'
+            ELSE 'other' END AS idle_category
+FROM w
+WHERE hta_compat() OR ts > prev_end;
+
+-- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  GPU idle time
+-- per rank, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).
+-- @column label            Trace set
+-- @column rank             Rank
+-- @column stream           Stream
+-- @column idle_category    host_wait, kernel_wait or other
+-- @column idle_time_us     Idle time of this cause on the stream, µs (compat: overlaps count negative)
+-- @column idle_time_ratio  Share of the stream's idle time (0–1; compat: rounded to 2 decimals)
+CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
+WITH c AS (
+    SELECT trace_id, label, rank, stream, idle_category, coalesce(sum(gap_us), 0) AS idle_time_us
+    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
+    GROUP BY ALL
+)
+SELECT label, rank, stream, idle_category,
+       _bd_hta_round(idle_time_us, 2) AS idle_time_us,
+       _bd_hta_round(idle_time_us / sum(idle_time_us) OVER (PARTITION BY trace_id, stream), 2) AS idle_time_ratio
+FROM c
+ORDER BY label, rank, stream, idle_category;
+
+-- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  Distribution of
+-- the idle intervals per rank, stream and cause (HTA's show_idle_interval_stats; compat: rounded to 2).
+-- @column label          Trace set
+-- @column rank           Rank
+-- @column stream         Stream
+-- @column idle_category  host_wait, kernel_wait or other
+-- @column count          Idle intervals
+-- @column mean_us        Mean interval, µs
+-- @column std_us         Sample standard deviation, µs (NULL for one interval)
+-- @column min_us         Shortest interval, µs
+-- @column p25_us         25th percentile (linear interpolation), µs
+-- @column p50_us         Median, µs
+-- @column p75_us         75th percentile, µs
+-- @column max_us         Longest interval, µs
+CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
+SELECT label, rank, stream, idle_category,
+       count(gap_us) AS count,
+       _bd_hta_round(avg(gap_us), 2) AS mean_us,
+       _bd_hta_round(stddev_samp(gap_us), 2) AS std_us,
+       _bd_hta_round(min(gap_us), 2) AS min_us,
+       _bd_hta_round(quantile_cont(gap_us, 0.25), 2) AS p25_us,
+       _bd_hta_round(quantile_cont(gap_us, 0.5), 2) AS p50_us,
+       _bd_hta_round(quantile_cont(gap_us, 0.75), 2) AS p75_us,
+       _bd_hta_round(max(gap_us), 2) AS max_us
+FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
+GROUP BY trace_id, label, rank, stream, idle_category
+ORDER BY label, rank, stream, idle_category;

@@ -1,0 +1,132 @@
+-- GPU kernel breakdown (HTA get_gpu_kernel_breakdown).
+-- Kernel types analysed: COMPUTATION (bit 1), COMMUNICATION (bit 2) and, with include_memory_kernels,
+-- MEMORY (bit 4); OTHER (syncs, ...) is ignored. Each type's events are merged into disjoint intervals; a
+-- sweep over all types' merged intervals labels every instant by the set of types running then, e.g.
+-- "COMPUTATION overlapping COMMUNICATION", so the labels partition busy time exclusively.
+-- GPU events: gpu_frame.gpu_work (compat: every stream != -1 row, as HTA).
+
+-- _bd_merged_types(include_memory_kernels): HTA's merged intervals [s, e) per trace and analysed kernel type
+-- (bit 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY). e < s is possible in compat (negative rounded durations).
+CREATE OR REPLACE MACRO _bd_merged_types(include_memory_kernels) AS TABLE
+WITH g AS (
+    SELECT trace_id, label, rank, ev_idx, ts, end_ts, kernel_type,
+           CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2 ELSE 4 END AS bit
+    FROM gpu_frame
+    WHERE gpu_work AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
+                        OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
+),
+starts AS (
+    SELECT *, ts > max(end_ts) OVER (PARTITION BY trace_id, bit ORDER BY ts, ev_idx
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) IS NOT false AS new_group
+    FROM g
+),
+grouped AS (
+    SELECT *, sum(new_group::INTEGER) OVER (PARTITION BY trace_id, bit ORDER BY ts, ev_idx
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS grp
+    FROM starts
+)
+SELECT trace_id, label, rank, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, label, rank, bit, grp;
+
+-- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask), from
+-- a sweep over the merged intervals: +bit at each start, −bit at each end, running sum = mask.
+CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
+WITH merged AS (
+    SELECT * FROM _bd_merged_types(include_memory_kernels)
+),
+edges AS (
+    SELECT trace_id, label, rank, t, sum(delta) AS delta
+    FROM (SELECT trace_id, label, rank, s AS t, bit AS delta FROM merged
+          UNION ALL
+          SELECT trace_id, label, rank, e AS t, -bit AS delta FROM merged)
+    GROUP BY ALL
+),
+sweep AS (
+    SELECT trace_id, label, rank, t,
+           sum(delta) OVER w AS mask,
+           lead(t) OVER (PARTITION BY trace_id ORDER BY t) - t AS len
+    FROM edges
+    WINDOW w AS (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+)
+SELECT trace_id, label, rank, mask,
+       concat_ws(' overlapping ',
+                 CASE WHEN mask & 1 <> 0 THEN 'COMPUTATION' END,
+                 CASE WHEN mask & 2 <> 0 THEN 'COMMUNICATION' END,
+                 CASE WHEN mask & 4 <> 0 THEN 'MEMORY' END) AS kernel_type,
+       sum(len) AS len_ns
+FROM sweep
+WHERE mask > 0 AND len > 0
+GROUP BY ALL;
+
+-- @macro kernel_type_breakdown(include_memory_kernels := true)  GPU busy time by exclusive kernel-type label,
+-- summed over the ranks of each trace set (HTA's kernel_type_df).
+-- @column label        Trace set
+-- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
+-- @column sum_us       Time with exactly these types running, summed over ranks, µs
+-- @column pct          Share of the label's busy time (compat: rounded to 1 decimal)
+CREATE OR REPLACE MACRO kernel_type_breakdown(include_memory_kernels := true) AS TABLE
+WITH s AS (
+    SELECT label, kernel_type, sum(len_ns) / 1000.0 AS sum_us
+    FROM _bd_type_segments(include_memory_kernels) GROUP BY label, kernel_type
+)
+SELECT label, kernel_type, sum_us, _bd_hta_round(100 * sum_us / sum(sum_us) OVER (PARTITION BY label), 1) AS pct
+FROM s
+ORDER BY label, sum_us DESC, kernel_type;
+
+-- @macro kernel_type_breakdown_by_rank(include_memory_kernels := true)  kernel_type_breakdown per rank.
+-- @column label        Trace set
+-- @column rank         Rank
+-- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
+-- @column sum_us       Time with exactly these types running on the rank, µs
+-- @column pct          Share of the rank's busy time (compat: rounded to 1 decimal)
+CREATE OR REPLACE MACRO kernel_type_breakdown_by_rank(include_memory_kernels := true) AS TABLE
+SELECT label, rank, kernel_type, len_ns / 1000.0 AS sum_us,
+       _bd_hta_round(100 * len_ns / sum(len_ns) OVER (PARTITION BY trace_id), 1) AS pct
+FROM _bd_type_segments(include_memory_kernels)
+ORDER BY label, rank, sum_us DESC, kernel_type;
+
+-- @macro kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true)  Time per
+-- kernel name, per rank and kernel type (COMPUTATION, COMMUNICATION, MEMORY), the tail folded into "others"
+-- (HTA's kernel_df). A type with more than num_kernels names keeps the top names by total time: at most
+-- num_kernels, and (default) only as many as needed to cover duration_ratio of the type's time, or (compat)
+-- those whose cumulative sum is not above the duration_ratio quantile of the cumulative sums. Default mode
+-- keeps per-launch statistics for every row; compat reproduces HTA's collapse (a kept kernel's max = min =
+-- mean = its total, stddev 0; "others" statistics over the folded kernels' totals).
+-- @column label        Trace set
+-- @column name         Kernel name, or others
+-- @column kernel_type  COMPUTATION, COMMUNICATION or MEMORY
+-- @column rank         Rank
+-- @column sum_us       Total duration, µs
+-- @column max_us       Longest launch, µs
+-- @column min_us       Shortest launch, µs
+-- @column stddev_us    Sample standard deviation of the durations, µs (0 for one launch)
+-- @column mean_us      Mean duration, µs
+-- @column count        Launches aggregated into the row
+CREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true) AS TABLE
+SELECT label, name, grp AS kernel_type, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
+FROM _bd_fold('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL)
+ORDER BY label, kernel_type, name, rank;
+
+-- @macro kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true)
+-- Across-ranks distribution of the top kernels (HTA's per-kernel bar charts): for every kernel name that
+-- kernel_breakdown keeps on some rank, its real launch statistics on every rank where it ran.
+-- @column label        Trace set
+-- @column kernel_type  COMPUTATION, COMMUNICATION or MEMORY
+-- @column name         Kernel name
+-- @column rank         Rank
+-- @column count        Launches
+-- @column min_us       Shortest launch, µs
+-- @column mean_us      Mean duration, µs
+-- @column max_us       Longest launch, µs
+-- @column stddev_us    Sample standard deviation, µs (0 for one launch)
+-- @column sum_us       Total duration, µs
+CREATE OR REPLACE MACRO kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true) AS TABLE
+WITH f AS (
+    SELECT * FROM _bd_fold_flags('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL)
+),
+top AS (
+    SELECT DISTINCT label, grp, name FROM f WHERE NOT fold
+)
+SELECT f.label, f.grp AS kernel_type, f.name, f.rank, f.n AS count, f.min_ns / 1000.0 AS min_us, f.mean_us,
+       f.max_ns / 1000.0 AS max_us, f.stddev_us, f.total_ns / 1000.0 AS sum_us
+FROM f JOIN top ON top.label = f.label AND top.grp = f.grp AND top.name IS NOT DISTINCT FROM f.name
+ORDER BY f.label, kernel_type, f.name, f.rank;

@@ -1,0 +1,59 @@
+-- User-annotation breakdown and kernel attribution (HTA get_gpu_user_annotation_breakdown and
+-- get_gpu_kernels_with_user_annotations).
+
+-- @macro user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL)
+-- Time per annotation name and rank: gpu_user_annotation ranges (use_gpu_annotation) or CPU user_annotation
+-- ranges, the tail folded into "others" exactly like kernel_breakdown; names containing any of
+-- allowlist_patterns (a list of plain substrings) are never folded.
+-- @column label      Trace set
+-- @column name       Annotation name, or others
+-- @column rank       Rank
+-- @column sum_us     Total duration, µs
+-- @column max_us     Longest range, µs
+-- @column min_us     Shortest range, µs
+-- @column stddev_us  Sample standard deviation, µs (0 for one range)
+-- @column mean_us    Mean duration, µs
+-- @column count      Ranges aggregated into the row
+CREATE OR REPLACE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8,
+                                                  allowlist_patterns := NULL) AS TABLE
+SELECT label, name, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
+FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation, allowlist_patterns)
+ORDER BY label, rank, name;
+
+-- @view gpu_kernels_with_annotations  One row per GPU-side event (hta_frame.gpu_side: kernels, memcpy, memset,
+-- syncs) with the leaf gpu_user_annotation covering it: among the annotations on the same GPU lane (pid, tid)
+-- whose [ts, end) overlaps the event's [ts, end), the shortest (ties: the later start, then the later event).
+-- @column label                Trace set
+-- @column rank                 Rank
+-- @column ev_idx               The GPU event
+-- @column name                 Its name
+-- @column cat                  Its category
+-- @column pid                  Process id (GPU device lane)
+-- @column tid                  Thread id (stream lane)
+-- @column stream               Stream
+-- @column ts                   Start, ns
+-- @column dur                  Duration, ns
+-- @column kernel_type          COMPUTATION, COMMUNICATION, MEMORY or OTHER
+-- @column annotation_ev_idx    ev_idx of the leaf gpu_user_annotation, NULL when none covers the event
+-- @column annotation_name      Its name
+CREATE OR REPLACE VIEW gpu_kernels_with_annotations AS
+WITH k AS (
+    SELECT f.trace_id, f.label, f.rank, f.ev_idx, f.name, f.cat, f.pid, f.tid, f.stream, f.ts, f.dur, f.end_ts,
+           coalesce(kt.kernel_type, 'OTHER') AS kernel_type
+    FROM hta_frame f LEFT JOIN kernel_types kt USING (name)
+    WHERE f.gpu_side
+),
+a AS (
+    SELECT trace_id, pid, tid, ev_idx, name, ts, end_ts, dur FROM hta_frame WHERE cat_class = 'gpu_user_annotation'
+),
+best AS (
+    SELECT k.trace_id, k.ev_idx,
+           arg_min({'idx': a.ev_idx, 'name': a.name}, {'dur': a.dur, 'ts': -a.ts, 'idx': -a.ev_idx}) AS ann
+    FROM k JOIN a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.tid = k.tid
+                 AND a.ts < k.end_ts AND k.ts < a.end_ts
+    GROUP BY k.trace_id, k.ev_idx
+)
+SELECT k.label, k.rank, k.ev_idx, k.name, k.cat, k.pid, k.tid, k.stream, k.ts, k.dur, k.kernel_type,
+       b.ann.idx AS annotation_ev_idx, b.ann.name AS annotation_name
+FROM k LEFT JOIN best b ON b.trace_id = k.trace_id AND b.ev_idx = k.ev_idx
+ORDER BY k.label, k.rank, k.ts, k.ev_idx;
