@@ -2,7 +2,6 @@ package graph
 
 import (
 	"math"
-	"sort"
 )
 
 // kernels adds HTA's GPU edges (pass c): kernel spans, launch and kernel-kernel delays, and
@@ -24,8 +23,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		}
 	}
 	// Queue lengths on the whole rank (§4.6): +1 at each launch (stream of its GPU row), -1 at the
-	// start of each GPU row whose correlation a launch has; per stream, cumulative in ts order
-	// (stable: launches before kernels at equal ts).
+	// start of each GPU row whose correlation a launch has; per stream, cumulative in ts order.
 	type qev struct {
 		ts     int64
 		stream int64
@@ -50,13 +48,20 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			qs = append(qs, qev{f.TS[r], f.Stream[r], -1, int32(r)})
 		}
 	}
-	sort.SliceStable(qs, func(i, j int) bool { return qs[i].ts < qs[j].ts })
+	// pandas sorts the concatenation (launches, then GPU rows) with numpy's unstable quicksort; equal
+	// timestamps keep whatever order that leaves, so the same algorithm is replayed here.
+	qts := make([]int64, len(qs))
+	for i, q := range qs {
+		qts[i] = q.ts
+	}
+	qorder := ArgsortQuick(qts)
 	qlen := make([]int64, n)
 	for i := range qlen {
 		qlen[i] = math.MinInt64 // NaN
 	}
 	cum := map[int64]int64{}
-	for _, q := range qs {
+	for _, qi := range qorder {
+		q := qs[qi]
 		if q.stream == math.MinInt64 {
 			continue
 		}
@@ -88,7 +93,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			}
 		}
 	}
-	sort.SliceStable(launches, func(i, j int) bool { return launches[i].ts < launches[j].ts })
+	launches = permute(launches, func(l launch) int64 { return l.ts })
 
 	// cudaEventRecord → index of the previous launch on its (gpu, stream): keyed by record correlation.
 	prevLaunchByRecordCorr := map[int64]int64{}
@@ -113,18 +118,29 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				}
 			}
 		}
-		sort.SliceStable(recs, func(i, j int) bool { return recs[i].ts < recs[j].ts })
-		// Per (gpu, stream): merge launches and records by ts (launches first on ties).
+		recs = permute(recs, func(r rec) int64 { return r.ts })
+		// pandas: concat(launches, records) sorted by ts (quicksort), then per (gpu, stream) the running
+		// maximum launch_id; a record's previous launch is that maximum.
+		cts := make([]int64, 0, len(launches)+len(recs))
+		for _, l := range launches {
+			cts = append(cts, l.ts)
+		}
+		for _, r := range recs {
+			cts = append(cts, r.ts)
+		}
 		type gs struct{ gpu, stream int64 }
-		lastLaunch := map[gs]int64{} // launch_id
-		li := 0
-		for _, rc := range recs {
-			for li < len(launches) && launches[li].ts <= rc.ts {
-				l := launches[li]
-				lastLaunch[gs{l.gpu, l.stream}] = int64(li)
-				li++
+		maxLaunch := map[gs]int64{}
+		for _, i := range ArgsortQuick(cts) {
+			if int(i) < len(launches) {
+				l := launches[i]
+				k := gs{l.gpu, l.stream}
+				if old, ok := maxLaunch[k]; !ok || int64(i) > old {
+					maxLaunch[k] = int64(i)
+				}
+				continue
 			}
-			if id, ok := lastLaunch[gs{rc.gpu, rc.stream}]; ok {
+			rc := recs[int(i)-len(launches)]
+			if id, ok := maxLaunch[gs{rc.gpu, rc.stream}]; ok {
 				prevLaunchByRecordCorr[rc.corr] = f.EvIdx[launches[id].row]
 			} else {
 				prevLaunchByRecordCorr[rc.corr] = -1
@@ -149,21 +165,30 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				}
 			}
 		}
-		sort.SliceStable(waits, func(i, j int) bool { return waits[i].ts < waits[j].ts })
-		// Walk backwards: the smallest launch_id at or after each wait (a launch at the same ts sorts before the wait, so it is not "after").
-		nextByKey := map[key]int64{}
-		li := len(launches) - 1
-		for wi := len(waits) - 1; wi >= 0; wi-- {
-			w := waits[wi]
-			for li >= 0 && launches[li].ts > w.ts {
-				l := launches[li]
+		waits = permute(waits, func(w wait) int64 { return w.ts })
+		// pandas: concat(launches, waits) sorted by ts (quicksort); per (pid, tid, stream) the minimum
+		// launch_id at or after each wait in that order.
+		cts := make([]int64, 0, len(launches)+len(waits))
+		for _, l := range launches {
+			cts = append(cts, l.ts)
+		}
+		for _, w := range waits {
+			cts = append(cts, w.ts)
+		}
+		order := ArgsortQuick(cts)
+		minLaunch := map[key]int64{}
+		for oi := len(order) - 1; oi >= 0; oi-- {
+			i := order[oi]
+			if int(i) < len(launches) {
+				l := launches[i]
 				k := key{f.Pid[l.row], f.Tid[l.row], l.stream}
-				if old, ok := nextByKey[k]; !ok || int64(li) < old {
-					nextByKey[k] = int64(li)
+				if old, ok := minLaunch[k]; !ok || int64(i) < old {
+					minLaunch[k] = int64(i)
 				}
-				li--
+				continue
 			}
-			if id, ok := nextByKey[w.key]; ok {
+			w := waits[int(i)-len(launches)]
+			if id, ok := minLaunch[w.key]; ok {
 				nextLaunchByWait[f.EvIdx[w.row]] = f.EvIdx[launches[id].row]
 			} else {
 				nextLaunchByWait[f.EvIdx[w.row]] = -1
@@ -187,7 +212,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			ws = append(ws, work{r, s})
 		}
 	}
-	sort.SliceStable(ws, func(i, j int) bool { return ws[i].sort < ws[j].sort })
+	ws = permute(ws, func(w work) int64 { return w.sort })
 
 	lastNode := map[int64]int32{}
 	var streamOrder []int64
@@ -298,4 +323,17 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	}
 	_ = b
 	return nil
+}
+
+// permute returns xs sorted by key with numpy's quicksort (ArgsortQuick), as pandas' sort_values does.
+func permute[T any](xs []T, key func(T) int64) []T {
+	keys := make([]int64, len(xs))
+	for i, x := range xs {
+		keys[i] = key(x)
+	}
+	out := make([]T, len(xs))
+	for i, j := range ArgsortQuick(keys) {
+		out[i] = xs[j]
+	}
+	return out
 }
