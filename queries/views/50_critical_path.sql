@@ -105,3 +105,23 @@ SELECT * FROM _cp_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()));
+
+-- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%''').
+-- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
+CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
+    strict_negative_weights := false, compat := NULL, scale := NULL, factor := 0.5) AS TABLE
+SELECT * FROM _cp_whatif(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
+    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()),
+    coalesce(scale, ''), coalesce(factor, 0.5)::DOUBLE);
+
+-- @macro longest_path(edges_table)  The longest path over any table (named by a string; not a TEMP table) with columns src_node, dst_node, weight_us: e.g. a saved cp_graph_edges result with changed weights. Ties: networkx's rule (graph/longest_path.go).
+-- @column seq             Position on the path
+-- @column src_node        Edge source
+-- @column dst_node        Edge target
+-- @column weight_us       Edge weight, µs
+-- @column path_length_us  Length of the whole path, µs
+CREATE OR REPLACE MACRO longest_path(edges_table) AS TABLE
+SELECT * FROM _longest_path(coalesce(edges_table, ''));

@@ -1,0 +1,160 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"strings"
+	"testing"
+
+	dg "github.com/dominikbraun/graph"
+)
+
+// libLongest computes the longest-path length with dominikbraun/graph: its TopologicalSort and
+// PredecessorMap (O(V²): small graphs only), then a DP.
+func libLongest(t *testing.T, g *Graph) int64 {
+	lg, err := g.Library(nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := dg.TopologicalSort(lg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := lg.PredecessorMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := map[int32]int64{}
+	var best int64
+	for _, v := range order {
+		var d int64
+		for u, e := range pred[v] {
+			if c := dist[u] + int64(e.Properties.Weight); c > d {
+				d = c
+			}
+		}
+		dist[v] = d
+		best = max(best, d)
+	}
+	return best
+}
+
+func randomDAG(r *rand.Rand, n, m int) *Graph {
+	b := NewBuilder(n, m)
+	for i := 0; i < m; i++ {
+		u, v := r.Intn(n), r.Intn(n)
+		if u == v {
+			continue
+		}
+		if u > v {
+			u, v = v, u
+		}
+		b.AddEdge(int32(u), int32(v), int64(r.Intn(100)), uint8(r.Intn(5)))
+	}
+	return b.Build()
+}
+
+func TestLongestPathMatchesLibrary(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 200; i++ {
+		n := 2 + r.Intn(60)
+		g := randomDAG(r, n, r.Intn(4*n))
+		p, err := g.LongestPath(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := libLongest(t, g); p.Length != want {
+			t.Fatalf("graph %d: CSR length %d, library %d", i, p.Length, want)
+		}
+		// The path is a real path whose weights add up.
+		var sum int64
+		for k, e := range p.Edges {
+			if g.Src[e] != p.Nodes[k] || g.Dst[e] != p.Nodes[k+1] {
+				t.Fatalf("graph %d: edge %d does not join path nodes", i, e)
+			}
+			sum += g.W[e]
+		}
+		if sum != p.Length {
+			t.Fatalf("graph %d: edges sum %d, length %d", i, sum, p.Length)
+		}
+		// The CSR order is a topological order, as the library's is.
+		order, _ := g.TopoOrder(context.Background())
+		pos := make([]int, g.N)
+		for k, v := range order {
+			pos[v] = k
+		}
+		for e := range g.Src {
+			if pos[g.Src[e]] >= pos[g.Dst[e]] {
+				t.Fatalf("graph %d: order puts %d after %d", i, g.Src[e], g.Dst[e])
+			}
+		}
+	}
+}
+
+func TestCycleAndOverwrite(t *testing.T) {
+	b := NewBuilder(3, 4)
+	b.AddEdge(0, 1, 5, EdgeOperator)
+	if id, replaced := b.AddEdge(0, 1, 7, EdgeDependency); !replaced || id != 0 {
+		t.Fatalf("overwrite: id %d replaced %t", id, replaced)
+	}
+	b.AddEdge(1, 2, 1, 0)
+	b.AddEdge(2, 1, 1, 0)
+	g := b.Build()
+	if g.W[0] != 7 || g.Type[0] != EdgeDependency || len(g.Src) != 3 {
+		t.Fatalf("overwrite kept %v %v", g.W, g.Type)
+	}
+	if _, err := g.LongestPath(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("cycle: %v", err)
+	}
+}
+
+func TestDOT(t *testing.T) {
+	g := NewGraph(3, []int32{0, 1}, []int32{1, 2}, []int64{3, 4}, nil)
+	var buf bytes.Buffer
+	if err := g.WriteDOT(&buf, []int32{0, 1, 2}, func(v int32) string { return "n" }, func(e int32) string { return EdgeTypeName(g.Type[e]) }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "digraph") || !strings.Contains(buf.String(), "critical_path_operator") {
+		t.Fatalf("DOT: %s", buf.String())
+	}
+}
+
+func TestArgsortQuickSorts(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for i := 0; i < 100; i++ {
+		keys := make([]int64, r.Intn(300))
+		for k := range keys {
+			keys[k] = int64(r.Intn(20))
+		}
+		idx := ArgsortQuick(keys)
+		seen := make([]bool, len(keys))
+		for k := range idx {
+			seen[idx[k]] = true
+			if k > 0 && keys[idx[k-1]] > keys[idx[k]] {
+				t.Fatalf("not sorted")
+			}
+		}
+		for _, s := range seen {
+			if !s {
+				t.Fatal("not a permutation")
+			}
+		}
+	}
+	// numpy 1.24: np.argsort([1,0,1,0,1,0,...]*10, kind="quicksort") is fixed; small inputs use insertion sort (stable).
+	if got := ArgsortQuick([]int64{2, 1, 2, 1}); got[0] != 1 || got[1] != 3 || got[2] != 0 || got[3] != 2 {
+		t.Fatalf("small: %v", got)
+	}
+}
+
+func TestShortName(t *testing.T) {
+	for in, want := range map[string]string{
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)": "at::native::vectorized_elementwise_kernel",
+		"aten::add":                        "aten::add",
+		"Memcpy HtoD (Pageable -> Device)": "Memcpy HtoD (Pageable -> Device)",
+	} {
+		if got := ShortName(in); got != want {
+			t.Errorf("ShortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package queries_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"tracesql/engine"
+	"tracesql/internal/htaref"
+)
+
+func cpFindDir(t *testing.T, name string) htaref.Dir {
+	for _, d := range htaref.Dirs(t) {
+		if d.Name == name {
+			return d
+		}
+	}
+	t.Skipf("reference dir %s absent", name)
+	return htaref.Dir{}
+}
+
+// TestLongestPathHandBuilt: longest_path over hand-built edge tables.
+func TestLongestPathHandBuilt(t *testing.T) {
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cases := []struct {
+		name, rows string
+		want       string // path as src>dst,...; length
+	}{
+		{"diamond", "(0,1,1),(0,2,5),(1,3,1),(2,3,1)", "0>2,2>3;6"},
+		// Two equal paths: the first-inserted predecessor of node 3 wins (networkx's rule).
+		{"tie", "(0,1,2),(0,2,2),(1,3,1),(2,3,1)", "0>1,1>3;3"},
+		{"tie_reversed_insertion", "(0,2,2),(0,1,2),(2,3,1),(1,3,1)", "0>2,2>3;3"},
+		// All zero: every node has distance 0 and the first one in topological order ends the path, so
+		// the path is the single node 0 with no edge (networkx's rule).
+		{"zero_weights", "(0,1,0),(1,2,0)", ";0"},
+		{"zero_then_positive", "(0,1,0),(1,2,2)", "0>1,1>2;2"},
+		// A negative prefix is dropped: the path restarts where the best distance would be negative.
+		{"negative", "(0,1,-5),(1,2,3),(2,3,-1),(0,3,1)", "1>2;3"},
+		{"fractional_us", "(0,1,0.5),(1,2,0.25)", "0>1,1>2;0.75"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tbl := "cp_lp_" + c.name
+			if _, err := db.SQL.Exec(fmt.Sprintf(`CREATE TABLE %s AS SELECT * FROM (VALUES %s) v(src_node, dst_node, weight_us)`, tbl, c.rows)); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.SQL.Query(fmt.Sprintf(`SELECT src_node, dst_node, path_length_us FROM longest_path('%s') ORDER BY seq`, tbl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			var length float64
+			for rows.Next() {
+				var s, d int64
+				if err := rows.Scan(&s, &d, &length); err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, fmt.Sprintf("%d>%d", s, d))
+			}
+			rows.Close()
+			got := strings.Join(parts, ",") + ";" + fmt.Sprint(length)
+			if got != c.want {
+				t.Errorf("got %s, want %s", got, c.want)
+			}
+		})
+	}
+	// A cycle is a clear error.
+	db.SQL.Exec(`CREATE TABLE cp_lp_cycle AS SELECT * FROM (VALUES (0,1,1),(1,0,1)) v(src_node, dst_node, weight_us)`)
+	if _, err := db.SQL.Query(`SELECT * FROM longest_path('cp_lp_cycle')`); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("cycle: got %v", err)
+	}
+	// Saved graph, re-weighted with UPDATE, recomputed.
+}
+
+// TestCriticalPathNullSafe calls every public function with NULL and omitted arguments (must not crash
+// and must behave as the defaults) and checks the error messages of bad calls.
+func TestCriticalPathNullSafe(t *testing.T) {
+	d := cpFindDir(t, "critical_path/cuda_event_sync")
+	db := htaref.Open(t, d).SQL
+	for _, fn := range []string{"critical_path", "critical_path_summary", "cp_graph_nodes", "cp_graph_edges", "critical_path_whatif"} {
+		var omitted, nulls int
+		if err := db.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s()`, fn)).Scan(&omitted); err != nil {
+			t.Fatalf("%s(): %v", fn, err)
+		}
+		extra := ""
+		if fn == "critical_path_whatif" {
+			extra = ", scale := NULL, factor := NULL"
+		}
+		q := fmt.Sprintf(`SELECT count(*) FROM %s(rank := NULL, annotation := NULL, instance := NULL, instance_end := NULL,
+			algorithm := NULL, label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := NULL,
+			strict_negative_weights := NULL, compat := NULL%s)`, fn, extra)
+		if err := db.QueryRow(q).Scan(&nulls); err != nil {
+			t.Fatalf("%s(NULL...): %v", fn, err)
+		}
+		if omitted == 0 || omitted != nulls {
+			t.Errorf("%s: %d rows with omitted args, %d with NULLs", fn, omitted, nulls)
+		}
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM longest_path(NULL)`).Scan(&n); err == nil || !strings.Contains(err.Error(), "pass the name") {
+		t.Errorf("longest_path(NULL): %v", err)
+	}
+	for _, c := range []struct{ q, want string }{
+		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
+		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
+		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7"},
+		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},
+		{`SELECT * FROM critical_path(algorithm := 'ctda')`, "not implemented yet"},
+		{`SELECT * FROM critical_path(algorithm := 'x')`, "unknown algorithm"},
+		{`SELECT * FROM critical_path_whatif(scale := 'no_such_column = 1')`, "scale predicate"},
+		{`SELECT * FROM longest_path('no_such_table')`, "no_such_table"},
+	} {
+		_, err := db.Query(c.q)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want error containing %q", c.q, err, c.want)
+		}
+	}
+}
+
+// TestCriticalPathWhatIf: halving the longest kernel on the alexnet path shortens the path by at
+// most half that kernel, and longest_path over a saved, updated cp_graph_edges table agrees.
+func TestCriticalPathWhatIf(t *testing.T) {
+	d := cpFindDir(t, "critical_path/alexnet")
+	db := htaref.Open(t, d).SQL
+	args := `annotation := '[param|pytorch.model.alex_net|0|0|0|measure|forward]', instance := 1, compat := true`
+	var top int64
+	var topW, length float64
+	if err := db.QueryRow(fmt.Sprintf(`SELECT ev_idx, weight_us FROM critical_path(%s) WHERE stream <> -1 AND edge_type = 'critical_path_operator' ORDER BY weight_us DESC LIMIT 1`, args)).Scan(&top, &topW); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(fmt.Sprintf(`SELECT sum(weight_us) FROM critical_path(%s)`, args)).Scan(&length); err != nil {
+		t.Fatal(err)
+	}
+	var newLen float64
+	var stillOn bool
+	q := fmt.Sprintf(`SELECT sum(weight_us), bool_or(ev_idx = %d AND edge_type = 'critical_path_operator') FROM critical_path_whatif(%s, scale := 'ev_idx = %d', factor := 0.5)`, top, args, top)
+	if err := db.QueryRow(q).Scan(&newLen, &stillOn); err != nil {
+		t.Fatal(err)
+	}
+	if !(newLen < length && newLen >= length-topW/2-1e-9) {
+		t.Errorf("what-if length %v: want in [%v, %v)", newLen, length-topW/2, length)
+	}
+	t.Logf("top kernel ev %d %.0f µs; path %.0f → %.0f µs; kernel still on path: %t", top, topW, length, newLen, stillOn)
+	// The same through a saved graph table.
+	if _, err := db.Exec(fmt.Sprintf(`CREATE TABLE cp_g AS SELECT * FROM cp_graph_edges(%s)`, args)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf(`UPDATE cp_g SET weight_us = weight_us * 0.5 WHERE ev_idx = %d AND edge_type = 'critical_path_operator'`, top)); err != nil {
+		t.Fatal(err)
+	}
+	var viaTable float64
+	if err := db.QueryRow(`SELECT max(path_length_us) FROM longest_path('cp_g')`).Scan(&viaTable); err != nil {
+		t.Fatal(err)
+	}
+	if !htaref.Close(viaTable, newLen) {
+		t.Errorf("longest_path on the updated table: %v, whatif %v", viaTable, newLen)
+	}
+}

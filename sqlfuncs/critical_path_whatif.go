@@ -1,0 +1,143 @@
+package sqlfuncs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/graph"
+)
+
+var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$`)
+
+// quoteTable renders a table name for SQL: dotted plain identifiers as written, anything else quoted.
+func quoteTable(name string) string {
+	if identPath.MatchString(name) {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+func init() {
+	// _cp_whatif(common args..., scale, factor): the critical path after multiplying by factor the
+	// weights of the operator edges attributed to events matching the SQL predicate scale (on events).
+	cpRegister("_cp_whatif", cpArgTypes(duckdb.TYPE_VARCHAR, duckdb.TYPE_DOUBLE), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		scale, factor := strings.TrimSpace(args[cpArgCount].(string)), args[cpArgCount+1].(float64)
+		if math.IsNaN(factor) || math.IsInf(factor, 0) || factor < 0 {
+			return nil, fmt.Errorf("critical_path_whatif: factor must be a finite number >= 0, got %v", factor)
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		match := map[int64]bool{}
+		if scale != "" {
+			rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM events WHERE trace_id = ? AND (`+scale+`)`, tr.id)
+			if err != nil {
+				return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
+			}
+			for rows.Next() {
+				var ev int64
+				if err := rows.Scan(&ev); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				match[ev] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
+			}
+		}
+		w := make([]int64, len(g.GW))
+		copy(w, g.GW)
+		for e := range w {
+			if r := g.Attr[e]; r >= 0 && g.G.Type[e] == graph.EdgeOperator && match[g.EvIdx(r)] {
+				w[e] = int64(math.Round(float64(w[e]) * factor))
+			}
+		}
+		p, err := g.G.LongestPath(ctx, w)
+		if err != nil {
+			return nil, fmt.Errorf("critical_path_whatif: %w", err)
+		}
+		return pathTable(g, tr, p.Edges, w, graph.DataLoadRegexps(a.dataLoad)), nil
+	})
+
+	// _longest_path(table): the longest path over any table with src_node, dst_node, weight_us.
+	cpRegister("_longest_path", cpTypeInfos(duckdb.TYPE_VARCHAR), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		name := strings.TrimSpace(args[0].(string))
+		if name == "" {
+			return nil, fmt.Errorf("longest_path: pass the name of a table with src_node, dst_node, weight_us")
+		}
+		rows, err := env.DB.QueryContext(ctx, `SELECT src_node::BIGINT, dst_node::BIGINT, weight_us::DOUBLE FROM `+quoteTable(name))
+		if err != nil {
+			return nil, fmt.Errorf("longest_path(%q): %w (temporary tables are not visible: use a regular table)", name, err)
+		}
+		defer rows.Close()
+		var src, dst []int64
+		var wus []float64
+		maxNode := int64(-1)
+		for rows.Next() {
+			var s, d *int64
+			var w *float64
+			if err := rows.Scan(&s, &d, &w); err != nil {
+				return nil, fmt.Errorf("longest_path(%q): %w", name, err)
+			}
+			if s == nil || d == nil {
+				return nil, fmt.Errorf("longest_path(%q): NULL src_node or dst_node", name)
+			}
+			if *s < 0 || *d < 0 || *s > math.MaxInt32-1 || *d > math.MaxInt32-1 {
+				return nil, fmt.Errorf("longest_path(%q): node ids must be in 0..2^31-2 (got %d→%d)", name, *s, *d)
+			}
+			wv := 0.0
+			if w != nil {
+				wv = *w
+			}
+			src, dst, wus = append(src, *s), append(dst, *d), append(wus, wv)
+			maxNode = max(maxNode, *s, *d)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("longest_path(%q): %w", name, err)
+		}
+		// Weights in ns (integers) so that the path arithmetic is exact; duplicate pairs: the last row wins.
+		b := graph.NewBuilder(int(maxNode+1), len(src))
+		for i := range src {
+			b.AddEdge(int32(src[i]), int32(dst[i]), int64(math.Round(wus[i]*1000)), 0)
+		}
+		gr := b.Build()
+		p, err := gr.LongestPath(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("longest_path(%q): %w", name, err)
+		}
+		t := &cpTable{n: len(p.Edges)}
+		seq, s, d, w, total := t.col("seq", cpInt), t.col("src_node", cpInt), t.col("dst_node", cpInt), t.col("weight_us", cpFloat), t.col("path_length_us", cpFloat)
+		for i, e := range p.Edges {
+			seq.addInt(int64(i), true)
+			s.addInt(int64(gr.Src[e]), true)
+			d.addInt(int64(gr.Dst[e]), true)
+			w.addFloat(usOf(gr.W[e]), true)
+			total.addFloat(usOf(p.Length), true)
+		}
+		return t, nil
+	})
+}
+
+func cpTypeInfos(ts ...duckdb.Type) []duckdb.TypeInfo {
+	out := make([]duckdb.TypeInfo, len(ts))
+	for i, t := range ts {
+		ti, err := duckdb.NewTypeInfo(t)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = ti
+	}
+	return out
+}
