@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -217,11 +218,16 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 		}
 	}
 	cpCache.Unlock()
+	t0 := time.Now()
 	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat)
 	if err != nil {
 		return nil, tr, err
 	}
+	t1 := time.Now()
 	g, err := graph.BuildHTA(ctx, f, a.opts)
+	if cpTiming {
+		fmt.Fprintf(os.Stderr, "cp: read %d rows %v, build %v\n", f.Len(), t1.Sub(t0), time.Since(t1))
+	}
 	if err != nil {
 		return nil, tr, fmt.Errorf("critical path of label %q rank %d: %w", tr.label, tr.rank, err)
 	}
@@ -481,3 +487,13 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 	}
 	return t
 }
+
+// ResetCriticalPathCache forgets every cached critical-path graph (benchmarks use it to time full builds).
+func ResetCriticalPathCache() {
+	cpCache.Lock()
+	cpCache.entries = nil
+	cpCache.Unlock()
+}
+
+// cpTiming (TRACESQL_CP_TIMING set) prints the read and build times of each graph to stderr.
+var cpTiming = os.Getenv("TRACESQL_CP_TIMING") != ""
