@@ -157,3 +157,13 @@ FROM (
 ) p
 WHERE coalesce(top_k, 5) <= 0 OR p.k <= coalesce(top_k, 5)
 ORDER BY p.label, p.rank, p.count DESC, p.pattern;
+
+-- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. One row.
+-- @column path           The file written
+-- @column patterns       Patterns overlaid
+-- @column marked_events  Events that got args.Patterns
+CREATE OR REPLACE MACRO export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0,
+        compress_other_kernels := true, label := NULL) AS TABLE
+SELECT * FROM _export_kernel_sequences_overlay(coalesce(operator_name, ''), coalesce(output_dir, ''),
+    coalesce(min_pattern_len, 3)::BIGINT, coalesce(top_k, 5)::BIGINT, coalesce(rank, 0)::BIGINT, coalesce(label, ''),
+    coalesce(compress_other_kernels, true), hta_compat());

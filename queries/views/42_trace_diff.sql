@@ -108,13 +108,13 @@ WITH sel AS (
     SELECT upper(coalesce(device_type, 'ALL')) AS dev, coalesce(use_short_name, false) AS short
 ),
 ctl AS (
-    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur_us) AS d
+    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
     FROM _sq_diff_ops(hta_compat(), control_label, control_rank, control_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 ),
 tst AS (
-    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur_us) AS d
+    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
     FROM _sq_diff_ops(hta_compat(), test_label, test_rank, test_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1

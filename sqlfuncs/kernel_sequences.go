@@ -1,0 +1,613 @@
+package sqlfuncs
+
+// _export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len, top_k, rank, label, compress, compat):
+// writes output_dir/overlaid_<trace file name>, the trace of one rank with its frequent kernel sequences marked, as
+// HTA's get_frequent_cuda_kernel_sequences does (hta-spec.md §4.9 step 5). The public, NULL-safe signature is the
+// export_kernel_sequences_overlay macro in queries/views/40_kernel_sequences.sql.
+//
+// The events of the top_k patterns (each root op, everything below it, and its GPU events) get
+// args.Patterns = {pattern: count, ...}. With compress, every other complete (ph X) event loses its args and its
+// name is replaced by a symbol id (the position of the name among the trace's distinct event names in file order);
+// the "PyTorch Profiler" span (pid "Spans") gets the id → name dictionary as its args (as HTA; when the trace has no
+// such span the dictionary is written as the top-level key "tracesqlSymbols" instead, so it is never lost).
+//
+// The original file is streamed: each event is copied byte for byte unless it changes, and only the changed fields
+// are rewritten. Output is compact JSON, gzip-compressed when the output name ends in .gz (compat: always, as HTA,
+// whatever the name).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/klauspost/compress/gzip"
+)
+
+func init() {
+	add("_export_kernel_sequences_overlay", func(conn *sql.Conn, env *Env) error {
+		varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+		if err != nil {
+			return err
+		}
+		bigint, err := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+		if err != nil {
+			return err
+		}
+		boolean, err := duckdb.NewTypeInfo(duckdb.TYPE_BOOLEAN)
+		if err != nil {
+			return err
+		}
+		return duckdb.RegisterTableUDF(conn, "_export_kernel_sequences_overlay", duckdb.RowTableFunction{
+			Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{
+				varchar, varchar, bigint, bigint, bigint, varchar, boolean, boolean}},
+			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.RowTableSource, error) {
+				for i, v := range args {
+					if v == nil {
+						return nil, fmt.Errorf("_export_kernel_sequences_overlay: argument %d is NULL (call export_kernel_sequences_overlay)", i+1)
+					}
+				}
+				req := OverlayRequest{
+					OperatorName: args[0].(string), OutputDir: args[1].(string),
+					MinPatternLen: args[2].(int64), TopK: args[3].(int64), Rank: args[4].(int64),
+					Label: args[5].(string), Compress: args[6].(bool), Compat: args[7].(bool),
+				}
+				ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+				defer cancel()
+				res, err := ExportKernelSequencesOverlay(ctx, env.DB, req)
+				if err != nil {
+					return nil, err
+				}
+				return &overlayResult{res: res, varchar: varchar, bigint: bigint}, nil
+			},
+		})
+	})
+}
+
+// OverlayRequest are the arguments of _export_kernel_sequences_overlay.
+type OverlayRequest struct {
+	OperatorName  string
+	OutputDir     string
+	MinPatternLen int64
+	TopK          int64 // <= 0: every pattern
+	Rank          int64
+	Label         string // "" = the only trace of that rank, whatever its label
+	Compress      bool
+	Compat        bool
+}
+
+// OverlayResult describes the file written.
+type OverlayResult struct {
+	Path     string
+	Patterns int64 // patterns overlaid
+	Marked   int64 // events that got args.Patterns
+}
+
+type overlayResult struct {
+	res             OverlayResult
+	done            bool
+	varchar, bigint duckdb.TypeInfo
+}
+
+func (o *overlayResult) ColumnInfos() []duckdb.ColumnInfo {
+	return []duckdb.ColumnInfo{{Name: "path", T: o.varchar}, {Name: "patterns", T: o.bigint}, {Name: "marked_events", T: o.bigint}}
+}
+func (o *overlayResult) Cardinality() *duckdb.CardinalityInfo {
+	return &duckdb.CardinalityInfo{Cardinality: 1, Exact: true}
+}
+func (o *overlayResult) Init() {}
+func (o *overlayResult) FillRow(row duckdb.Row) (bool, error) {
+	if o.done {
+		return false, nil
+	}
+	o.done = true
+	if err := duckdb.SetRowValue(row, 0, o.res.Path); err != nil {
+		return false, err
+	}
+	if err := duckdb.SetRowValue(row, 1, o.res.Patterns); err != nil {
+		return false, err
+	}
+	return true, duckdb.SetRowValue(row, 2, o.res.Marked)
+}
+
+// ExportKernelSequencesOverlay computes the top patterns with the SQL analysis and writes the overlaid trace.
+func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRequest) (OverlayResult, error) {
+	var res OverlayResult
+	if req.OutputDir == "" {
+		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
+	}
+	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, label FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+		req.Rank, req.Label, req.Label)
+	if err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
+	}
+	var traceID int64
+	var path string
+	n := 0
+	var labels []string
+	for rows.Next() {
+		var lbl string
+		if err := rows.Scan(&traceID, &path, &lbl); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
+		}
+		labels = append(labels, lbl)
+		n++
+	}
+	rows.Close()
+	switch {
+	case n == 0:
+		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d (label %q)", req.Rank, req.Label)
+	case n > 1:
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %d traces of rank %d (labels %s): pass label", n, req.Rank, strings.Join(labels, ", "))
+	}
+
+	// Members of the top_k patterns, patterns in output order (count desc, pattern asc).
+	q := `WITH r AS (SELECT * FROM _sq_kseq_roots(?::BOOLEAN, ?::VARCHAR, ?::BIGINT, ?::BIGINT, NULLIF(?::VARCHAR, '')) WHERE trace_id = ?),
+		p AS (SELECT pattern, count(*) AS n FROM r GROUP BY pattern),
+		top AS (SELECT pattern, n, row_number() OVER (ORDER BY n DESC, pattern) AS k FROM p QUALIFY ? <= 0 OR k <= ?)
+		SELECT top.k, top.pattern, top.n, unnest(r.members) AS ev FROM top JOIN r USING (pattern)`
+	rows, err = db.QueryContext(ctx, q, req.Compat, req.OperatorName, req.MinPatternLen, req.Rank, req.Label, traceID, req.TopK, req.TopK)
+	if err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
+	}
+	type pat struct {
+		name  string
+		count int64
+	}
+	pats := map[int64]pat{}
+	evPats := map[int64][]int64{}
+	for rows.Next() {
+		var k, cnt, ev int64
+		var name string
+		if err := rows.Scan(&k, &name, &cnt, &ev); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
+		}
+		pats[k] = pat{name, cnt}
+		evPats[ev] = append(evPats[ev], k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
+	}
+	// One JSON object per distinct set of patterns.
+	marks := make(map[int64][]byte, len(evPats))
+	cache := map[string][]byte{}
+	for ev, ks := range evPats {
+		ks = sortedUnique(ks)
+		key := fmt.Sprint(ks)
+		b, ok := cache[key]
+		if !ok {
+			var buf bytes.Buffer
+			buf.WriteByte('{')
+			for i, k := range ks {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				name, _ := json.Marshal(pats[k].name)
+				buf.Write(name)
+				buf.WriteByte(':')
+				buf.WriteString(strconv.FormatInt(pats[k].count, 10))
+			}
+			buf.WriteByte('}')
+			b = buf.Bytes()
+			cache[key] = b
+		}
+		marks[ev] = b
+	}
+
+	var syms map[string]int
+	var symNames []string
+	if req.Compress {
+		syms = map[string]int{}
+		rows, err := db.QueryContext(ctx, `SELECT name FROM events WHERE trace_id = ? AND name IS NOT NULL GROUP BY name ORDER BY min(ev_idx)`, traceID)
+		if err != nil {
+			return res, fmt.Errorf("export_kernel_sequences_overlay: names: %w", err)
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				rows.Close()
+				return res, fmt.Errorf("export_kernel_sequences_overlay: names: %w", err)
+			}
+			syms[s] = len(symNames)
+			symNames = append(symNames, s)
+		}
+		rows.Close()
+	}
+
+	if err := os.MkdirAll(req.OutputDir, 0o755); err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
+	}
+	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(path))
+	marked, err := writeOverlay(ctx, path, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
+		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz")})
+	if err != nil {
+		os.Remove(out)
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
+	}
+	return OverlayResult{Path: out, Patterns: int64(len(pats)), Marked: marked}, nil
+}
+
+func sortedUnique(ks []int64) []int64 {
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	out := ks[:0]
+	for i, k := range ks {
+		if i == 0 || k != ks[i-1] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// overlayEdit says how events change: marks[ev_idx] = the args.Patterns object; syms = name → symbol id.
+type overlayEdit struct {
+	marks    map[int64][]byte
+	syms     map[string]int
+	symNames []string
+	compress bool
+	gzipOut  bool
+}
+
+// writeOverlay streams src (plain or gzip JSON, object or bare-array form) to dst with the edits applied and returns
+// the number of events marked.
+func writeOverlay(ctx context.Context, src, dst string, ed overlayEdit) (int64, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
+	if strings.HasSuffix(src, ".gz") {
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			return 0, err
+		}
+		defer gz.Close()
+		r = gz
+	}
+	of, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	defer of.Close()
+	var w io.Writer = of
+	var gzw *gzip.Writer
+	if ed.gzipOut {
+		gzw = gzip.NewWriter(of)
+		w = gzw
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	ow := &overlayWriter{ed: ed, w: bw, ctx: ctx}
+	if err := ow.run(json.NewDecoder(r)); err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	if gzw != nil {
+		if err := gzw.Close(); err != nil {
+			return 0, err
+		}
+	}
+	return ow.marked, of.Close()
+}
+
+type overlayWriter struct {
+	ed       overlayEdit
+	w        *bufio.Writer
+	ctx      context.Context
+	marked   int64
+	sawSpans bool
+	fields   []jsonField
+}
+
+func (o *overlayWriter) run(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('['):
+		return o.events(dec)
+	case json.Delim('{'):
+	default:
+		return fmt.Errorf("not a trace: top level is %v", tok)
+	}
+	o.w.WriteByte('{')
+	first := true
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := kt.(string)
+		if !first {
+			o.w.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(key)
+		o.w.Write(kb)
+		o.w.WriteByte(':')
+		if key == "traceEvents" {
+			t, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			if t != json.Delim('[') {
+				return errors.New("traceEvents is not an array")
+			}
+			if err := o.events(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		o.w.Write(raw)
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return err
+	}
+	if o.ed.compress && !o.sawSpans && len(o.ed.symNames) > 0 {
+		if !first {
+			o.w.WriteByte(',')
+		}
+		o.w.WriteString(`"tracesqlSymbols":`)
+		o.w.Write(o.dictionary())
+	}
+	o.w.WriteByte('}')
+	return nil
+}
+
+// events copies the elements of an array whose '[' was consumed, through its ']'.
+func (o *overlayWriter) events(dec *json.Decoder) error {
+	o.w.WriteByte('[')
+	var idx int64
+	for dec.More() {
+		if idx&4095 == 0 && o.ctx.Err() != nil {
+			return o.ctx.Err()
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("event %d: %w", idx, err)
+		}
+		if idx > 0 {
+			o.w.WriteByte(',')
+		}
+		if err := o.event(idx, raw); err != nil {
+			return fmt.Errorf("event %d: %w", idx, err)
+		}
+		idx++
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return err
+	}
+	o.w.WriteByte(']')
+	return nil
+}
+
+func (o *overlayWriter) event(idx int64, raw []byte) error {
+	mark, marked := o.ed.marks[idx]
+	if !marked && !o.ed.compress {
+		o.w.Write(raw)
+		return nil
+	}
+	fields, ok := scanObject(raw, o.fields[:0])
+	o.fields = fields
+	if !ok {
+		o.w.Write(raw) // not an object: leave it alone
+		return nil
+	}
+	get := func(k string) []byte {
+		for _, f := range fields {
+			if string(f.key) == k {
+				return f.val
+			}
+		}
+		return nil
+	}
+	isX := string(get(`"ph"`)) == `"X"`
+	if !marked && !isX {
+		o.w.Write(raw) // compression only touches complete events
+		return nil
+	}
+	var newArgs, newName []byte
+	switch {
+	case marked:
+		o.marked++
+		newArgs = withPatterns(get(`"args"`), mark)
+	default:
+		name := get(`"name"`)
+		span := string(get(`"pid"`)) == `"Spans"` && bytes.Contains(name, []byte("PyTorch Profiler"))
+		if span {
+			o.sawSpans = true
+			newArgs = o.dictionary()
+			break
+		}
+		newArgs = []byte("{}")
+		if string(get(`"cat"`)) != `"Trace"` && name != nil {
+			var s string
+			if json.Unmarshal(name, &s) == nil {
+				if id, ok := o.ed.syms[s]; ok {
+					newName = []byte(`"` + strconv.Itoa(id) + `"`)
+				}
+			}
+		}
+	}
+	o.w.WriteByte('{')
+	wroteArgs := false
+	for i, f := range fields {
+		if i > 0 {
+			o.w.WriteByte(',')
+		}
+		o.w.Write(f.key)
+		o.w.WriteByte(':')
+		switch {
+		case string(f.key) == `"args"`:
+			o.w.Write(newArgs)
+			wroteArgs = true
+		case string(f.key) == `"name"` && newName != nil:
+			o.w.Write(newName)
+		default:
+			o.w.Write(f.val)
+		}
+	}
+	if !wroteArgs && (marked || len(newArgs) > 2) {
+		if len(fields) > 0 {
+			o.w.WriteByte(',')
+		}
+		o.w.WriteString(`"args":`)
+		o.w.Write(newArgs)
+	}
+	o.w.WriteByte('}')
+	return nil
+}
+
+func (o *overlayWriter) dictionary() []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, s := range o.ed.symNames {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"` + strconv.Itoa(i) + `":`)
+		b, _ := json.Marshal(s)
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// withPatterns returns args (a JSON object, null or absent) with "Patterns": mark added.
+func withPatterns(args, mark []byte) []byte {
+	t := bytes.TrimSpace(args)
+	var buf bytes.Buffer
+	if len(t) < 2 || t[0] != '{' {
+		buf.WriteString(`{"Patterns":`)
+		buf.Write(mark)
+		buf.WriteByte('}')
+		return buf.Bytes()
+	}
+	inner := bytes.TrimSpace(t[1 : len(t)-1])
+	buf.WriteByte('{')
+	if len(inner) > 0 {
+		buf.Write(inner)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"Patterns":`)
+	buf.Write(mark)
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// jsonField is one member of a JSON object: the key with its quotes, and the raw value.
+type jsonField struct{ key, val []byte }
+
+// scanObject splits a JSON object into its members without decoding the values. ok is false when b is not an
+// object (the input comes from encoding/json's Decoder, so it is valid JSON).
+func scanObject(b []byte, out []jsonField) ([]jsonField, bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return out, false
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return out, false
+		}
+		if b[i] == '}' {
+			return out, true
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		if b[i] != '"' {
+			return out, false
+		}
+		ke := skipString(b, i)
+		key := b[i:ke]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return out, false
+		}
+		i = skipWS(b, i+1)
+		ve := skipValue(b, i)
+		out = append(out, jsonField{key, b[i:ve]})
+		i = ve
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\n', '\t', '\r':
+				return i
+			}
+		}
+		return len(b)
+	}
+}
