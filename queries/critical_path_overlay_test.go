@@ -1,0 +1,299 @@
+package queries_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"tracesql/internal/htaref"
+)
+
+// ovTrace is a parsed trace file (gzip or not).
+type ovTrace struct {
+	top    map[string]any
+	events []map[string]any
+}
+
+func ovRead(t *testing.T, path string) ovTrace {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	var magic [2]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Seek(0, 0)
+	if magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var top map[string]any
+	if err := dec.Decode(&top); err != nil {
+		t.Fatalf("%s: not valid JSON: %v", path, err)
+	}
+	var out ovTrace
+	out.top = top
+	evs, _ := top["traceEvents"].([]any)
+	for _, e := range evs {
+		out.events = append(out.events, e.(map[string]any))
+	}
+	delete(top, "traceEvents")
+	return out
+}
+
+func ovIsFlow(e map[string]any) bool { return e["cat"] == "critical_path" }
+
+// ovFlowPairs returns the critical_path flow pairs as canonical strings without their ids, sorted,
+// and checks that every id has exactly one s and one f (Perfetto binds a pair by id).
+func ovFlowPairs(t *testing.T, evs []map[string]any) []string {
+	t.Helper()
+	byID := map[string][]map[string]any{}
+	for _, e := range evs {
+		if ovIsFlow(e) {
+			id := fmt.Sprint(e["id"])
+			byID[id] = append(byID[id], e)
+		}
+	}
+	var out []string
+	for id, p := range byID {
+		if len(p) != 2 || !((p[0]["ph"] == "s" && p[1]["ph"] == "f") || (p[0]["ph"] == "f" && p[1]["ph"] == "s")) {
+			t.Errorf("flow id %s: %d events, want one s and one f", id, len(p))
+			continue
+		}
+		if p[0]["ph"] == "f" {
+			p[0], p[1] = p[1], p[0]
+		}
+		var parts []string
+		for _, e := range p {
+			c := map[string]any{}
+			for k, v := range e {
+				if k != "id" {
+					c[k] = v
+				}
+			}
+			b, _ := json.Marshal(c)
+			parts = append(parts, string(b))
+		}
+		out = append(out, strings.Join(parts, " → "))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ovStats is the reference's cp_*_overlay_*_stats.json.
+type ovStats struct {
+	TotalEvents      int            `json:"total_events"`
+	Ph               map[string]int `json:"ph"`
+	CriticalMarkedX  int            `json:"critical_marked_X"`
+	FlowEventsByType map[string]int `json:"flow_events_by_type"`
+}
+
+func ovStatsOf(tr ovTrace) ovStats {
+	s := ovStats{TotalEvents: len(tr.events), Ph: map[string]int{}, FlowEventsByType: map[string]int{}}
+	for _, e := range tr.events {
+		ph := fmt.Sprint(e["ph"])
+		s.Ph[ph]++
+		args, _ := e["args"].(map[string]any)
+		if ph == "X" && args != nil && args["critical"] != nil {
+			s.CriticalMarkedX++
+		}
+		if ovIsFlow(e) {
+			crit := "False"
+			if args["critical"] == true {
+				crit = "True"
+			}
+			s.FlowEventsByType[fmt.Sprintf("%s|%v|critical=%s", ph, args["type"], crit)]++
+		}
+	}
+	return s
+}
+
+// ovVariants are the reference's overlay runs: only_critical = the defaults, full =
+// only_show_critical_events false, all_edges = full plus show_all_edges.
+var ovVariants = []struct{ name, args string }{
+	{"only_critical", ""},
+	{"full", ", only_show_critical_events := false"},
+	{"all_edges", ", only_show_critical_events := false, show_all_edges := true"},
+}
+
+// TestCPOverlayEndToEnd: critical_path/end_to_end/simple_add (annotation '', instance 0,
+// data_load_events ['data_load'], HTA's end-to-end test): the full overlay equals HTA's committed
+// expected output and the reference's overlaid trace event for event; flows compared as multisets
+// of (s, f) pairs without ids.
+func TestCPOverlayEndToEnd(t *testing.T) {
+	var dir htaref.Dir
+	for _, d := range htaref.Dirs(t) {
+		if d.Name == "critical_path/end_to_end/simple_add/input" {
+			dir = d
+		}
+	}
+	if dir.Path == "" {
+		t.Skip("reference dir critical_path/end_to_end/simple_add/input absent")
+	}
+	db := htaref.Open(t, dir).SQL
+	out := t.TempDir()
+	var path string
+	var events, crit, flows, dropped int64
+	if err := db.QueryRow(`SELECT path, events, critical_events, flow_pairs, dropped_events FROM export_critical_path_overlay(
+		output_dir := ?, annotation := '', instance := 0, data_load_events := ['data_load'],
+		only_show_critical_events := false, compat := true)`, out).Scan(&path, &events, &crit, &flows, &dropped); err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(path) != "overlaid_critical_path_trace.json.gz" || filepath.Dir(path) != out {
+		t.Errorf("path %s", path)
+	}
+	got := ovRead(t, path)
+	if int64(len(got.events)) != events || events != 1732 || crit != 624+0 || flows != 192 || dropped != 0 {
+		t.Errorf("counts: events %d (file %d), critical %d, flows %d, dropped %d; HTA 1732, 624, 192, 0", events, len(got.events), crit, flows, dropped)
+	}
+	_, traces := htaref.Root(t)
+	for _, want := range []string{
+		filepath.Join(traces, "critical_path/end_to_end/simple_add/output/overlaid_critical_path_trace.json.gz"),
+		dir.File("cp_full_trace_dataload_overlaid_trace.json.gz"),
+	} {
+		if _, err := os.Stat(want); err != nil {
+			t.Logf("%s absent", want)
+			continue
+		}
+		w := ovRead(t, want)
+		if !reflect.DeepEqual(got.top, w.top) {
+			t.Errorf("%s: top-level members differ", want)
+		}
+		var gotNF, wantNF []map[string]any
+		for _, e := range got.events {
+			if !ovIsFlow(e) {
+				gotNF = append(gotNF, e)
+			}
+		}
+		for _, e := range w.events {
+			if !ovIsFlow(e) {
+				wantNF = append(wantNF, e)
+			}
+		}
+		if len(gotNF) != len(wantNF) {
+			t.Errorf("%s: %d non-flow events, HTA %d", want, len(gotNF), len(wantNF))
+		}
+		bad := 0
+		for i := 0; i < len(gotNF) && i < len(wantNF); i++ {
+			if !reflect.DeepEqual(gotNF[i], wantNF[i]) {
+				if bad < 5 {
+					g, _ := json.Marshal(gotNF[i])
+					h, _ := json.Marshal(wantNF[i])
+					t.Errorf("%s: event %d:\n got %s\n HTA %s", want, i, g, h)
+				}
+				bad++
+			}
+		}
+		gp, wp := ovFlowPairs(t, got.events), ovFlowPairs(t, w.events)
+		if !reflect.DeepEqual(gp, wp) {
+			t.Errorf("%s: flow pairs differ: %d vs HTA %d", want, len(gp), len(wp))
+			for i := 0; i < len(gp) && i < len(wp); i++ {
+				if gp[i] != wp[i] {
+					t.Errorf("first difference:\n got %s\n HTA %s", gp[i], wp[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestCPOverlayStats: every reference critical-path run with overlay stats: the three variants'
+// event counts per ph, marked X events and flow events per (ph, type, critical) equal HTA's.
+func TestCPOverlayStats(t *testing.T) {
+	runs := cpRefRuns(t)
+	n := 0
+	for _, r := range runs {
+		r := r
+		if !r.dir.Has("cp_" + r.label + "_overlay_only_critical_stats.json") {
+			continue
+		}
+		n++
+		t.Run(r.dir.Name+"/"+r.label, func(t *testing.T) {
+			db := htaref.Open(t, r.dir).SQL
+			out := t.TempDir()
+			for _, v := range ovVariants {
+				var want ovStats
+				b, err := os.ReadFile(r.file("_overlay_" + v.name + "_stats.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b, &want); err != nil {
+					t.Fatal(err)
+				}
+				var path string
+				q := fmt.Sprintf(`SELECT path FROM export_critical_path_overlay(%s, output_dir := '%s'%s)`, r.args(), out, v.args)
+				if err := db.QueryRow(q).Scan(&path); err != nil {
+					t.Fatalf("%s: %v", v.name, err)
+				}
+				got := ovStatsOf(ovRead(t, path))
+				ovFlowPairs(t, ovRead(t, path).events)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s:\n got %+v\n HTA %+v", v.name, got, want)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Skip("no overlay stats in the reference")
+	}
+}
+
+// TestCPOverlayArgs: output_dir is required (clear error, NULL included), NULL arguments take the
+// defaults, and a default-mode (ns) run writes a valid file.
+func TestCPOverlayArgs(t *testing.T) {
+	var dir htaref.Dir
+	for _, d := range htaref.Dirs(t) {
+		if d.Name == "critical_path/cuda_event_sync" {
+			dir = d
+		}
+	}
+	if dir.Path == "" {
+		t.Skip("reference dir absent")
+	}
+	db := htaref.Open(t, dir).SQL
+	for _, q := range []string{
+		`SELECT * FROM export_critical_path_overlay()`,
+		`SELECT * FROM export_critical_path_overlay(output_dir := NULL)`,
+		`SELECT * FROM export_critical_path_overlay(output_dir := '')`,
+	} {
+		_, err := db.Exec(q)
+		if err == nil || !strings.Contains(err.Error(), "output_dir is required") {
+			t.Errorf("%s: error %v, want output_dir is required", q, err)
+		}
+	}
+	out := t.TempDir()
+	var path string
+	var flows int64
+	if err := db.QueryRow(`SELECT path, flow_pairs FROM export_critical_path_overlay(rank := NULL, output_dir := ?, annotation := NULL,
+		instance := NULL, instance_end := NULL, label := NULL, only_show_critical_events := NULL, show_all_edges := NULL,
+		add_zero_weight_launch_edges := NULL, data_load_events := NULL, compat := NULL)`, out).Scan(&path, &flows); err != nil {
+		t.Fatal(err)
+	}
+	tr := ovRead(t, path)
+	if len(tr.events) == 0 || flows == 0 {
+		t.Errorf("%s: %d events, %d flows", path, len(tr.events), flows)
+	}
+	if int64(len(ovFlowPairs(t, tr.events))) != flows {
+		t.Errorf("flow pairs in file != %d", flows)
+	}
+	// Annotation not found: the critical path's error.
+	if _, err := db.Exec(`SELECT * FROM export_critical_path_overlay(output_dir := ?, annotation := 'no such thing')`, out); err == nil {
+		t.Error("missing annotation: no error")
+	}
+}

@@ -1,0 +1,575 @@
+package sqlfuncs
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/graph"
+)
+
+// _cp_overlay (public macro export_critical_path_overlay, queries/views/51_critical_path_overlay.sql)
+// writes HTA's overlaid trace (hta-spec.md §5.7): the rank's raw trace file, streamed event by event,
+// with args.critical = 1 on every event of the critical path (by array position = ev_idx), one
+// s/f flow-event pair per shown graph edge appended to traceEvents, and, with
+// only_show_critical_events, every non-critical "X" event dropped except user_annotation and
+// python_function events. The output is gzip JSON, always (as HTA), named
+// overlaid_critical_path_<basename of the trace file>, in output_dir (created).
+//
+// Arguments: the ten cpArgs, then output_dir, only_show_critical_events, show_all_edges.
+
+// ovOptions are the overlay's own parameters.
+type ovOptions struct {
+	OnlyCritical bool // drop non-critical X events (except user_annotation / python_function)
+	ShowAllEdges bool // a flow per graph edge (zero-weight launch edges excepted); forced off by OnlyCritical
+}
+
+// ovResult counts what an overlay wrote.
+type ovResult struct {
+	Path           string
+	Events         int64 // events in the written traceEvents (flows included)
+	CriticalEvents int64 // events marked args.critical
+	FlowPairs      int64 // critical_path flow pairs added
+	Dropped        int64 // X events dropped (OnlyCritical)
+}
+
+// ovFlow is one edge shown as a flow pair.
+type ovFlow struct {
+	src, dst           int64 // ev_idx of the endpoints' events
+	srcStart, dstStart bool
+	weight             int64 // µs, truncated (HTA writes int(weight))
+	critical           bool
+	typ                uint8
+}
+
+// ovEndpoint is what a flow needs of a raw event.
+type ovEndpoint struct {
+	pid, tid json.RawMessage
+	ts, dur  json.RawMessage
+	gpu      bool // args.device >= 0
+	seen     bool
+}
+
+func ovFlows(g *graph.CPGraph, o ovOptions) []ovFlow {
+	onPath := make([]bool, len(g.G.Src))
+	for _, e := range g.Path.Edges {
+		onPath[e] = true
+	}
+	mk := func(e int32) ovFlow {
+		u, v := g.G.Src[e], g.G.Dst[e]
+		return ovFlow{src: g.EvIdx(g.NodeRow[u]), dst: g.EvIdx(g.NodeRow[v]),
+			srcStart: g.NodeStart[u], dstStart: g.NodeStart[v],
+			weight: g.G.W[e] / 1000, critical: onPath[e], typ: g.G.Type[e]}
+	}
+	var out []ovFlow
+	if o.ShowAllEdges && !o.OnlyCritical {
+		for e := range g.G.Src {
+			// Zero-weight launch edges (CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE) are not shown.
+			if g.G.Type[e] == graph.EdgeLaunchDelay && g.G.W[e] == 0 {
+				continue
+			}
+			out = append(out, mk(int32(e)))
+		}
+		return out
+	}
+	for _, e := range g.Path.Edges {
+		switch g.G.Type[e] {
+		case graph.EdgeDependency, graph.EdgeLaunchDelay, graph.EdgeSyncDependency:
+			out = append(out, mk(e))
+		}
+	}
+	return out
+}
+
+// ovWriteOverlay writes the overlay of g's critical path for the raw trace file src into dir.
+func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, src, dir string, o ovOptions) (ovResult, error) {
+	res := ovResult{}
+	if dir == "" {
+		return res, errors.New("output_dir is required (export_critical_path_overlay(output_dir := '...'))")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("create output_dir: %w", err)
+	}
+	res.Path = filepath.Join(dir, "overlaid_critical_path_"+filepath.Base(src))
+
+	critical := map[int64]bool{}
+	for _, v := range g.Path.Nodes {
+		critical[g.EvIdx(g.NodeRow[v])] = true
+	}
+	flows := ovFlows(g, o)
+	ends := map[int64]*ovEndpoint{}
+	for _, fl := range flows {
+		for _, ev := range [2]int64{fl.src, fl.dst} {
+			if ends[ev] == nil {
+				ends[ev] = &ovEndpoint{}
+			}
+		}
+	}
+
+	in, err := os.Open(src)
+	if err != nil {
+		return res, fmt.Errorf("open the trace file (the overlay is written from the original file): %w", err)
+	}
+	defer in.Close()
+	br := bufio.NewReaderSize(in, 1<<20)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return res, fmt.Errorf("read %s: %w", src, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	tmp := res.Path + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return res, fmt.Errorf("create %s: %w", tmp, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			out.Close()
+			os.Remove(tmp)
+		}
+	}()
+	zw, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
+	w := bufio.NewWriterSize(zw, 1<<20)
+
+	if err := ovStream(ctx, r, w, critical, ends, flows, o, &res); err != nil {
+		return res, fmt.Errorf("overlay of %s: %w", src, err)
+	}
+	if err := w.Flush(); err != nil {
+		return res, fmt.Errorf("write %s: %w", res.Path, err)
+	}
+	if err := zw.Close(); err != nil {
+		return res, fmt.Errorf("write %s: %w", res.Path, err)
+	}
+	if err := out.Close(); err != nil {
+		return res, fmt.Errorf("write %s: %w", res.Path, err)
+	}
+	if err := os.Rename(tmp, res.Path); err != nil {
+		return res, fmt.Errorf("write %s: %w", res.Path, err)
+	}
+	ok = true
+	return res, nil
+}
+
+// ovStream copies the top-level object of r to w, rewriting traceEvents.
+func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[int64]bool,
+	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("read JSON: %w", err)
+	}
+	if d, isDelim := tok.(json.Delim); !isDelim || d != '{' {
+		return errors.New("the trace is not a JSON object")
+	}
+	w.WriteByte('{')
+	first := true
+	sawEvents := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("read JSON: %w", err)
+		}
+		key, _ := tok.(string)
+		if !first {
+			w.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(key)
+		w.Write(kb)
+		w.WriteByte(':')
+		if key != "traceEvents" || sawEvents {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fmt.Errorf("read %q: %w", key, err)
+			}
+			w.Write(raw)
+			continue
+		}
+		sawEvents = true
+		tok, err = dec.Token()
+		if err != nil {
+			return fmt.Errorf("read traceEvents: %w", err)
+		}
+		if d, isDelim := tok.(json.Delim); !isDelim || d != '[' {
+			return errors.New("traceEvents is not an array")
+		}
+		w.WriteString("[\n")
+		n := int64(0)
+		idx := int64(-1)
+		var ev json.RawMessage
+		for dec.More() {
+			idx++
+			if idx&0xffff == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ev = ev[:0]
+			if err := dec.Decode(&ev); err != nil {
+				return fmt.Errorf("read event %d: %w", idx, err)
+			}
+			fields, isObj := ovFields(ev)
+			if !isObj {
+				// Not an object: kept as is (HTA would fail on it; nothing to mark).
+				ovWriteEvent(w, &n, ev)
+				continue
+			}
+			if ep := ends[idx]; ep != nil {
+				ep.seen = true
+				// Copies: ev's buffer is reused by the next event.
+				cp := func(k string) json.RawMessage {
+					if v := fields.get(ev, k); v != nil {
+						return append(json.RawMessage{}, v...)
+					}
+					return nil
+				}
+				ep.pid, ep.tid, ep.ts, ep.dur = cp("pid"), cp("tid"), cp("ts"), cp("dur")
+				if args := fields.get(ev, "args"); args != nil {
+					if af, ok := ovFields(args); ok {
+						if d := af.get(args, "device"); d != nil {
+							if v, err := strconv.ParseFloat(string(d), 64); err == nil && v >= 0 {
+								ep.gpu = true
+							}
+						}
+					}
+				}
+			}
+			if critical[idx] {
+				ev = ovMarkCritical(ev, fields)
+				res.CriticalEvents++
+				ovWriteEvent(w, &n, ev)
+				continue
+			}
+			if o.OnlyCritical && ovJSONString(fields.get(ev, "ph")) == "X" {
+				if c := ovJSONString(fields.get(ev, "cat")); c != "user_annotation" && c != "python_function" {
+					res.Dropped++
+					continue
+				}
+			}
+			ovWriteEvent(w, &n, ev)
+		}
+		if _, err := dec.Token(); err != nil {
+			return fmt.Errorf("read traceEvents: %w", err)
+		}
+		// Flow pairs, ids 0, 1, 2, ...
+		var buf []byte
+		for i, fl := range flows {
+			se, de := ends[fl.src], ends[fl.dst]
+			if !se.seen || !de.seen {
+				return fmt.Errorf("critical-path event %d or %d is not in the trace file (was the file changed after loading?)", fl.src, fl.dst)
+			}
+			for k, ph := range [2]string{"s", "f"} {
+				ep, start := se, fl.srcStart
+				if k == 1 {
+					ep, start = de, fl.dstStart
+				}
+				buf = buf[:0]
+				buf = append(buf, `{"ph":"`...)
+				buf = append(buf, ph...)
+				buf = append(buf, `","id":`...)
+				buf = strconv.AppendInt(buf, int64(i), 10)
+				buf = append(buf, `,"pid":`...)
+				buf = ovAppendRaw(buf, ep.pid)
+				buf = append(buf, `,"tid":`...)
+				buf = ovAppendRaw(buf, ep.tid)
+				buf = append(buf, `,"ts":`...)
+				buf = ovAppendFlowTS(buf, ep, start)
+				buf = append(buf, `,"cat":"critical_path","name":"critical_path","args":{"weight":`...)
+				buf = strconv.AppendInt(buf, fl.weight, 10)
+				buf = append(buf, `,"critical":`...)
+				buf = strconv.AppendBool(buf, fl.critical)
+				buf = append(buf, `,"type":"`...)
+				buf = append(buf, graph.EdgeTypeName(fl.typ)...)
+				buf = append(buf, `"}`...)
+				if k == 1 {
+					buf = append(buf, `,"bp":"e"`...)
+				}
+				buf = append(buf, '}')
+				ovWriteEvent(w, &n, buf)
+			}
+			res.FlowPairs++
+		}
+		w.WriteString("\n]")
+		res.Events = n
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("read JSON: %w", err)
+	}
+	w.WriteString("}\n")
+	if !sawEvents {
+		return errors.New("the trace has no traceEvents")
+	}
+	return nil
+}
+
+func ovWriteEvent(w *bufio.Writer, n *int64, ev []byte) {
+	if *n > 0 {
+		w.WriteString(",\n")
+	}
+	w.Write(ev)
+	*n++
+}
+
+func ovAppendRaw(buf []byte, raw json.RawMessage) []byte {
+	if raw == nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, raw...)
+}
+
+// ovAppendFlowTS writes a flow event's ts as HTA does: the event's ts (start node) or ts+dur (end
+// node, minus min(1, dur) for a GPU event, args.device >= 0, so the arrow ends inside the kernel),
+// truncated to an integer. Integer
+// arithmetic when both numbers are integers, float64 otherwise (as Python).
+func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start bool) []byte {
+	tsI, tsIsInt := ovJSONInt(ep.ts)
+	durI, durIsInt := ovJSONInt(ep.dur)
+	if ep.dur == nil {
+		durI, durIsInt = 0, true
+	}
+	if tsIsInt && durIsInt {
+		v := tsI
+		if !start {
+			v += durI
+		}
+		if !start && ep.gpu {
+			v -= min(1, durI)
+		}
+		return strconv.AppendInt(buf, v, 10)
+	}
+	tsF, _ := strconv.ParseFloat(string(ep.ts), 64)
+	durF := 0.0
+	if ep.dur != nil {
+		durF, _ = strconv.ParseFloat(string(ep.dur), 64)
+	}
+	v := tsF
+	if !start {
+		v += durF
+	}
+	if !start && ep.gpu {
+		v -= math.Min(1, durF)
+	}
+	return strconv.AppendInt(buf, int64(math.Trunc(v)), 10)
+}
+
+func ovJSONInt(raw json.RawMessage) (int64, bool) {
+	if raw == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	return v, err == nil
+}
+
+// ovJSONString returns the value of a JSON string (raw, with quotes), "" when not a string.
+func ovJSONString(raw json.RawMessage) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// ovMarkCritical sets args.critical = 1 in an event, keeping every other byte: appended to args when
+// args has no "critical" key, replaced in place otherwise; an event without args gets one.
+func ovMarkCritical(ev json.RawMessage, fields ovFieldList) json.RawMessage {
+	f, ok := fields.find(ev, "args")
+	if !ok {
+		// {"...":...} → {"...":...,"args":{"critical":1}}
+		end := bytes.LastIndexByte(ev, '}')
+		out := make([]byte, 0, len(ev)+24)
+		out = append(out, ev[:end]...)
+		if len(fields) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `"args":{"critical":1}`...)
+		return append(out, ev[end:]...)
+	}
+	args := ev[f.vs:f.ve]
+	af, isObj := ovFields(args)
+	if !isObj {
+		// args is not an object: replace it.
+		out := append([]byte{}, ev[:f.vs]...)
+		out = append(out, `{"critical":1}`...)
+		return append(out, ev[f.ve:]...)
+	}
+	var newArgs []byte
+	if c, ok := af.find(args, "critical"); ok {
+		newArgs = append(append(append([]byte{}, args[:c.vs]...), '1'), args[c.ve:]...)
+	} else {
+		end := bytes.LastIndexByte(args, '}')
+		newArgs = append([]byte{}, args[:end]...)
+		if len(af) > 0 {
+			newArgs = append(newArgs, ',')
+		}
+		newArgs = append(newArgs, `"critical":1`...)
+		newArgs = append(newArgs, args[end:]...)
+	}
+	out := make([]byte, 0, len(ev)+16)
+	out = append(out, ev[:f.vs]...)
+	out = append(out, newArgs...)
+	return append(out, ev[f.ve:]...)
+}
+
+// ovField is one member of a JSON object: key bytes [ks, ke) (inside the quotes), value [vs, ve).
+type ovField struct{ ks, ke, vs, ve int }
+
+type ovFieldList []ovField
+
+func (l ovFieldList) find(obj []byte, key string) (ovField, bool) {
+	for _, f := range l {
+		if string(obj[f.ks:f.ke]) == key {
+			return f, true
+		}
+	}
+	return ovField{}, false
+}
+
+// get returns a member's raw value (nil when absent).
+func (l ovFieldList) get(obj []byte, key string) json.RawMessage {
+	if f, ok := l.find(obj, key); ok {
+		return json.RawMessage(obj[f.vs:f.ve])
+	}
+	return nil
+}
+
+// ovFields splits a valid JSON object (as json.RawMessage holds it) into its top-level members.
+// Keys are compared raw (escaped keys are not unescaped: trace keys never need it).
+func ovFields(obj []byte) (ovFieldList, bool) {
+	i := ovSkipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	var out ovFieldList
+	i++
+	for {
+		i = ovSkipWS(obj, i)
+		if i >= len(obj) {
+			return out, false
+		}
+		if obj[i] == '}' {
+			return out, true
+		}
+		if obj[i] == ',' {
+			i++
+			continue
+		}
+		if obj[i] != '"' {
+			return out, false
+		}
+		ks := i + 1
+		ke := ovSkipString(obj, i)
+		i = ovSkipWS(obj, ke)
+		if i >= len(obj) || obj[i] != ':' {
+			return out, false
+		}
+		i = ovSkipWS(obj, i+1)
+		vs := i
+		i = ovSkipValue(obj, i)
+		out = append(out, ovField{ks, ke - 1, vs, i})
+	}
+}
+
+func ovSkipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// ovSkipString: b[i] == '"'; returns the index after the closing quote.
+func ovSkipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// ovSkipValue returns the index after the value starting at b[i].
+func ovSkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return ovSkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = ovSkipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	default:
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t' {
+			i++
+		}
+		return i
+	}
+}
+
+func init() {
+	cpRegister("_cp_overlay", cpArgTypes(duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN),
+		func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+			a, err := parseCPArgs(args)
+			if err != nil {
+				return nil, err
+			}
+			dir := args[cpArgCount].(string)
+			if dir == "" {
+				return nil, errors.New("export_critical_path_overlay: output_dir is required (output_dir := '/some/dir')")
+			}
+			o := ovOptions{OnlyCritical: args[cpArgCount+1].(bool), ShowAllEdges: args[cpArgCount+2].(bool)}
+			g, tr, err := cpGraph(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			res, err := ovWriteOverlay(ctx, g, tr.path, dir, o)
+			if err != nil {
+				return nil, fmt.Errorf("export_critical_path_overlay: %w", err)
+			}
+			t := &cpTable{n: 1}
+			t.col("label", cpString).addString(tr.label, true)
+			t.col("rank", cpInt).addInt(tr.rank, true)
+			t.col("path", cpString).addString(res.Path, true)
+			t.col("events", cpInt).addInt(res.Events, true)
+			t.col("critical_events", cpInt).addInt(res.CriticalEvents, true)
+			t.col("flow_pairs", cpInt).addInt(res.FlowPairs, true)
+			t.col("dropped_events", cpInt).addInt(res.Dropped, true)
+			return t, nil
+		})
+}
