@@ -132,7 +132,7 @@ var ovVariants = []struct{ name, args string }{
 	{"all_edges", ", only_show_critical_events := false, show_all_edges := true"},
 }
 
-// TestCPOverlayEndToEnd: critical_path/end_to_end/simple_add (annotation ”, instance 0,
+// TestCPOverlayEndToEnd: critical_path/end_to_end/simple_add (annotation "", instance 0,
 // data_load_events ['data_load'], HTA's end-to-end test): the full overlay equals HTA's committed
 // expected output and the reference's overlaid trace event for event; flows compared as multisets
 // of (s, f) pairs without ids.
