@@ -443,7 +443,7 @@ func BenchmarkSQ(b *testing.B) {
 	for _, compat := range []bool{false, true} {
 		c := sqConn(b, db, compat)
 		for _, q := range []struct{ name, sql string }{
-			{"frequent_kernel_sequences", `SELECT count(*) FROM frequent_kernel_sequences('aten::addmm')`},
+			{"frequent_kernel_sequences", `SELECT count(*) FROM frequent_kernel_sequences('aten::addmm', label := 'a')`},
 			{"export_kernel_sequences_overlay", fmt.Sprintf(`SELECT count(*) FROM export_kernel_sequences_overlay('aten::addmm', '%s', label := 'a')`, out)},
 			{"cupti_counters", `SELECT count(*) FROM cupti_counters`},
 			{"trace_diff", `SELECT count(*) FROM trace_diff('a', 'b')`},

@@ -289,7 +289,10 @@ func writeOverlay(ctx context.Context, src, dst string, ed overlayEdit) (int64, 
 	var w io.Writer = of
 	var gzw *gzip.Writer
 	if ed.gzipOut {
-		gzw = gzip.NewWriter(of)
+		gzw, err = gzip.NewWriterLevel(of, gzip.BestSpeed) // an overlay is read once: speed over size
+		if err != nil {
+			return 0, err
+		}
 		w = gzw
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -377,28 +380,64 @@ func (o *overlayWriter) run(dec *json.Decoder) error {
 	return nil
 }
 
-// events copies the elements of an array whose '[' was consumed, through its ']'.
+// events copies the elements of an array whose '[' was consumed, through its ']'. Decoding (with the input's
+// decompression) runs in its own goroutine, editing and output compression in this one.
 func (o *overlayWriter) events(dec *json.Decoder) error {
+	type batch struct {
+		raws [][]byte
+		err  error
+	}
+	ch := make(chan batch, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(ch)
+		var idx int64
+		for dec.More() {
+			b := batch{raws: make([][]byte, 0, 1024)}
+			for len(b.raws) < cap(b.raws) && dec.More() {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					b.err = fmt.Errorf("event %d: %w", idx, err)
+					break
+				}
+				b.raws = append(b.raws, raw)
+				idx++
+			}
+			select {
+			case ch <- b:
+			case <-stop:
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+		if _, err := dec.Token(); err != nil { // ']'
+			select {
+			case ch <- batch{err: err}:
+			case <-stop:
+			}
+		}
+	}()
 	o.w.WriteByte('[')
 	var idx int64
-	for dec.More() {
-		if idx&4095 == 0 && o.ctx.Err() != nil {
-			return o.ctx.Err()
+	for b := range ch {
+		if err := o.ctx.Err(); err != nil {
+			return err
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("event %d: %w", idx, err)
+		for _, raw := range b.raws {
+			if idx > 0 {
+				o.w.WriteByte(',')
+			}
+			if err := o.event(idx, raw); err != nil {
+				return fmt.Errorf("event %d: %w", idx, err)
+			}
+			idx++
 		}
-		if idx > 0 {
-			o.w.WriteByte(',')
+		if b.err != nil {
+			return b.err
 		}
-		if err := o.event(idx, raw); err != nil {
-			return fmt.Errorf("event %d: %w", idx, err)
-		}
-		idx++
-	}
-	if _, err := dec.Token(); err != nil { // ']'
-		return err
 	}
 	o.w.WriteByte(']')
 	return nil
