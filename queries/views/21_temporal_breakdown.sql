@@ -20,42 +20,47 @@ WITH g AS (
     FROM gpu_frame
     WHERE gpu_work
 ),
--- HTA's merge: a row opens a new merged interval when it starts after every earlier row's end. The
--- merged length is max(end) − min(ts) per merged interval, computed per group (not as a running sum of
--- the parts that stick out) because compat rows can have negative durations (ts rounded up, end down);
--- kernel time is the end of the last merged interval minus the start of the first, as in HTA.
-flags AS (
+-- HTA's merge in one window pass. Rows in (ts, ev_idx) order; prev = running max of the earlier rows' ends
+-- (all rows, and computation rows only); a row opens a merged interval when ts > prev. The merged length
+-- Σ (max end − start) over merged intervals is Σ over openers of (prev − ts) + the final max end: each
+-- opener's prev is where the interval before it ended. One correction keeps this exact for compat rows
+-- with negative durations (ts rounded up, end rounded down): such a row always forms an interval of its own
+-- (the next row starts after ts > its end), whose end is its own end, not the running max.
+m AS (
     SELECT *,
-           ts > max(end_ts) OVER (PARTITION BY trace_id ORDER BY ts, ev_idx
-                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) IS NOT false AS new_all,
-           ts > max(end_ts) OVER (PARTITION BY trace_id, is_comp ORDER BY ts, ev_idx
-                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) IS NOT false AS new_type
+           max(end_ts) OVER w AS prev_all,
+           max(CASE WHEN is_comp THEN end_ts END) OVER w AS prev_comp
     FROM g
+    WINDOW w AS (PARTITION BY trace_id ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
-groups AS (
+f AS (
     SELECT *,
-           sum(new_all::INTEGER) OVER (PARTITION BY trace_id ORDER BY ts, ev_idx
-                                       ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS grp_all,
-           sum(new_type::INTEGER) OVER (PARTITION BY trace_id, is_comp ORDER BY ts, ev_idx
-                                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS grp_type
-    FROM flags
-),
-busy AS (
-    SELECT trace_id, label, rank, sum(e - s) AS busy_ns, min(s) AS first_ts, arg_max(e, s) AS last_end
-    FROM (SELECT trace_id, label, rank, min(ts) AS s, max(end_ts) AS e FROM groups GROUP BY trace_id, label, rank, grp_all)
-    GROUP BY ALL
-),
-comp AS (
-    SELECT trace_id, sum(e - s) AS comp_ns
-    FROM (SELECT trace_id, min(ts) AS s, max(end_ts) AS e FROM groups WHERE is_comp GROUP BY trace_id, grp_type)
-    GROUP BY ALL
+           prev_all IS NULL OR ts > prev_all AS new_all,
+           is_comp AND (prev_comp IS NULL OR ts > prev_comp) AS new_comp
+    FROM m
 ),
 r AS (
-    SELECT b.label, b.rank,
-           (b.last_end - b.first_ts) / 1000.0 AS kernel_time_us,
-           (b.last_end - b.first_ts - b.busy_ns) / 1000.0 AS idle_time_us,
-           coalesce(c.comp_ns, 0) / 1000.0 AS compute_time_us
-    FROM busy b LEFT JOIN comp c USING (trace_id)
+    SELECT trace_id, label, rank,
+           min(ts) AS first_ts,
+           -- the end of the last merged interval (HTA's kernel-time end)
+           CASE WHEN arg_max(end_ts < ts, {'ts': ts, 'i': ev_idx}) FILTER (WHERE new_all)
+                THEN arg_max(end_ts, {'ts': ts, 'i': ev_idx}) FILTER (WHERE new_all)
+                ELSE max(end_ts) END AS last_end,
+           max(end_ts)
+             + sum(coalesce(prev_all, 0) - ts) FILTER (WHERE new_all)
+             - coalesce(sum(greatest(prev_all - end_ts, 0)) FILTER (WHERE new_all AND end_ts < ts), 0) AS busy_ns,
+           coalesce(max(end_ts) FILTER (WHERE is_comp)
+             + sum(coalesce(prev_comp, 0) - ts) FILTER (WHERE new_comp)
+             - coalesce(sum(greatest(prev_comp - end_ts, 0)) FILTER (WHERE new_comp AND end_ts < ts), 0), 0) AS comp_ns
+    FROM f
+    GROUP BY ALL
+),
+us AS (
+    SELECT label, rank,
+           (last_end - first_ts) / 1000.0 AS kernel_time_us,
+           (last_end - first_ts - busy_ns) / 1000.0 AS idle_time_us,
+           comp_ns / 1000.0 AS compute_time_us
+    FROM r
 )
 SELECT label, rank, idle_time_us, compute_time_us,
        kernel_time_us - compute_time_us - idle_time_us AS non_compute_time_us,
@@ -63,5 +68,5 @@ SELECT label, rank, idle_time_us, compute_time_us,
        _bd_hta_round(100 * idle_time_us / kernel_time_us, 2) AS idle_time_pct,
        _bd_hta_round(100 * compute_time_us / kernel_time_us, 2) AS compute_time_pct,
        _bd_hta_round(100 * (kernel_time_us - compute_time_us - idle_time_us) / kernel_time_us, 2) AS non_compute_time_pct
-FROM r
+FROM us
 ORDER BY label, rank;

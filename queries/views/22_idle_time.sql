@@ -14,11 +14,10 @@
 -- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event with its gap.
 CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
 WITH k AS (
-    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
+    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts,
+           CASE WHEN hta_compat() OR r.correlation = g.correlation THEN r.ts END AS ts_runtime
     FROM gpu_frame g
-    LEFT JOIN hta_frame r
-           ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
-          AND (hta_compat() OR r.correlation = g.correlation)
+    LEFT JOIN hta_frame r ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
     WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
       AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, g.rank))
       AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, g.stream))
@@ -47,7 +46,7 @@ WHERE hta_compat() OR ts > prev_end;
 -- @column idle_time_us     Idle time of this cause on the stream, µs (compat: overlaps count negative)
 -- @column idle_time_ratio  Share of the stream's idle time (0–1; compat: rounded to 2 decimals)
 CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
-WITH c AS (
+WITH c AS MATERIALIZED (
     SELECT trace_id, label, rank, stream, idle_category, coalesce(sum(gap_us), 0) AS idle_time_us
     FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
     GROUP BY ALL

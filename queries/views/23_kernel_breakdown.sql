@@ -9,7 +9,7 @@
 -- (bit 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY). e < s is possible in compat (negative rounded durations).
 CREATE OR REPLACE MACRO _bd_merged_types(include_memory_kernels) AS TABLE
 WITH g AS (
-    SELECT trace_id, label, rank, ev_idx, ts, end_ts, kernel_type,
+    SELECT trace_id, ev_idx, ts, end_ts,
            CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2 ELSE 4 END AS bit
     FROM gpu_frame
     WHERE gpu_work AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
@@ -25,37 +25,76 @@ grouped AS (
                                             ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS grp
     FROM starts
 )
-SELECT trace_id, label, rank, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, label, rank, bit, grp;
+SELECT trace_id, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, bit, grp;
 
--- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask), from
--- a sweep over the merged intervals: +bit at each start, −bit at each end, running sum = mask.
+-- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask).
+--   default: one sweep over the raw events. Per type, the number of running events (a type runs while its
+--            count is > 0; touching events keep it running, like HTA's merge). The three counts are packed
+--            in one BIGINT (21 bits each) so that one running sum carries them; durations < 0 count as 0.
+--   compat:  HTA's sweep over each type's merged intervals: +bit at each start, −bit at each end, mask =
+--            running sum (the same for durations >= 0; exact for compat's negative ones).
+-- Both turn the sweep into one window: with s the running value after the edges at time t and d their
+-- sum, the mask before t is mask(s − d) and after t is mask(s), so each edge time t adds +t to the length
+-- of the mask that ends there and −t to the mask that starts there (no lead/lag needed).
 CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
-WITH merged AS (
-    SELECT * FROM _bd_merged_types(include_memory_kernels)
+WITH raw AS (
+    SELECT trace_id, ts, greatest(end_ts, ts) AS end_ts,
+           CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2097152 ELSE 4398046511104 END AS d
+    FROM gpu_frame
+    WHERE NOT hta_compat() AND gpu_work
+      AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
+           OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
 ),
-edges AS (
-    SELECT trace_id, label, rank, t, sum(delta) AS delta
-    FROM (SELECT trace_id, label, rank, s AS t, bit AS delta FROM merged
-          UNION ALL
-          SELECT trace_id, label, rank, e AS t, -bit AS delta FROM merged)
+raw_edges AS (
+    SELECT trace_id, t, sum(d)::BIGINT AS d
+    FROM (SELECT trace_id, ts AS t, d FROM raw UNION ALL SELECT trace_id, end_ts, -d FROM raw)
     GROUP BY ALL
 ),
-sweep AS (
-    SELECT trace_id, label, rank, t,
-           sum(delta) OVER w AS mask,
-           lead(t) OVER (PARTITION BY trace_id ORDER BY t) - t AS len
-    FROM edges
-    WINDOW w AS (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+raw_sweep AS (
+    SELECT trace_id, t, d,
+           sum(d) OVER (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS s
+    FROM raw_edges
+),
+raw_masks AS (
+    SELECT trace_id, t,
+           ((s - d) & 2097151 > 0)::INTEGER + 2 * ((s - d) >> 21 & 2097151 > 0)::INTEGER
+               + 4 * ((s - d) >> 42 > 0)::INTEGER AS m_before,
+           (s & 2097151 > 0)::INTEGER + 2 * (s >> 21 & 2097151 > 0)::INTEGER + 4 * (s >> 42 > 0)::INTEGER AS m_after
+    FROM raw_sweep
+),
+merged AS MATERIALIZED (
+    SELECT * FROM _bd_merged_types(include_memory_kernels) WHERE hta_compat()
+),
+merged_edges AS (
+    SELECT trace_id, t, sum(delta) AS d
+    FROM (SELECT trace_id, s AS t, bit AS delta FROM merged
+          UNION ALL
+          SELECT trace_id, e AS t, -bit AS delta FROM merged)
+    GROUP BY ALL
+),
+merged_masks AS (
+    SELECT trace_id, t, s - d AS m_before, s AS m_after
+    FROM (SELECT *, sum(d) OVER (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s
+          FROM merged_edges)
+),
+masks AS (
+    SELECT * FROM raw_masks UNION ALL SELECT * FROM merged_masks
+),
+segs AS (
+    SELECT trace_id, mask, sum(c)::BIGINT AS len_ns
+    FROM (SELECT trace_id, m_before AS mask, t::HUGEINT AS c FROM masks WHERE m_before > 0 AND m_before <> m_after
+          UNION ALL
+          SELECT trace_id, m_after AS mask, -t::HUGEINT AS c FROM masks WHERE m_after > 0 AND m_before <> m_after)
+    GROUP BY ALL
 )
-SELECT trace_id, label, rank, mask,
+SELECT s.trace_id, t.label, t.rank, s.mask,
        concat_ws(' overlapping ',
-                 CASE WHEN mask & 1 <> 0 THEN 'COMPUTATION' END,
-                 CASE WHEN mask & 2 <> 0 THEN 'COMMUNICATION' END,
-                 CASE WHEN mask & 4 <> 0 THEN 'MEMORY' END) AS kernel_type,
-       sum(len) AS len_ns
-FROM sweep
-WHERE mask > 0 AND len > 0
-GROUP BY ALL;
+                 CASE WHEN s.mask & 1 <> 0 THEN 'COMPUTATION' END,
+                 CASE WHEN s.mask & 2 <> 0 THEN 'COMMUNICATION' END,
+                 CASE WHEN s.mask & 4 <> 0 THEN 'MEMORY' END) AS kernel_type,
+       s.len_ns
+FROM segs s JOIN traces t USING (trace_id)
+WHERE s.len_ns > 0;
 
 -- @macro kernel_type_breakdown(include_memory_kernels := true)  GPU busy time by exclusive kernel-type label,
 -- summed over the ranks of each trace set (HTA's kernel_type_df).
@@ -64,7 +103,7 @@ GROUP BY ALL;
 -- @column sum_us       Time with exactly these types running, summed over ranks, µs
 -- @column pct          Share of the label's busy time (compat: rounded to 1 decimal)
 CREATE OR REPLACE MACRO kernel_type_breakdown(include_memory_kernels := true) AS TABLE
-WITH s AS (
+WITH s AS MATERIALIZED (
     SELECT label, kernel_type, sum(len_ns) / 1000.0 AS sum_us
     FROM _bd_type_segments(include_memory_kernels) GROUP BY label, kernel_type
 )

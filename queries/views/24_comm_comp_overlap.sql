@@ -7,11 +7,17 @@
 -- @column rank                   Rank
 -- @column comp_comm_overlap_pct  Overlapped time / communication time · 100; NULL when no communication
 CREATE OR REPLACE VIEW comm_comp_overlap AS
-WITH comm AS (
-    SELECT trace_id, sum(e - s) AS comm_ns FROM _bd_merged_types(false) WHERE bit = 2 GROUP BY trace_id
+WITH seg AS MATERIALIZED (
+    SELECT trace_id, mask, len_ns FROM _bd_type_segments(false)
+),
+-- communication time: compat sums HTA's merged intervals (negative ones included), default the sweep.
+comm AS (
+    SELECT trace_id, sum(e - s) AS comm_ns FROM _bd_merged_types(false) WHERE hta_compat() AND bit = 2 GROUP BY trace_id
+    UNION ALL
+    SELECT trace_id, sum(len_ns) FROM seg WHERE NOT hta_compat() AND mask & 2 <> 0 GROUP BY trace_id
 ),
 both_ AS (
-    SELECT trace_id, sum(len_ns) AS both_ns FROM _bd_type_segments(false) WHERE mask = 3 GROUP BY trace_id
+    SELECT trace_id, sum(len_ns) AS both_ns FROM seg WHERE mask = 3 GROUP BY trace_id
 )
 SELECT t.label, t.rank,
        CASE WHEN c.comm_ns > 0

@@ -37,7 +37,7 @@ ORDER BY label, rank, name;
 -- @column annotation_ev_idx    ev_idx of the leaf gpu_user_annotation, NULL when none covers the event
 -- @column annotation_name      Its name
 CREATE OR REPLACE VIEW gpu_kernels_with_annotations AS
-WITH k AS (
+WITH k AS MATERIALIZED (
     SELECT f.trace_id, f.label, f.rank, f.ev_idx, f.name, f.cat, f.pid, f.tid, f.stream, f.ts, f.dur, f.end_ts,
            coalesce(kt.kernel_type, 'OTHER') AS kernel_type
     FROM hta_frame f LEFT JOIN kernel_types kt USING (name)
