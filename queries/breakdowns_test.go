@@ -274,6 +274,167 @@ func bdOpenFile(t testing.TB, path string) *engine.DB {
 // bdTestdata returns the path of testdata/hta/<name> in the repository.
 func bdTestdata(name string) string { return filepath.Join("..", "testdata", "hta", name) }
 
+// bdExpect runs q and checks its rows, in order, against want (numbers within 1e-9, nil = NULL).
+func bdExpect(t *testing.T, db *sql.DB, q string, want [][]any) {
+	t.Helper()
+	got := bdQuery(t, db, q)
+	rows, _ := db.Query(q)
+	cols, _ := rows.Columns()
+	rows.Close()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d: %v", q, len(got), len(want), got)
+		return
+	}
+	for i, w := range want {
+		if len(w) != len(cols) {
+			t.Fatalf("%s: want row %d has %d values for %d columns %v", q, i, len(w), len(cols), cols)
+		}
+		for j, wv := range w {
+			gv := got[i][cols[j]]
+			var ok bool
+			switch x := wv.(type) {
+			case nil:
+				ok = gv == nil
+			case string:
+				ok = gv == x
+			case int:
+				ok = htaref.Close(bdNum(gv), float64(x))
+			case float64:
+				ok = htaref.Close(bdNum(gv), x)
+			}
+			if !ok {
+				t.Errorf("%s: row %d %s = %v, want %v", q, i, cols[j], gv, wv)
+			}
+		}
+	}
+}
+
+// bdModes runs check in default mode and then in compat mode on a one-file database.
+func bdModes(t *testing.T, file string, check func(t *testing.T, db *sql.DB, compat bool)) {
+	db := bdOpenFile(t, bdTestdata(file))
+	db.SQL.SetMaxOpenConns(1)
+	for _, compat := range []bool{false, true} {
+		if _, err := db.SQL.Exec(fmt.Sprintf(`SET VARIABLE hta_compat = %v`, compat)); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(map[bool]string{false: "default", true: "compat"}[compat], func(t *testing.T) { check(t, db.SQL, compat) })
+	}
+}
+
+// TestBreakdownsDefaultMode checks the quirks that default mode fixes, on hand-built traces whose answers
+// are worked out in the comments; compat mode must still give HTA's answer on the same trace.
+func TestBreakdownsDefaultMode(t *testing.T) {
+	// gemm [0,10], Stream Sync [10,30] (cuda_sync), nccl [40,50] on stream 7: the sync is not GPU work, so
+	// idle = 50 − 20 = 30, compute 10, non-compute 10. HTA (quirk §7.2) counts the sync: idle 10, non-compute 30.
+	t.Run("temporal_sync", func(t *testing.T) {
+		bdModes(t, "bd_temporal_sync.json", func(t *testing.T, db *sql.DB, compat bool) {
+			want := []any{"trace", 0, 30, 10, 10, 50, 60, 20, 20}
+			if compat {
+				want = []any{"trace", 0, 10, 10, 30, 50, 20, 20, 60}
+			}
+			bdExpect(t, db, `SELECT * FROM temporal_breakdown`, [][]any{want})
+		})
+	})
+	// Stream 7: k1 [1000,1100] launched 990; k2 [1010,1020] (inside k1) launched 995; k3 [1150,1160]
+	// launched 1005; k4 [1210,1220] launched 1200; k5 [1230,1235] has no runtime call (correlation 99);
+	// event #0 is a CPU op at 5000.
+	// Default: k2 leaves no gap (k1 still runs); k3 waits 1150 − 1100 = 50 ≥ 30 → other; k4: launch 1200 >
+	// 1160 → host_wait 50; k5: gap 10, no launch → kernel_wait 10.
+	// HTA (quirk §7.4): k2's gap is 1010 − 1100 = −90 → kernel_wait; k3's is 1150 − 1020 = 130 → other;
+	// k5's "runtime" is event #0 (index_correlation 0) at 5000 > 1220 → host_wait 10.
+	t.Run("idle", func(t *testing.T) {
+		bdModes(t, "bd_idle.json", func(t *testing.T, db *sql.DB, compat bool) {
+			if !compat {
+				bdExpect(t, db, `SELECT * FROM idle_time_breakdown()`, [][]any{
+					{"trace", 0, 7, "host_wait", 50, 50.0 / 110},
+					{"trace", 0, 7, "kernel_wait", 10, 10.0 / 110},
+					{"trace", 0, 7, "other", 50, 50.0 / 110}})
+				bdExpect(t, db, `SELECT idle_category, count, mean_us, std_us, min_us, max_us FROM idle_interval_stats()`, [][]any{
+					{"host_wait", 1, 50, nil, 50, 50}, {"kernel_wait", 1, 10, nil, 10, 10}, {"other", 1, 50, nil, 50, 50}})
+				bdExpect(t, db, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(consecutive_kernel_delay := 5)`, [][]any{
+					{"host_wait", 50}, {"other", 60}})
+				bdExpect(t, db, `SELECT count(*) FROM idle_time_breakdown(streams := [8])`, [][]any{{0}})
+				bdExpect(t, db, `SELECT count(*) FROM idle_time_breakdown(ranks := [0], streams := [7])`, [][]any{{3}})
+				return
+			}
+			bdExpect(t, db, `SELECT * FROM idle_time_breakdown()`, [][]any{
+				{"trace", 0, 7, "host_wait", 60, 0.6},
+				{"trace", 0, 7, "kernel_wait", -90, -0.9},
+				{"trace", 0, 7, "other", 130, 1.3}})
+			bdExpect(t, db, `SELECT idle_category, count, mean_us, std_us, min_us, max_us FROM idle_interval_stats()`, [][]any{
+				{"host_wait", 2, 30, 28.28, 10, 50}, {"kernel_wait", 1, -90, nil, -90, -90}, {"other", 1, 130, nil, 130, 130}})
+		})
+	})
+	// COMPUTATION kernels on one stream: kA 10+20+30 = 60, kB 15+15 = 30, kC 6, kD 4 (total 100);
+	// num_kernels 3, duration_ratio 0.8.
+	// Default: kA and kB already cover 90 ≥ 80 µs, so kC and kD fold; kept kernels keep per-launch stats
+	// (kA max 30, min 10, mean 20, stddev 10) and others is over kC's and kD's launches (6, 4).
+	// HTA (quirk §7.3): the 0.8 quantile of the cumsums [60, 90, 96, 100] is 97.6, so only kD folds; kept
+	// kernels collapse to their totals (max = min = mean = sum, stddev 0).
+	t.Run("kernel_fold", func(t *testing.T) {
+		bdModes(t, "bd_kernel_fold.json", func(t *testing.T, db *sql.DB, compat bool) {
+			q := `SELECT name, sum_us, max_us, min_us, stddev_us, mean_us, count FROM kernel_breakdown(num_kernels := 3)`
+			if !compat {
+				bdExpect(t, db, q, [][]any{
+					{"kA", 60, 30, 10, 10, 20, 3}, {"kB", 30, 15, 15, 0, 15, 2}, {"others", 10, 6, 4, math.Sqrt2, 5, 2}})
+				bdExpect(t, db, `SELECT name, count, min_us, mean_us, max_us FROM kernel_duration_distribution(num_kernels := 3)`,
+					[][]any{{"kA", 3, 10, 20, 30}, {"kB", 2, 15, 15, 15}})
+			} else {
+				bdExpect(t, db, q, [][]any{
+					{"kA", 60, 60, 60, 0, 60, 3}, {"kB", 30, 30, 30, 0, 30, 2}, {"kC", 6, 6, 6, 0, 6, 1},
+					{"others", 4, 4, 4, 0, 4, 1}})
+			}
+			// Not more names than num_kernels: nothing folds, real statistics in both modes.
+			bdExpect(t, db, `SELECT name, max_us, mean_us FROM kernel_breakdown()`, [][]any{
+				{"kA", 30, 20}, {"kB", 15, 15}, {"kC", 6, 6}, {"kD", 4, 4}})
+			bdExpect(t, db, `SELECT name, sum_us FROM kernel_breakdown(num_kernels := NULL, duration_ratio := NULL, include_memory_kernels := NULL)`,
+				[][]any{{"kA", 60}, {"kB", 30}, {"kC", 6}, {"kD", 4}})
+		})
+	})
+	// gemm_a [0,100] and gemm_b [100,120] on stream 7 (touching: one merged interval), nccl [50,150] on
+	// stream 8, Memcpy [140,160] on stream 9. Exclusive labels: COMPUTATION [0,50) 50, COMPUTATION
+	// overlapping COMMUNICATION [50,120) 70, COMMUNICATION [120,140) 20, COMMUNICATION overlapping MEMORY
+	// [140,150) 10, MEMORY [150,160) 10. Overlap 70 / 100. Same in both modes (no quirk here).
+	t.Run("overlap", func(t *testing.T) {
+		bdModes(t, "bd_overlap.json", func(t *testing.T, db *sql.DB, compat bool) {
+			pct := func(x float64) float64 {
+				if compat {
+					return math.RoundToEven(1000*x/160) / 10 // numpy rounds half to even: 31.25 → 31.2
+				}
+				return 100 * x / 160
+			}
+			bdExpect(t, db, `SELECT kernel_type, sum_us, pct FROM kernel_type_breakdown()`, [][]any{
+				{"COMPUTATION overlapping COMMUNICATION", 70, pct(70)},
+				{"COMPUTATION", 50, pct(50)},
+				{"COMMUNICATION", 20, pct(20)},
+				{"COMMUNICATION overlapping MEMORY", 10, pct(10)},
+				{"MEMORY", 10, pct(10)}})
+			bdExpect(t, db, `SELECT kernel_type, sum_us FROM kernel_type_breakdown(include_memory_kernels := false)`, [][]any{
+				{"COMPUTATION overlapping COMMUNICATION", 70}, {"COMPUTATION", 50}, {"COMMUNICATION", 30}})
+			bdExpect(t, db, `SELECT rank, kernel_type, sum_us FROM kernel_type_breakdown_by_rank() WHERE kernel_type = 'MEMORY'`,
+				[][]any{{0, "MEMORY", 10}})
+			bdExpect(t, db, `SELECT * FROM comm_comp_overlap`, [][]any{{"trace", 0, 70}})
+			bdExpect(t, db, `SELECT idle_time_us, compute_time_us, non_compute_time_us, kernel_time_us FROM temporal_breakdown`,
+				[][]any{{0, 120, 40, 160}})
+		})
+	})
+	// gpu_user_annotation "outer" [1000,1100] and "inner" [1010,1030] on the kernels' lane; k1 [1012,1017] and
+	// k4 [1025,1035] overlap both → inner (the leaf); k2 [1050,1055] → outer; k3 [1200,1205] → none.
+	t.Run("annotations", func(t *testing.T) {
+		bdModes(t, "bd_annotations.json", func(t *testing.T, db *sql.DB, compat bool) {
+			bdExpect(t, db, `SELECT name, annotation_ev_idx, annotation_name FROM gpu_kernels_with_annotations ORDER BY ev_idx`,
+				[][]any{{"k1", 1, "inner"}, {"k2", 0, "outer"}, {"k3", nil, nil}, {"k4", 1, "inner"}})
+			bdExpect(t, db, `SELECT name, sum_us, count FROM user_annotation_breakdown()`,
+				[][]any{{"inner", 20, 1}, {"outer", 100, 1}})
+			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 1)`,
+				[][]any{{"others", 20}, {"outer", 100}})
+			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 1, allowlist_patterns := ['inn'])`,
+				[][]any{{"inner", 20}, {"outer", 100}})
+			bdExpect(t, db, `SELECT count(*) FROM user_annotation_breakdown(use_gpu_annotation := false)`, [][]any{{0}})
+		})
+	})
+}
+
 // bdAnalyses is every breakdown query, for the "runs everywhere" test and the benchmark.
 var bdAnalyses = []struct{ name, sql string }{
 	{"temporal", `SELECT * FROM temporal_breakdown`},
