@@ -17,7 +17,8 @@ WITH k AS (
     SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts,
            CASE WHEN hta_compat() OR r.correlation = g.correlation THEN r.ts END AS ts_runtime
     FROM gpu_frame g
-    LEFT JOIN hta_frame r ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
+    LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM hta_frame WHERE correlation >= 0 OR ev_idx = 0) r
+           ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
     WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
       AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, g.rank))
       AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, g.stream))
