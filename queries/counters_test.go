@@ -1,9 +1,16 @@
 package queries_test
 
 import (
+	"compress/gzip"
+	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -291,4 +298,144 @@ func TestMemoryBWCompat(t *testing.T) {
 			ctSameMultiset(t, "memory_bw_summary", gotSum, wantSum)
 		})
 	}
+}
+
+// ctReadTrace decodes a (possibly gzip) Chrome trace file into its top-level object.
+func ctReadTrace(t testing.TB, path string) map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if zr, err := gzip.NewReader(f); err == nil {
+		r = zr
+	} else {
+		f.Seek(0, 0)
+	}
+	var v any
+	if err := json.NewDecoder(r).Decode(&v); err != nil {
+		t.Fatalf("%s: not JSON: %v", path, err)
+	}
+	if arr, ok := v.([]any); ok {
+		return map[string]any{"traceEvents": arr}
+	}
+	return v.(map[string]any)
+}
+
+// TestExportCountersTraceCompat: in compat mode the written trace is the original trace (every key, every event in
+// order) plus exactly HTA's counter events (trace_with_counters_events.json.gz), under HTA's file name.
+func TestExportCountersTraceCompat(t *testing.T) {
+	for _, d := range htaref.Dirs(t) {
+		if !d.Has("trace_with_counters_events.json.gz") {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			db := htaref.Open(t, d)
+			// compat on one connection only: the writer reads the series on a second one (htaref.Compat would
+			// cap the pool at one connection)
+			conn, err := db.SQL.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(context.Background(), `SET VARIABLE hta_compat = true`); err != nil {
+				t.Fatal(err)
+			}
+			rank := d.Ranks()[0]
+			out := t.TempDir()
+			var path string
+			var n int64
+			if err := conn.QueryRowContext(context.Background(), `SELECT path, counter_events FROM export_counters_trace(?, ?)`, rank, out).Scan(&path, &n); err != nil {
+				t.Fatal(err)
+			}
+			var stats struct {
+				OutputFile string `json:"output_file"`
+			}
+			b, _ := os.ReadFile(d.File("trace_with_counters_stats.json"))
+			json.Unmarshal(b, &stats)
+			if filepath.Base(path) != stats.OutputFile {
+				t.Errorf("file %s, HTA %s", filepath.Base(path), stats.OutputFile)
+			}
+			// The output is the original bytes with the counter events inserted at one place, and valid JSON.
+			outb, orig := ctReadBytes(t, path, true), ctReadBytes(t, d.Files[rank], false)
+			p := 0
+			for p < len(orig) && p < len(outb) && outb[p] == orig[p] {
+				p++
+			}
+			if len(outb) < len(orig) || string(outb[len(outb)-(len(orig)-p):]) != string(orig[p:]) {
+				t.Fatalf("original bytes not preserved around offset %d", p)
+			}
+			if !json.Valid(outb) {
+				t.Fatalf("output is not valid JSON")
+			}
+			ins := strings.TrimPrefix(strings.TrimSpace(string(outb[p:len(outb)-(len(orig)-p)])), ",")
+			var counters []any
+			if err := json.Unmarshal([]byte("["+ins+"]"), &counters); err != nil {
+				t.Fatalf("inserted text: %v", err)
+			}
+			if int64(len(counters)) != n {
+				t.Errorf("%d events inserted, reported %d", len(counters), n)
+			}
+			counters = append(ctCounterEvents(t, orig), counters...) // HTA's list also holds the trace's own ph C events
+			zr, err := os.Open(d.File("trace_with_counters_events.json.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer zr.Close()
+			gr, _ := gzip.NewReader(zr)
+			var want []any
+			if err := json.NewDecoder(gr).Decode(&want); err != nil {
+				t.Fatal(err)
+			}
+			if len(counters) != len(want) {
+				t.Fatalf("%d counter events, HTA %d", len(counters), len(want))
+			}
+			for i := range want {
+				if !reflect.DeepEqual(counters[i], want[i]) {
+					t.Fatalf("counter event %d: %v, HTA %v", i, counters[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// ctReadBytes reads a file, gunzipping it when it is gzip (mustGzip: fail when it is not).
+func ctReadBytes(t testing.TB, path string, mustGzip bool) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	} else if mustGzip {
+		t.Fatalf("%s is not gzip", path)
+	}
+	return b
+}
+
+// ctCounterEvents returns the ph "C" events of a trace's bytes (cheap pre-check on the text).
+func ctCounterEvents(t testing.TB, b []byte) []any {
+	if !strings.Contains(string(b), `"C"`) {
+		return nil
+	}
+	var tr struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	json.Unmarshal(b, &tr)
+	var out []any
+	for _, e := range tr.TraceEvents {
+		if e["ph"] == "C" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -11,11 +11,23 @@ package sqlfuncs
 //   - _export_counters_trace(...): writes a trace with Chrome counter events appended (see exportCounters).
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/klauspost/compress/gzip"
 )
 
 func init() {
@@ -25,6 +37,7 @@ func init() {
 	add("_cumsum", func(conn *sql.Conn, env *Env) error {
 		return registerListScalar(conn, "_cumsum", duckdb.TYPE_DOUBLE, duckdb.TYPE_DOUBLE, cumsumUDF)
 	})
+	add("_export_counters_trace", registerExportCounters)
 }
 
 type listScalar struct {
@@ -219,5 +232,549 @@ func npHeapsort(v []int64, tosort []int64) {
 			}
 		}
 		*a(i) = tmp
+	}
+}
+
+// ---- _export_counters_trace ----
+
+func registerExportCounters(conn *sql.Conn, env *Env) error {
+	t := func(x duckdb.Type) duckdb.TypeInfo {
+		ti, err := duckdb.NewTypeInfo(x)
+		if err != nil {
+			panic(err) // primitive types cannot fail
+		}
+		return ti
+	}
+	f := duckdb.RowTableFunction{
+		Config: duckdb.TableFunctionConfig{
+			NamedArguments: map[string]duckdb.TypeInfo{
+				"rank":        t(duckdb.TYPE_BIGINT),
+				"output_dir":  t(duckdb.TYPE_VARCHAR),
+				"label":       t(duckdb.TYPE_VARCHAR),
+				"time_series": t(duckdb.TYPE_VARCHAR),
+				"compat":      t(duckdb.TYPE_BOOLEAN),
+			},
+		},
+		BindArgumentsContext: func(ctx context.Context, named map[string]any, _ ...any) (duckdb.RowTableSource, error) {
+			var a counterArgs
+			var ok [5]bool
+			a.rank, ok[0] = named["rank"].(int64)
+			a.outputDir, ok[1] = named["output_dir"].(string)
+			a.label, ok[2] = named["label"].(string)
+			a.timeSeries, ok[3] = named["time_series"].(string)
+			a.compat, ok[4] = named["compat"].(bool)
+			for _, b := range ok {
+				if !b {
+					return nil, fmt.Errorf("export_counters_trace: bad arguments %v", named)
+				}
+			}
+			path, n, err := exportCounters(ctx, env.DB, a)
+			if err != nil {
+				return nil, fmt.Errorf("export_counters_trace: %w", err)
+			}
+			return &oneRow{path: path, n: n}, nil
+		},
+	}
+	return duckdb.RegisterTableUDF(conn, "_export_counters_trace", f)
+}
+
+type oneRow struct {
+	path string
+	n    int64
+	done bool
+}
+
+func (r *oneRow) ColumnInfos() []duckdb.ColumnInfo {
+	s, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	i, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	return []duckdb.ColumnInfo{{Name: "path", T: s}, {Name: "counter_events", T: i}}
+}
+func (r *oneRow) Cardinality() *duckdb.CardinalityInfo {
+	return &duckdb.CardinalityInfo{Cardinality: 1, Exact: true}
+}
+func (r *oneRow) Init() {}
+func (r *oneRow) FillRow(row duckdb.Row) (bool, error) {
+	if r.done {
+		return false, nil
+	}
+	r.done = true
+	if err := duckdb.SetRowValue(row, 0, r.path); err != nil {
+		return false, err
+	}
+	return true, duckdb.SetRowValue(row, 1, r.n)
+}
+
+type counterArgs struct {
+	rank       int64
+	outputDir  string
+	label      string // "" = any label (must then be unique)
+	timeSeries string // comma-separated: queue_length, memory_bw
+	compat     bool
+}
+
+// exportCounters writes <output_dir>/<trace file name, ".json" → "_with_counters.json"> = the rank's original trace
+// with Chrome counter events (ph "C") for the queue length of each stream and the memory bandwidth of each memory
+// kind appended to traceEvents, as HTA's generate_trace_with_counters does. The original file is streamed through
+// (never decoded as a whole); the counter rows come from the queue_length and memory_bw views in the requested mode.
+// Compat mode writes what HTA writes (gzip whatever the name, µs timestamps as HTA rounds them); default mode
+// writes gzip only for a .gz name and exact timestamps (µs with three decimals).
+func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int64, error) {
+	if a.outputDir == "" {
+		return "", 0, errors.New("output_dir is required")
+	}
+	var queue, membw bool
+	for _, s := range strings.Split(a.timeSeries, ",") {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "queue_length":
+			queue = true
+		case "memory_bw":
+			membw = true
+		case "":
+		default:
+			return "", 0, fmt.Errorf("unknown time series %q (want queue_length, memory_bw)", s)
+		}
+	}
+	// A second connection (querying through the one running this function deadlocks). A pool capped at one
+	// connection would wait forever: fail after a while instead.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := db.Conn(cctx)
+	cancel()
+	if err != nil {
+		return "", 0, fmt.Errorf("no second database connection (is the pool limited to one?): %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET VARIABLE hta_compat = %t", a.compat)); err != nil {
+		return "", 0, err
+	}
+	defer conn.ExecContext(context.Background(), "RESET VARIABLE hta_compat")
+
+	// The trace.
+	rows, err := conn.QueryContext(ctx, `SELECT label, path FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+		a.rank, a.label, a.label)
+	if err != nil {
+		return "", 0, err
+	}
+	var labels, paths []string
+	for rows.Next() {
+		var l, p string
+		if err := rows.Scan(&l, &p); err != nil {
+			rows.Close()
+			return "", 0, err
+		}
+		labels, paths = append(labels, l), append(paths, p)
+	}
+	rows.Close()
+	switch {
+	case len(paths) == 0 && a.label != "":
+		return "", 0, fmt.Errorf("no trace with rank %d and label %q", a.rank, a.label)
+	case len(paths) == 0:
+		return "", 0, fmt.Errorf("no trace with rank %d", a.rank)
+	case len(paths) > 1:
+		return "", 0, fmt.Errorf("rank %d is loaded %d times (labels %s): pass label", a.rank, len(paths), strings.Join(labels, ", "))
+	}
+	label, src := labels[0], paths[0]
+
+	// The counter events.
+	var events []byte
+	var n int64
+	if queue {
+		order := "stream, seq"
+		if !a.compat {
+			order = "pid, stream, seq"
+		}
+		q := `SELECT pid, ts, stream, queue_length FROM queue_length WHERE label = ? AND rank = ? ORDER BY ` + order
+		rows, err := conn.QueryContext(ctx, q, label, a.rank)
+		if err != nil {
+			return "", 0, err
+		}
+		for rows.Next() {
+			var pid, ts, stream, ql int64
+			if err := rows.Scan(&pid, &ts, &stream, &ql); err != nil {
+				rows.Close()
+				return "", 0, err
+			}
+			events = append(events, `,{"pid":`...)
+			events = strconv.AppendInt(events, pid, 10)
+			events = append(events, `,"ts":`...)
+			events = appendTS(events, ts, a.compat, false)
+			events = append(events, `,"args":{"Queue Length":`...)
+			events = strconv.AppendInt(events, ql, 10)
+			events = append(events, `},"ph":"C","name":"Queue Length","id":`...)
+			events = strconv.AppendInt(events, stream, 10)
+			events = append(events, '}')
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", 0, err
+		}
+	}
+	if membw {
+		order := "name, seq"
+		if !a.compat {
+			order = "pid, name, seq"
+		}
+		q := `SELECT pid, ts, name, memory_bw_gbps FROM memory_bw WHERE label = ? AND rank = ? ORDER BY ` + order
+		rows, err := conn.QueryContext(ctx, q, label, a.rank)
+		if err != nil {
+			return "", 0, err
+		}
+		for rows.Next() {
+			var pid, ts int64
+			var name string
+			var bw float64
+			if err := rows.Scan(&pid, &ts, &name, &bw); err != nil {
+				rows.Close()
+				return "", 0, err
+			}
+			events = append(events, `,{"pid":`...)
+			events = strconv.AppendInt(events, pid, 10)
+			events = append(events, `,"ts":`...)
+			events = appendTS(events, ts, a.compat, true)
+			events = append(events, `,"args":{"Memcpy BW":`...)
+			events = appendPyFloat(events, bw)
+			events = append(events, `},"ph":"C","name":`...)
+			events = strconv.AppendQuote(events, name)
+			events = append(events, '}')
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return "", 0, err
+		}
+	}
+
+	// The output file.
+	base := filepath.Base(src)
+	outName := strings.ReplaceAll(base, ".json", "_with_counters.json")
+	if outName == base && !a.compat {
+		outName = base + "_with_counters.json"
+	}
+	if err := os.MkdirAll(a.outputDir, 0o755); err != nil {
+		return "", 0, fmt.Errorf("output_dir %s: %w", a.outputDir, err)
+	}
+	out := filepath.Join(a.outputDir, outName)
+	if absOut, _ := filepath.Abs(out); absOut == src {
+		return "", 0, fmt.Errorf("%s would overwrite the trace itself", out)
+	}
+	gz := a.compat || strings.HasSuffix(outName, ".gz")
+	if err := writeWithCounters(ctx, src, out, gz, events); err != nil {
+		os.Remove(out)
+		return "", 0, err
+	}
+	return out, n, nil
+}
+
+// appendTS writes a timestamp in µs. Compat: HTA's integer µs (ts was rounded to whole µs), as a float for the
+// memory series (HTA's frame there is float). Default: exact, µs with three decimals.
+func appendTS(b []byte, ns int64, compat, float bool) []byte {
+	if compat {
+		b = strconv.AppendInt(b, ns/1000, 10)
+		if float {
+			b = append(b, ".0"...)
+		}
+		return b
+	}
+	us, frac := ns/1000, ns%1000
+	if frac < 0 {
+		us, frac = us-1, frac+1000
+	}
+	b = strconv.AppendInt(b, us, 10)
+	if frac != 0 {
+		b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	}
+	return b
+}
+
+// appendPyFloat writes v as Python's json module does (repr: shortest round-trip digits, "x.0" for integral
+// values, exponent form below 1e-4 and from 1e16). NaN/Inf (not valid JSON) become null.
+func appendPyFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	if v == 0 {
+		if math.Signbit(v) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	e := strconv.FormatFloat(v, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if exp < -4 || exp >= 16 {
+		return append(b, e...) // Go's 'e' form matches repr: mantissa digits, e-05 / e+16
+	}
+	f := strconv.FormatFloat(v, 'f', -1, 64)
+	b = append(b, f...)
+	if !strings.ContainsRune(f, '.') {
+		b = append(b, ".0"...)
+	}
+	return b
+}
+
+// writeWithCounters copies the trace src to out, inserting events (each preceded by a comma) before the closing
+// bracket of the top-level traceEvents array (or of the top-level array for the array form).
+func writeWithCounters(ctx context.Context, src, out string, gz bool, events []byte) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("read trace: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read trace %s: %w", src, err)
+		}
+		defer zr.Close()
+		ra := newReadAhead(zr)
+		defer ra.Close()
+		r = ra // decompress on another core while this one scans and compresses
+	}
+	of, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	defer of.Close()
+	bw := bufio.NewWriterSize(of, 1<<20)
+	var w io.Writer = bw
+	var zw *gzip.Writer
+	if gz {
+		zw, err = gzip.NewWriterLevel(bw, gzip.BestSpeed)
+		if err != nil {
+			return err
+		}
+		w = zw
+	}
+	if err := spliceEvents(ctx, r, w, events); err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := of.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
+// spliceEvents streams JSON from r to w, tracking only strings and bracket depth, and writes events before the
+// bracket that closes the traceEvents array of the top-level object (or the top-level array itself). Strings are
+// skipped with bytes.IndexByte (most of a trace's bytes are inside strings).
+func spliceEvents(ctx context.Context, r io.Reader, w io.Writer, events []byte) error {
+	buf := make([]byte, 1<<20)
+	var (
+		depth      int
+		inString   bool
+		backslash  int    // consecutive backslashes ending the string content scanned so far
+		started    bool   // first non-space byte seen
+		target     = -1   // depth inside the array to close, once found
+		nonEmpty   bool   // the target array has an element
+		done       bool   // events written: copy the rest
+		collecting bool   // inside a depth-1 key string
+		key        []byte // the last depth-1 key (first 64 bytes)
+		afterColon bool   // at depth 1: between a key's ':' and the next ','
+	)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.Read(buf)
+		chunk := buf[:n]
+		from := 0
+		for i := 0; i < len(chunk) && !done; i++ {
+			if inString {
+				// find the closing quote: one preceded by an even number of backslashes
+				seg := i
+				for {
+					q := bytes.IndexByte(chunk[i:], '"')
+					if q < 0 {
+						run := trailingBackslashes(chunk[seg:])
+						if run == len(chunk)-seg {
+							backslash += run
+						} else {
+							backslash = run
+						}
+						if collecting && len(key) < 64 {
+							key = append(key, chunk[seg:min(len(chunk), seg+64-len(key))]...)
+						}
+						i = len(chunk)
+						break
+					}
+					q += i
+					run := trailingBackslashes(chunk[seg:q])
+					if run == q-seg {
+						run += backslash
+					}
+					if run%2 == 1 {
+						i = q + 1
+						continue
+					}
+					if collecting && len(key) < 64 {
+						key = append(key, chunk[seg:min(q, seg+64-len(key))]...)
+					}
+					inString, collecting, backslash, i = false, false, 0, q
+					break
+				}
+				continue
+			}
+			if started && (target < 0 || nonEmpty) {
+				// fast path: only quotes, brackets, braces, commas and colons matter
+				for i < len(chunk) && !jsonSpecial[chunk[i]] {
+					i++
+				}
+				if i == len(chunk) {
+					break
+				}
+			}
+			c := chunk[i]
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				continue
+			}
+			if target > 0 && depth >= target && !(depth == target && c == ']') {
+				nonEmpty = true
+			}
+			switch c {
+			case '"':
+				inString = true
+				if depth == 1 && !afterColon {
+					collecting, key = true, key[:0]
+				}
+			case ':':
+				if depth == 1 {
+					afterColon = true
+				}
+			case ',':
+				if depth == 1 {
+					afterColon = false
+				}
+			case '[', '{':
+				depth++
+				if !started && c == '[' {
+					target = 1 // array form: the whole file is the event list
+				} else if c == '[' && depth == 2 && target < 0 && afterColon && string(key) == "traceEvents" {
+					target = 2
+				}
+			case ']', '}':
+				if depth == target && c == ']' {
+					if _, err := w.Write(chunk[from:i]); err != nil {
+						return err
+					}
+					ev := events
+					if !nonEmpty && len(ev) > 0 {
+						ev = ev[1:] // no leading comma in an empty array
+					}
+					if _, err := w.Write(ev); err != nil {
+						return err
+					}
+					from, done = i, true
+				}
+				depth--
+			}
+			started = true
+		}
+		if _, err := w.Write(chunk[from:]); err != nil {
+			return err
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	if !done {
+		return errors.New("no traceEvents array found")
+	}
+	return nil
+}
+
+var jsonSpecial = func() (t [256]bool) {
+	for _, c := range []byte(`"[]{},:`) {
+		t[c] = true
+	}
+	return
+}()
+
+func trailingBackslashes(b []byte) int {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == '\\' {
+		n++
+	}
+	return n
+}
+
+// readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.
+type readAhead struct {
+	blocks chan []byte
+	free   chan []byte
+	errc   chan error
+	cur    []byte
+	buf    []byte
+	err    error
+	stop   chan struct{}
+}
+
+func newReadAhead(r io.Reader) *readAhead {
+	ra := &readAhead{blocks: make(chan []byte, 4), free: make(chan []byte, 5), errc: make(chan error, 1), stop: make(chan struct{})}
+	for i := 0; i < 5; i++ {
+		ra.free <- make([]byte, 1<<20)
+	}
+	go func() {
+		defer close(ra.blocks)
+		for {
+			var b []byte
+			select {
+			case b = <-ra.free:
+			case <-ra.stop:
+				return
+			}
+			n, err := io.ReadFull(r, b)
+			if n > 0 {
+				ra.blocks <- b[:n]
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				ra.errc <- io.EOF
+				return
+			}
+			if err != nil {
+				ra.errc <- err
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.buf != nil {
+			ra.free <- ra.buf[:cap(ra.buf)]
+			ra.buf = nil
+		}
+		b, ok := <-ra.blocks
+		if !ok {
+			if ra.err == nil {
+				ra.err = <-ra.errc
+			}
+			return 0, ra.err
+		}
+		ra.buf, ra.cur = b, b
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// Close stops the reader goroutine.
+func (ra *readAhead) Close() {
+	close(ra.stop)
+	for range ra.blocks {
 	}
 }
