@@ -1,0 +1,81 @@
+-- Straggler detection (HTA get_potential_stragglers with its find_stragglers_with_late_start_comm_kernels metric).
+
+-- @macro potential_stragglers(num_candidates := 2, profiler_steps := NULL)  One row per straggler candidate of each
+-- trace set (label), most often flagged first: the ranks whose dominant communication kernel starts latest.
+-- profiler_steps: a list of ProfilerStep numbers to look at (NULL = all).
+-- @column label          Trace set
+-- @column rank           Candidate rank
+-- @column flagged_steps  Steps in which the rank's kernel start was among the num_candidates latest
+-- @column seq            Candidate order (0 = strongest)
+--
+-- Method (HTA's): mean step time T = (last end − first start of the selected steps' events) / #steps; communication
+-- kernels on a stream > 0 in a selected step lasting >= 1% of T; the last of each (rank, stream, step, name); the
+-- (stream, name) whose duration/T varies most across ranks (mean over steps of the sample std); per step, the ranks
+-- whose (start − first start)/T is at least the num_candidates-th largest are flagged; ranks by flag count, then
+-- rank number; the first num_candidates.
+-- Default mode: communication kernels = kernel_type COMMUNICATION (kernel_classes: ncclDevKernel, RCCL, … — HTA only
+-- knows names starting with ncclKernel, quirk §7.8), and step 0 counts (HTA skips iteration 0).
+-- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
+-- ranks than num_candidates) the result is empty / every rank is flagged.
+CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL) AS TABLE
+WITH
+k AS (SELECT greatest(coalesce(num_candidates, 2), 1)::BIGINT AS k),
+steps AS (
+    SELECT DISTINCT label, TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
+    FROM hta_frame WHERE starts_with(name, 'ProfilerStep')
+),
+valid AS (
+    SELECT label, step FROM steps
+    WHERE step IS NOT NULL AND (profiler_steps IS NULL OR list_contains(profiler_steps::BIGINT[], step))
+),
+df AS (
+    SELECT f.* FROM _ct_frame_pos f JOIN valid v ON v.label = f.label AND v.step = f.iteration
+),
+span AS (
+    SELECT label, min(ts) AS t_min, (max(ts + dur) - min(ts)) / count(DISTINCT iteration) AS mean_iter
+    FROM df GROUP BY label
+),
+long_comm AS (
+    SELECT d.label, d.rank, d.stream, d.iteration, d.name, d.ts, d.dur, d.frame_part, d.ev_idx
+    FROM df d JOIN span s USING (label)
+    LEFT JOIN kernel_types kt ON kt.name = d.name
+    WHERE d.stream > 0 AND d.dur >= s.mean_iter * 0.01
+      AND CASE WHEN hta_compat() THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
+               ELSE d.iteration >= 0 AND kt.kernel_type = 'COMMUNICATION' END
+),
+last_comm AS (
+    SELECT l.label, l.rank, l.stream, l.iteration, l.name,
+           arg_max(l.ts, (l.frame_part, l.ev_idx)) AS ts, arg_max(l.dur, (l.frame_part, l.ev_idx)) AS dur
+    FROM long_comm l GROUP BY ALL
+),
+metric AS (
+    SELECT c.*, (c.ts - s.t_min) / s.mean_iter AS start_metric, c.dur / s.mean_iter AS duration
+    FROM last_comm c JOIN span s USING (label)
+),
+spread AS (
+    SELECT label, stream, name, avg(sd) AS mean_sd
+    FROM (SELECT label, stream, iteration, name, stddev_samp(duration) AS sd FROM metric GROUP BY ALL)
+    GROUP BY ALL
+),
+pick AS (
+    SELECT label, stream, name FROM spread WHERE mean_sd IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY label ORDER BY mean_sd DESC, stream, name) = 1
+),
+cand AS (
+    SELECT m.* FROM metric m JOIN pick p USING (label, stream, name)
+),
+threshold AS (
+    SELECT label, iteration,
+           coalesce(list_sort(list(start_metric), 'DESC')[(SELECT k FROM k)], min(start_metric)) AS th
+    FROM cand GROUP BY ALL
+),
+flags AS (
+    SELECT c.label, c.rank, sum(CASE WHEN c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps
+    FROM cand c JOIN threshold t USING (label, iteration)
+    GROUP BY ALL
+)
+SELECT label, rank, flagged_steps, seq FROM (
+    SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC, rank) - 1 AS seq FROM flags
+)
+WHERE seq < (SELECT k FROM k)
+ORDER BY label, seq;
