@@ -11,25 +11,40 @@ import "fmt"
 // Builder collects the edges of a graph with a fixed node count. Adding an edge between a pair of
 // nodes that already has one overwrites its weight and type but keeps its position (networkx's
 // DiGraph.add_edge, which HTA relies on).
+//
+// Duplicate detection walks the source node's list of outgoing edges (out-degrees are tiny in
+// critical-path graphs); a node whose out-degree reaches hashFrom moves to a map, so a hub costs
+// O(1) per edge too. (A map of every pair cost half the build time at a million events.)
 type Builder struct {
-	n     int32
-	src   []int32
-	dst   []int32
-	w     []int64
-	typ   []uint8
-	index map[uint64]int32
+	n      int32
+	src    []int32
+	dst    []int32
+	w      []int64
+	typ    []uint8
+	head   []int32 // per node: last outgoing edge, -1 none
+	next   []int32 // per edge: previous outgoing edge of its source, -1 none
+	deg    []uint8 // per node: out-degree, saturating at hashFrom
+	hashed map[uint64]int32
 }
+
+const hashFrom = 16
 
 // NewBuilder returns a builder for n nodes (ids 0..n-1); edgeHint preallocates.
 func NewBuilder(n, edgeHint int) *Builder {
-	return &Builder{
-		n:     int32(n),
-		src:   make([]int32, 0, edgeHint),
-		dst:   make([]int32, 0, edgeHint),
-		w:     make([]int64, 0, edgeHint),
-		typ:   make([]uint8, 0, edgeHint),
-		index: make(map[uint64]int32, edgeHint),
+	b := &Builder{
+		n:    int32(n),
+		src:  make([]int32, 0, edgeHint),
+		dst:  make([]int32, 0, edgeHint),
+		w:    make([]int64, 0, edgeHint),
+		typ:  make([]uint8, 0, edgeHint),
+		head: make([]int32, n),
+		next: make([]int32, 0, edgeHint),
+		deg:  make([]uint8, n),
 	}
+	for i := range b.head {
+		b.head[i] = -1
+	}
+	return b
 }
 
 func pairKey(u, v int32) uint64 { return uint64(uint32(u))<<32 | uint64(uint32(v)) }
@@ -40,24 +55,46 @@ func (b *Builder) AddEdge(u, v int32, w int64, t uint8) (int32, bool) {
 	if u < 0 || v < 0 || u >= b.n || v >= b.n {
 		panic(fmt.Sprintf("graph: edge %d→%d outside 0..%d", u, v, b.n-1))
 	}
-	k := pairKey(u, v)
-	if id, ok := b.index[k]; ok {
+	if id := b.EdgeID(u, v); id >= 0 {
 		b.w[id], b.typ[id] = w, t
 		return id, true
 	}
 	id := int32(len(b.src))
-	b.index[k] = id
 	b.src = append(b.src, u)
 	b.dst = append(b.dst, v)
 	b.w = append(b.w, w)
 	b.typ = append(b.typ, t)
+	b.next = append(b.next, b.head[u])
+	b.head[u] = id
+	switch {
+	case b.deg[u] == hashFrom:
+		b.hashed[pairKey(u, v)] = id
+	case b.deg[u] == hashFrom-1:
+		if b.hashed == nil {
+			b.hashed = map[uint64]int32{}
+		}
+		for e := id; e >= 0; e = b.next[e] {
+			b.hashed[pairKey(u, b.dst[e])] = e
+		}
+		b.deg[u]++
+	default:
+		b.deg[u]++
+	}
 	return id, false
 }
 
 // EdgeID returns the id of u→v, or -1.
 func (b *Builder) EdgeID(u, v int32) int32 {
-	if id, ok := b.index[pairKey(u, v)]; ok {
-		return id
+	if b.deg[u] == hashFrom {
+		if id, ok := b.hashed[pairKey(u, v)]; ok {
+			return id
+		}
+		return -1
+	}
+	for e := b.head[u]; e >= 0; e = b.next[e] {
+		if b.dst[e] == v {
+			return e
+		}
 	}
 	return -1
 }
@@ -70,7 +107,7 @@ func (b *Builder) Build() *Graph {
 	g := &Graph{N: int(b.n), Src: b.src, Dst: b.dst, W: b.w, Type: b.typ}
 	g.OutOff, g.OutEdge = csr(int(b.n), b.src)
 	g.InOff, g.InEdge = csr(int(b.n), b.dst)
-	b.index = nil
+	b.head, b.next, b.deg, b.hashed = nil, nil, nil, nil
 	return g
 }
 

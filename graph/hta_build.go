@@ -1,11 +1,12 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -239,29 +240,29 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 			}
 		}
 	}
+	// Node keys: (ts, row<<1 | isEnd), 16 bytes. Rows are in ev_idx order, so this sorts by
+	// (ts, ev_idx) with a zero-length event's start before its end, which is what HTA's stable sort
+	// of starts-then-ends gives.
 	type nodeKey struct {
-		ts    int64
-		ev    int64
-		row   int32
-		start bool
+		ts     int64
+		rowEnd uint32
 	}
-	var keys []nodeKey
+	keys := make([]nodeKey, 0, 2*len(g.Clipped))
 	for _, r := range g.Clipped {
 		if isNodeCat[f.Cat[r]] || isDataLoad[f.Name[r]] || (f.Stream[r] != -1 && f.IndexCorr[r] >= 0) {
-			keys = append(keys, nodeKey{f.TS[r], f.EvIdx[r], r, true})
+			keys = append(keys, nodeKey{f.TS[r], uint32(r) << 1})
 		}
 	}
 	nev := len(keys)
 	for i := 0; i < nev; i++ {
-		k := keys[i]
-		keys = append(keys, nodeKey{k.ts + f.Dur[k.row], k.ev, k.row, false})
+		r := keys[i].rowEnd >> 1
+		keys = append(keys, nodeKey{keys[i].ts + f.Dur[r], r<<1 | 1})
 	}
-	// Stable on (ts, ev_idx): a zero-length event's start stays before its end.
-	sort.SliceStable(keys, func(i, j int) bool {
-		if keys[i].ts != keys[j].ts {
-			return keys[i].ts < keys[j].ts
+	slices.SortFunc(keys, func(a, b nodeKey) int {
+		if a.ts != b.ts {
+			return cmp.Compare(a.ts, b.ts)
 		}
-		return keys[i].ev < keys[j].ev
+		return cmp.Compare(a.rowEnd, b.rowEnd)
 	})
 	nn := len(keys)
 	g.NodeRow = make([]int32, nn)
@@ -273,11 +274,12 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 		g.startNode[i], g.endNode[i] = -1, -1
 	}
 	for i, k := range keys {
-		g.NodeRow[i], g.NodeTS[i], g.NodeStart[i] = k.row, k.ts, k.start
-		if k.start {
-			g.startNode[k.row] = int32(i)
+		row, start := int32(k.rowEnd>>1), k.rowEnd&1 == 0
+		g.NodeRow[i], g.NodeTS[i], g.NodeStart[i] = row, k.ts, start
+		if start {
+			g.startNode[row] = int32(i)
 		} else {
-			g.endNode[k.row] = int32(i)
+			g.endNode[row] = int32(i)
 		}
 	}
 	keys = nil
@@ -477,12 +479,11 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 	}
 	// Group clipped rows by (pid, tid), groups in ascending order, rows in ev_idx order.
 	rows := append([]int32(nil), g.Clipped...)
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
+	slices.SortStableFunc(rows, func(a, b int32) int {
 		if f.Pid[a] != f.Pid[b] {
-			return f.Pid[a] < f.Pid[b]
+			return cmp.Compare(f.Pid[a], f.Pid[b])
 		}
-		return tidOf(a) < tidOf(b)
+		return cmp.Compare(tidOf(a), tidOf(b))
 	})
 	type csEvent struct {
 		row   int32
@@ -491,7 +492,7 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		start bool
 	}
 	// compare: HTA's call-stack event order.
-	cmp := func(x, y *csEvent) int {
+	csCmp := func(x, y *csEvent) int {
 		if x.row == y.row {
 			if x.start {
 				return -1
@@ -538,9 +539,9 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		return 1
 	}
 	var evs []csEvent
-	var children [][]int32 // per local node (0 = root), local child ids
-	var nodeRow []int32
-	var parentRow []int32
+	// csFrame: an open call-stack node, its frame row and its parent's (-1 at the top level).
+	type csFrame struct{ row, parent int32 }
+	var stack []csFrame
 	for lo := 0; lo < len(rows); {
 		hi := lo
 		for hi < len(rows) && f.Pid[rows[hi]] == f.Pid[rows[lo]] && tidOf(rows[hi]) == tidOf(rows[lo]) {
@@ -560,75 +561,76 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		if anyPos || !allNeg {
 			continue // a GPU stream (no call stack) or a mixed lane HTA cannot classify
 		}
-		evs = evs[:0]
+		evs = slices.Grow(evs[:0], 2*len(grp))
 		for _, r := range grp {
 			d := max(f.Dur[r], 0)
 			evs = append(evs, csEvent{r, f.TS[r], d, true}, csEvent{r, f.TS[r] + d, d, false})
 		}
-		sort.SliceStable(evs, func(i, j int) bool { return cmp(&evs[i], &evs[j]) < 0 })
-		// Build the tree with a stack; an end pops the top whatever it is (as HTA does).
-		children = children[:0]
-		nodeRow = nodeRow[:0]
-		parentRow = parentRow[:0]
-		children = append(children, nil)
-		nodeRow = append(nodeRow, -1)
-		parentRow = append(parentRow, -1)
-		var stack []int32
-		for i := range evs {
-			e := &evs[i]
-			if e.start {
-				p := int32(0)
-				if len(stack) > 0 {
-					p = stack[len(stack)-1]
-				}
-				id := int32(len(nodeRow))
-				nodeRow = append(nodeRow, e.row)
-				parentRow = append(parentRow, nodeRow[p])
-				children = append(children, nil)
-				children[p] = append(children[p], id)
-				stack = append(stack, id)
-			} else if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		}
-		// Depth-first traversal.
+		// slices.SortStableFunc runs the same insertion-sort + symMerge as sort.SliceStable, so
+		// HTA's (not always consistent) comparator gives the same order.
+		slices.SortStableFunc(evs, func(x, y csEvent) int { return csCmp(&x, &y) })
+		// HTA builds a tree with a stack (a start pushes a child of the top; an end pops the top,
+		// whatever it is) and walks it depth-first, children in start order. That walk enters the
+		// nodes in push order and leaves each one when it is popped (the nodes still open at the
+		// end: innermost first), so it is done here while replaying the stack, without the tree.
 		last := int32(-1)
 		depth := 0
 		lastParent := int32(-1)
 		shares := func(a, b int32) bool {
 			return isLock[f.Name[g.NodeRow[a]]] && isLock[f.Name[g.NodeRow[b]]] && (g.NodeStart[a] || !g.NodeStart[b])
 		}
-		var visit func(id int32)
-		visit = func(id int32) {
-			r := nodeRow[id]
-			has := r >= 0 && g.startNode[r] >= 0 && g.endNode[r] >= 0
-			if has {
-				s := g.startNode[r]
-				if last >= 0 && !shares(last, s) {
-					t := EdgeOperator
-					if depth == 0 {
-						t = EdgeDependency
-					}
-					e := addEdge(last, s, t, false)
-					attribute(e, lastParent)
-				}
-				last, lastParent = s, parentRow[id]
-				depth++
+		enter := func(fr csFrame) {
+			r := fr.row
+			if g.startNode[r] < 0 || g.endNode[r] < 0 {
+				return
 			}
-			for _, c := range children[id] {
-				visit(c)
-			}
-			if has {
-				en := g.endNode[r]
-				if last >= 0 && !shares(last, en) {
-					e := addEdge(last, en, EdgeOperator, isBlocking[f.Name[r]])
-					attribute(e, lastParent)
+			s := g.startNode[r]
+			if last >= 0 && !shares(last, s) {
+				t := EdgeOperator
+				if depth == 0 {
+					t = EdgeDependency
 				}
-				last, lastParent = en, parentRow[id]
-				depth--
+				e := addEdge(last, s, t, false)
+				attribute(e, lastParent)
+			}
+			last, lastParent = s, fr.parent
+			depth++
+		}
+		exit := func(fr csFrame) {
+			r := fr.row
+			if g.startNode[r] < 0 || g.endNode[r] < 0 {
+				return
+			}
+			en := g.endNode[r]
+			if last >= 0 && !shares(last, en) {
+				e := addEdge(last, en, EdgeOperator, isBlocking[f.Name[r]])
+				attribute(e, lastParent)
+			}
+			last, lastParent = en, fr.parent
+			depth--
+		}
+		stack = stack[:0]
+		for i := range evs {
+			e := &evs[i]
+			if e.start {
+				p := int32(-1)
+				if len(stack) > 0 {
+					p = stack[len(stack)-1].row
+				}
+				fr := csFrame{e.row, p}
+				stack = append(stack, fr)
+				enter(fr)
+			} else if len(stack) > 0 {
+				fr := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				exit(fr)
 			}
 		}
-		visit(0)
+		for len(stack) > 0 {
+			fr := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			exit(fr)
+		}
 	}
 }
 

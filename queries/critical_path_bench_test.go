@@ -2,8 +2,11 @@ package queries_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"tracesql/engine"
@@ -56,4 +59,112 @@ func BenchmarkCriticalPath(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkCriticalPath1M times critical_path over a window of more than a million events: the
+// ProfilerSteps of df_index_resolver (or trace_diff/control) replicated by engine.Inflate until the
+// trace holds ≥ 1M events, analysed whole (annotation := ”). Inflating and loading happen before the
+// timer. Reported: ms per call (graph cache reset each time), the window's events and graph nodes,
+// and peak RSS during the calls (VmHWM after resetting it through /proc/self/clear_refs) next to
+// the RSS before them. Target: < 2 s and < 2 GB.
+func BenchmarkCriticalPath1M(b *testing.B) {
+	var src string
+	for _, d := range []string{"df_index_resolver", "trace_diff/control"} {
+		m, _ := filepath.Glob(filepath.Join("..", "..", "shared", "traces", "hta", d, "*.json*"))
+		if len(m) > 0 {
+			src = m[0]
+			break
+		}
+	}
+	if src == "" {
+		b.Skip("no source trace")
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	// Steps: the source's step count scaled up to ≥ 1M events (one probe inflation of 1 step first).
+	probe, err := engine.Inflate(ctx, src, engine.InflateOptions{Ranks: 1, Steps: 1, Seed: 1, Gzip: true, OutDir: filepath.Join(dir, "probe")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	one := ovCountEvents(b, probe[0])
+	steps := int(1_100_000/one) + 1
+	paths, err := engine.Inflate(ctx, src, engine.InflateOptions{Ranks: 1, Steps: steps, Seed: 1, Gzip: true, OutDir: filepath.Join(dir, "big")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := engine.Open(ctx, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Load(ctx, paths, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"default", "compat"} {
+		b.Run(mode, func(b *testing.B) {
+			args := `annotation := '', compat := ` + map[string]string{"compat": "true", "default": "false"}[mode]
+			var window int64
+			table := map[string]string{"compat": "_hta_frame_compat", "default": "_hta_frame_default"}[mode]
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM ` + table).Scan(&window); err != nil {
+				b.Fatal(err)
+			}
+			if window < 1_000_000 {
+				b.Fatalf("window has %d events, want ≥ 1M", window)
+			}
+			runtime.GC()
+			before := ovRSS("VmRSS")
+			os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset VmHWM (Linux ≥ 4.0)
+			b.ResetTimer()
+			var nodes int64
+			for i := 0; i < b.N; i++ {
+				sqlfuncs.ResetCriticalPathCache()
+				var n int
+				if err := db.SQL.QueryRow(`SELECT count(*) FROM critical_path(` + args + `)`).Scan(&n); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			peak := ovRSS("VmHWM")
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM cp_graph_nodes(` + args + `)`).Scan(&nodes); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(window), "events")
+			b.ReportMetric(float64(nodes), "nodes")
+			b.ReportMetric(float64(before)/(1<<20), "MB-RSS-before")
+			b.ReportMetric(float64(peak)/(1<<20), "MB-RSS-peak")
+		})
+	}
+}
+
+// ovCountEvents counts the traceEvents of a trace file (gzip or not).
+func ovCountEvents(b *testing.B, path string) int64 {
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Load(context.Background(), []string{path}, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM _hta_frame_default`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// ovRSS reads a memory figure of this process from /proc/self/status, bytes (0 when unavailable).
+func ovRSS(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, field+":")), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
 }

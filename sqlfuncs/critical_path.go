@@ -133,52 +133,6 @@ func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cp
 	return found[0], nil
 }
 
-// readFrame reads one trace's stored HTA frame (compat or default), sorted by ev_idx, with the
-// synchronisation args the graph needs.
-func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool) (*graph.Frame, error) {
-	table := "_hta_frame_default"
-	if compat {
-		table = "_hta_frame_compat"
-	}
-	q := `SELECT f.ev_idx, f.cat, coalesce(f.name, ''), f.pid, f.tid, f.ts, f.dur, f.stream, f.correlation, f.index_correlation,
-	       coalesce(TRY_CAST(e.args->>'wait_on_stream' AS BIGINT), -1),
-	       coalesce(TRY_CAST(e.args->>'wait_on_cuda_event_record_corr_id' AS BIGINT), -1)
-	FROM ` + table + ` f
-	LEFT JOIN (SELECT ev_idx, args FROM events WHERE trace_id = $1 AND cat = 'cuda_sync') e ON e.ev_idx = f.ev_idx
-	WHERE f.trace_id = $1 ORDER BY f.ev_idx`
-	rows, err := db.QueryContext(ctx, q, traceID)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", table, err)
-	}
-	defer rows.Close()
-	f := &graph.Frame{}
-	var in graph.Interner
-	var ev, pid, tid, ts, dur, stream, corr, ic, ws, wc int64
-	var cat, name string
-	for rows.Next() {
-		if err := rows.Scan(&ev, &cat, &name, &pid, &tid, &ts, &dur, &stream, &corr, &ic, &ws, &wc); err != nil {
-			return nil, fmt.Errorf("read %s: %w", table, err)
-		}
-		f.EvIdx = append(f.EvIdx, ev)
-		f.Cat = append(f.Cat, in.Intern(cat))
-		f.Name = append(f.Name, in.Intern(name))
-		f.Pid = append(f.Pid, pid)
-		f.Tid = append(f.Tid, tid)
-		f.TS = append(f.TS, ts)
-		f.Dur = append(f.Dur, dur)
-		f.Stream = append(f.Stream, stream)
-		f.Corr = append(f.Corr, corr)
-		f.IndexCorr = append(f.IndexCorr, ic)
-		f.WaitOnStream = append(f.WaitOnStream, ws)
-		f.WaitOnCorr = append(f.WaitOnCorr, wc)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", table, err)
-	}
-	f.Syms = in.Syms
-	return f, nil
-}
-
 // The graph cache: the last few built graphs per database, so that what-if calls and the
 // path/summary/nodes/edges functions on the same window only re-weight.
 type cpCacheKey struct {
@@ -204,6 +158,7 @@ const cpCacheSize = 8
 
 // cpGraph returns the graph of a call's window (built, or from the cache).
 func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, error) {
+	tResolve := time.Now()
 	tr, err := resolveTrace(ctx, env.DB, a.label, a.rank)
 	if err != nil {
 		return nil, tr, err
@@ -219,7 +174,10 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 	}
 	cpCache.Unlock()
 	t0 := time.Now()
-	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat)
+	if cpTiming {
+		fmt.Fprintf(os.Stderr, "cp: resolve %v\n", time.Since(tResolve))
+	}
+	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat, int(tr.events))
 	if err != nil {
 		return nil, tr, err
 	}
@@ -259,11 +217,18 @@ func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.C
 				}
 				ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 				defer cancel()
+				t0 := time.Now()
 				t, err := bind(ctx, env, args)
+				if cpTiming {
+					fmt.Fprintf(os.Stderr, "cp: %s bind %v\n", name, time.Since(t0))
+				}
 				if err != nil {
 					return nil, err
 				}
 				for _, c := range t.cols {
+					if c.isLazy() {
+						continue
+					}
 					if l := max(len(c.i64), len(c.f64), len(c.str), len(c.b)); l != t.n {
 						return nil, fmt.Errorf("%s: internal error: column %s has %d rows, table %d", name, c.name, l, t.n)
 					}
@@ -276,42 +241,56 @@ func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.C
 
 func usOf(ns int64) float64 { return float64(ns) / 1000 }
 
-// pathTable is critical_path's output: one row per path edge in path order.
+// pathTable is critical_path's output: one row per path edge in path order. Its columns are lazy:
+// computed in FillChunk for the columns the query reads.
 func pathTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, dataLoad []*regexp.Regexp) *cpTable {
 	t := &cpTable{n: len(edges)}
-	label, rank := t.col("label", cpString), t.col("rank", cpInt)
-	seq, src, dst := t.col("seq", cpInt), t.col("src_node", cpInt), t.col("dst_node", cpInt)
-	srcEv, dstEv, ev := t.col("src_ev_idx", cpInt), t.col("dst_ev_idx", cpInt), t.col("ev_idx", cpInt)
-	name, cat, pid, tid, stream := t.col("name", cpString), t.col("cat", cpString), t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt)
-	typ, w, bound := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("bound_by", cpString)
-	ts, endTS := t.col("ts", cpInt), t.col("end_ts", cpInt)
 	f := g.F
-	for i, e := range edges {
-		u, v := g.G.Src[e], g.G.Dst[e]
-		label.addString(tr.label, true)
-		rank.addInt(tr.rank, true)
-		seq.addInt(int64(i), true)
-		src.addInt(int64(u), true)
-		dst.addInt(int64(v), true)
-		srcEv.addInt(g.EvIdx(g.NodeRow[u]), true)
-		dstEv.addInt(g.EvIdx(g.NodeRow[v]), true)
-		r := g.Attr[e]
-		ok := r >= 0
-		if !ok {
-			r = 0
-		}
-		ev.addInt(g.EvIdx(r), ok)
-		name.addString(f.Syms[f.Name[r]], ok)
-		cat.addString(f.Syms[f.Cat[r]], ok)
-		pid.addInt(f.Pid[r], ok)
-		tid.addInt(f.Tid[r], ok)
-		stream.addInt(f.Stream[r], ok)
-		typ.addString(graph.EdgeTypeName(g.G.Type[e]), true)
-		w.addFloat(usOf(weights[e]), true)
-		bound.addString(g.BoundBy(e, dataLoad), true)
-		ts.addInt(g.NodeTS[u], true)
-		endTS.addInt(g.NodeTS[v], true)
+	bd := g.NewBounder(dataLoad)
+	attr := func(i int) (int32, bool) {
+		r := g.Attr[edges[i]]
+		return r, r >= 0
 	}
+	t.lazyString("label", func(int) (string, bool) { return tr.label, true })
+	t.lazyInt("rank", func(int) (int64, bool) { return tr.rank, true })
+	t.lazyInt("seq", func(i int) (int64, bool) { return int64(i), true })
+	t.lazyInt("src_node", func(i int) (int64, bool) { return int64(g.G.Src[edges[i]]), true })
+	t.lazyInt("dst_node", func(i int) (int64, bool) { return int64(g.G.Dst[edges[i]]), true })
+	t.lazyInt("src_ev_idx", func(i int) (int64, bool) { return g.EvIdx(g.NodeRow[g.G.Src[edges[i]]]), true })
+	t.lazyInt("dst_ev_idx", func(i int) (int64, bool) { return g.EvIdx(g.NodeRow[g.G.Dst[edges[i]]]), true })
+	t.lazyInt("ev_idx", func(i int) (int64, bool) { r, ok := attr(i); return g.EvIdx(r), ok })
+	t.lazyString("name", func(i int) (string, bool) {
+		r, ok := attr(i)
+		if !ok {
+			return "", false
+		}
+		return f.Syms[f.Name[r]], true
+	})
+	t.lazyString("cat", func(i int) (string, bool) {
+		r, ok := attr(i)
+		if !ok {
+			return "", false
+		}
+		return f.Syms[f.Cat[r]], true
+	})
+	for _, c := range []struct {
+		name string
+		col  []int64
+	}{{"pid", f.Pid}, {"tid", f.Tid}, {"stream", f.Stream}} {
+		col := c.col
+		t.lazyInt(c.name, func(i int) (int64, bool) {
+			r, ok := attr(i)
+			if !ok {
+				return 0, false
+			}
+			return col[r], true
+		})
+	}
+	t.lazyString("edge_type", func(i int) (string, bool) { return graph.EdgeTypeName(g.G.Type[edges[i]]), true })
+	t.lazyFloat("weight_us", func(i int) (float64, bool) { return usOf(weights[edges[i]]), true })
+	t.lazyString("bound_by", func(i int) (string, bool) { return bd.BoundBy(edges[i]), true })
+	t.lazyInt("ts", func(i int) (int64, bool) { return g.NodeTS[g.G.Src[edges[i]]], true })
+	t.lazyInt("end_ts", func(i int) (int64, bool) { return g.NodeTS[g.G.Dst[edges[i]]], true })
 	return t
 }
 
@@ -400,8 +379,9 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 	sums := map[string]int64{}
 	var order []string
 	var total, attributed int64
+	bd := g.NewBounder(dataLoad)
 	for _, e := range edges {
-		b := g.BoundBy(e, dataLoad)
+		b := bd.BoundBy(e)
 		if _, ok := sums[b]; !ok {
 			order = append(order, b)
 		}
@@ -461,6 +441,7 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 	typ, w, gw := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("edge_weight_us", cpFloat)
 	name, stream, bound := t.col("name", cpString), t.col("stream", cpInt), t.col("bound_by", cpString)
 	ts, endTS, crit := t.col("ts", cpInt), t.col("end_ts", cpInt), t.col("on_critical_path", cpBool)
+	bd := g.NewBounder(dataLoad)
 	for e := range g.G.Src {
 		u, v := g.G.Src[e], g.G.Dst[e]
 		label.addString(tr.label, true)
@@ -480,7 +461,7 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 		gw.addFloat(usOf(g.G.W[e]), true)
 		name.addString(f.Syms[f.Name[r]], ok)
 		stream.addInt(f.Stream[r], ok)
-		bound.addString(g.BoundBy(int32(e), dataLoad), true)
+		bound.addString(bd.BoundBy(int32(e)), true)
 		ts.addInt(g.NodeTS[u], true)
 		endTS.addInt(g.NodeTS[v], true)
 		crit.addBool(onPath[e], true)

@@ -1,0 +1,168 @@
+package sqlfuncs
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"tracesql/graph"
+)
+
+// Reading a rank's HTA frame for the critical path. The frame tables (_hta_frame_default /
+// _hta_frame_compat, filled at load time) are read in storage order, with only the columns the graph
+// needs; the rows are put in ev_idx order here (a counting placement: ev_idx is dense), which is
+// cheaper than DuckDB's ORDER BY. The synchronisation args (wait_on_*) are read separately for the
+// few cuda_sync rows only. The column read itself is cpReadFrameColumns: DuckDB's Arrow interface
+// with -tags duckdb_arrow (critical_path_read_arrow.go), database/sql Scan otherwise
+// (critical_path_read_scan.go).
+
+// cpFrameQuery selects the frame columns in Frame order: ev_idx, cat, name, pid, tid, ts, dur,
+// stream, correlation, index_correlation.
+func cpFrameQuery(table string) string {
+	return `SELECT ev_idx, cat, coalesce(name, '') AS name, pid, tid, ts, dur, stream, correlation, index_correlation
+	FROM ` + table + ` WHERE trace_id = $1`
+}
+
+// cpNewFrame returns an empty frame with room for n rows.
+func cpNewFrame(n int) *graph.Frame {
+	n = max(n, 0)
+	return &graph.Frame{EvIdx: make([]int64, 0, n), Cat: make([]int32, 0, n), Name: make([]int32, 0, n),
+		Pid: make([]int64, 0, n), Tid: make([]int64, 0, n), TS: make([]int64, 0, n), Dur: make([]int64, 0, n),
+		Stream: make([]int64, 0, n), Corr: make([]int64, 0, n), IndexCorr: make([]int64, 0, n)}
+}
+
+// cpInterner interns strings that may live in memory about to be reused (Arrow buffers): a new
+// string is copied before it is kept.
+type cpInterner struct {
+	ids  map[string]int32
+	syms []string
+}
+
+func (in *cpInterner) intern(s string) int32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	if in.ids == nil {
+		in.ids = map[string]int32{}
+	}
+	s = strings.Clone(s)
+	id := int32(len(in.syms))
+	in.ids[s] = id
+	in.syms = append(in.syms, s)
+	return id
+}
+
+// readFrame reads one trace's stored HTA frame (compat or default), sorted by ev_idx, with the
+// synchronisation args the graph needs. sizeHint (the trace's event count, or 0) presizes the columns.
+func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, sizeHint int) (*graph.Frame, error) {
+	table := "_hta_frame_default"
+	if compat {
+		table = "_hta_frame_compat"
+	}
+	f, err := cpReadFrameColumns(ctx, db, cpFrameQuery(table), traceID, sizeHint)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	if err := cpSortFrame(f); err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	n := f.Len()
+	f.WaitOnStream = make([]int64, n)
+	f.WaitOnCorr = make([]int64, n)
+	for i := range n {
+		f.WaitOnStream[i], f.WaitOnCorr[i] = -1, -1
+	}
+	rows, err := db.QueryContext(ctx, `SELECT ev_idx,
+	       coalesce(TRY_CAST(args->>'wait_on_stream' AS BIGINT), -1),
+	       coalesce(TRY_CAST(args->>'wait_on_cuda_event_record_corr_id' AS BIGINT), -1)
+	FROM events WHERE trace_id = $1 AND cat = 'cuda_sync'`, traceID)
+	if err != nil {
+		return nil, fmt.Errorf("read cuda_sync args: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ev, ws, wc int64
+		if err := rows.Scan(&ev, &ws, &wc); err != nil {
+			return nil, fmt.Errorf("read cuda_sync args: %w", err)
+		}
+		if r := cpFrameRow(f, ev); r >= 0 {
+			f.WaitOnStream[r], f.WaitOnCorr[r] = ws, wc
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cuda_sync args: %w", err)
+	}
+	return f, nil
+}
+
+// cpFrameRow finds the row of an event in a frame sorted by ev_idx (-1 when absent).
+func cpFrameRow(f *graph.Frame, ev int64) int {
+	lo, hi := 0, f.Len()
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f.EvIdx[m] < ev {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < f.Len() && f.EvIdx[lo] == ev {
+		return lo
+	}
+	return -1
+}
+
+// cpSortFrame puts the rows in ev_idx order (unique, non-negative event indexes).
+func cpSortFrame(f *graph.Frame) error {
+	n := f.Len()
+	sorted := true
+	var maxIdx int64 = -1
+	for i, e := range f.EvIdx {
+		if e < 0 {
+			return fmt.Errorf("negative ev_idx %d", e)
+		}
+		if i > 0 && e <= f.EvIdx[i-1] {
+			sorted = false
+		}
+		maxIdx = max(maxIdx, e)
+	}
+	if sorted {
+		return nil
+	}
+	pos := make([]int32, maxIdx+1)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, e := range f.EvIdx {
+		if pos[e] >= 0 {
+			return fmt.Errorf("duplicate ev_idx %d", e)
+		}
+		pos[e] = int32(i)
+	}
+	perm := make([]int32, 0, n)
+	for _, p := range pos {
+		if p >= 0 {
+			perm = append(perm, p)
+		}
+	}
+	f.EvIdx = cpPermute(f.EvIdx, perm)
+	f.Cat = cpPermute(f.Cat, perm)
+	f.Name = cpPermute(f.Name, perm)
+	f.Pid = cpPermute(f.Pid, perm)
+	f.Tid = cpPermute(f.Tid, perm)
+	f.TS = cpPermute(f.TS, perm)
+	f.Dur = cpPermute(f.Dur, perm)
+	f.Stream = cpPermute(f.Stream, perm)
+	f.Corr = cpPermute(f.Corr, perm)
+	f.IndexCorr = cpPermute(f.IndexCorr, perm)
+	return nil
+}
+
+func cpPermute[T any](xs []T, perm []int32) []T {
+	out := make([]T, len(perm))
+	for i, p := range perm {
+		out[i] = xs[p]
+	}
+	return out
+}

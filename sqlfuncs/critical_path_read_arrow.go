@@ -1,0 +1,97 @@
+//go:build duckdb_arrow
+
+package sqlfuncs
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/graph"
+)
+
+// cpReadFrameColumns reads cpFrameQuery's rows through DuckDB's Arrow interface, on a connection of
+// its own (never the one running the calling query).
+func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, traceID int64, sizeHint int) (*graph.Frame, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	f := cpNewFrame(sizeHint)
+	err = conn.Raw(func(dc any) error {
+		dconn, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("not a driver connection")
+		}
+		ar, err := duckdb.NewArrowFromConn(dconn)
+		if err != nil {
+			return err
+		}
+		rr, err := ar.QueryContext(ctx, q, traceID)
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		var in cpInterner
+		ints := []*[]int64{&f.EvIdx, nil, nil, &f.Pid, &f.Tid, &f.TS, &f.Dur, &f.Stream, &f.Corr, &f.IndexCorr}
+		syms := []*[]int32{nil, &f.Cat, &f.Name}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			n := int(rec.NumRows())
+			if int(rec.NumCols()) != len(ints) {
+				return fmt.Errorf("frame query returned %d columns", rec.NumCols())
+			}
+			for c := range ints {
+				col := rec.Column(c)
+				if ints[c] != nil {
+					a, ok := col.(*array.Int64)
+					if !ok {
+						return fmt.Errorf("column %d: want int64, got %s", c, col.DataType())
+					}
+					vals := a.Int64Values()
+					if a.NullN() > 0 {
+						for i := range n {
+							if a.IsNull(i) {
+								vals[i] = -1 // not expected: the frame's columns are NOT NULL in practice
+							}
+						}
+					}
+					*ints[c] = append(*ints[c], vals[:n]...)
+					continue
+				}
+				s, ok := col.(interface {
+					arrow.Array
+					Value(int) string
+				})
+				if !ok {
+					return fmt.Errorf("column %d: want a string, got %s", c, col.DataType())
+				}
+				out := *syms[c]
+				prev, prevID := "", int32(-1)
+				for i := range n {
+					v := ""
+					if !s.IsNull(i) {
+						v = s.Value(i)
+					}
+					if prevID < 0 || v != prev {
+						prev, prevID = v, in.intern(v)
+					}
+					out = append(out, prevID)
+				}
+				*syms[c] = out
+			}
+		}
+		f.Syms = in.syms
+		return rr.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
