@@ -24,7 +24,8 @@ import (
 // with args.critical = 1 on every event of the critical path (by array position = ev_idx), one
 // s/f flow-event pair per shown graph edge appended to traceEvents, and, with
 // only_show_critical_events, every non-critical "X" event dropped except user_annotation and
-// python_function events. The output is gzip JSON, always (as HTA), named
+// python_function events. Flow events of an earlier overlay (cat critical_path, when the source is
+// itself an overlaid trace) are left out so that flow ids stay paired. The output is gzip JSON, always (as HTA), named
 // overlaid_critical_path_<basename of the trace file>, in output_dir (created).
 //
 // Arguments: the ten cpArgs, then output_dir, only_show_critical_events, show_all_edges.
@@ -255,11 +256,16 @@ func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[in
 				ovWriteEvent(w, &n, ev)
 				continue
 			}
-			if o.OnlyCritical && ovJSONString(fields.get(ev, "ph")) == "X" {
-				if c := ovJSONString(fields.get(ev, "cat")); c != "user_annotation" && c != "python_function" {
-					res.Dropped++
-					continue
-				}
+			ph, cat := ovJSONString(fields.get(ev, "ph")), ovJSONString(fields.get(ev, "cat"))
+			if o.OnlyCritical && ph == "X" && cat != "user_annotation" && cat != "python_function" {
+				res.Dropped++
+				continue
+			}
+			if cat == "critical_path" && (ph == "s" || ph == "f") {
+				// A flow of an earlier overlay (the source is an overlaid trace): left out, or its
+				// ids would collide with the new ones (HTA keeps them).
+				res.Dropped++
+				continue
 			}
 			ovWriteEvent(w, &n, ev)
 		}

@@ -1,0 +1,107 @@
+package queries_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tracesql/engine"
+	"tracesql/internal/htaref"
+)
+
+// ovClearErrors are the critical-path failures a trace may legitimately end in (graph.Err* and the
+// window errors): anything else (or a crash) fails the test.
+var ovClearErrors = []string{
+	"critical path graph is invalid", // cycle, or a sync edge between two kernels of one stream
+	"annotation not found",           // e.g. the rank has no events the frame keeps
+	"instance out of range",
+}
+
+// TestCPAllTraces: critical_path (default and compat) on every trace file under ../shared/traces,
+// one file at a time (rank 0), with annotation 'ProfilerStep' when the trace has one, else '' (the
+// whole trace): either rows (then critical_path_summary agrees on the path's edge count and the
+// overlay export writes a valid file with paired flows) or one of the clear errors above. Files
+// the loader rejects (CSVs, non-trace JSON) are skipped.
+func TestCPAllTraces(t *testing.T) {
+	_, hta := htaref.Root(t)
+	root := filepath.Dir(hta) // ../shared/traces
+	var files []string
+	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+		if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Skip("no traces")
+	}
+	ran := 0
+	for _, file := range files {
+		rel, _ := filepath.Rel(root, file)
+		t.Run(rel, func(t *testing.T) {
+			ctx := context.Background()
+			db, err := engine.Open(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Load(ctx, []string{file}, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
+				t.Skipf("not loadable (not a trace): %v", err)
+			}
+			var rank int64
+			var steps int64
+			if err := db.SQL.QueryRow(`SELECT min(rank) FROM traces`).Scan(&rank); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM events WHERE name LIKE '%ProfilerStep%'`).Scan(&steps); err != nil {
+				t.Fatal(err)
+			}
+			annotation := ""
+			if steps > 0 {
+				annotation = "ProfilerStep"
+			}
+			ran++
+			for _, compat := range []bool{false, true} {
+				args := fmt.Sprintf(`rank := %d, annotation := '%s', compat := %t`, rank, annotation, compat)
+				var edges, sumEdges int64
+				err := db.SQL.QueryRow(`SELECT count(*) FROM critical_path(` + args + `)`).Scan(&edges)
+				if err != nil {
+					clear := false
+					for _, c := range ovClearErrors {
+						clear = clear || strings.Contains(err.Error(), c)
+					}
+					if !clear {
+						t.Errorf("compat=%t: unexpected error: %v", compat, err)
+					} else {
+						t.Logf("compat=%t: %v", compat, err)
+					}
+					continue
+				}
+				if err := db.SQL.QueryRow(`SELECT coalesce(max(path_edges), 0) FROM critical_path_summary(` + args + `)`).Scan(&sumEdges); err != nil {
+					t.Fatalf("compat=%t summary: %v", compat, err)
+				}
+				if sumEdges != edges {
+					t.Errorf("compat=%t: critical_path has %d edges, summary says %d", compat, edges, sumEdges)
+				}
+				var path string
+				var flows int64
+				if err := db.SQL.QueryRow(`SELECT path, flow_pairs FROM export_critical_path_overlay(`+args+`, output_dir := ?)`,
+					t.TempDir()).Scan(&path, &flows); err != nil {
+					t.Errorf("compat=%t overlay: %v", compat, err)
+					continue
+				}
+				tr := ovRead(t, path)
+				if got := int64(len(ovFlowPairs(t, tr.events))); got != flows {
+					t.Errorf("compat=%t overlay: %d flow pairs in the file, %d reported", compat, got, flows)
+				}
+				t.Logf("compat=%t: %d path edges, %d flow pairs", compat, edges, flows)
+			}
+		})
+	}
+	if ran == 0 {
+		t.Skip("no loadable trace")
+	}
+}
