@@ -21,7 +21,7 @@ var ovClearErrors = []string{
 }
 
 // TestCPAllTraces: critical_path (default and compat) on every trace file under ../shared/traces,
-// one file at a time (rank 0), with annotation 'ProfilerStep' when the trace has one, else '' (the
+// one file at a time (rank 0), with annotation 'ProfilerStep' when the trace has one, else "" (the
 // whole trace): either rows (then critical_path_summary agrees on the path's edge count and the
 // overlay export writes a valid file with paired flows) or one of the clear errors above. Files
 // the loader rejects (CSVs, non-trace JSON) are skipped.
