@@ -231,8 +231,8 @@ func TestTerminalREPL(t *testing.T) {
 	s.key("Enter")
 	s.waitFor(`│\s+42 │\n└─+┘\ntracesql>$`)
 
-	// Tab completes a view name.
-	s.typeText("SELECT count(*) AS n FROM kernel_la")
+	// Tab completes a view name ("kernel_launch" alone is ambiguous with kernel_launch_stats).
+	s.typeText("SELECT count(*) AS n FROM kernel_launche")
 	s.key("Tab")
 	s.waitFor(`tracesql> SELECT count\(\*\) AS n FROM kernel_launches$`)
 	s.typeText(";")
