@@ -60,11 +60,38 @@ func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, size
 	if compat {
 		table = "_hta_frame_compat"
 	}
+	// The sync args of the cuda_sync rows, read concurrently on another connection.
+	type syncArgs struct{ ev, ws, wc int64 }
+	var waits []syncArgs
+	waitErr := make(chan error, 1)
+	go func() {
+		rows, err := db.QueryContext(ctx, `SELECT ev_idx,
+		       coalesce(TRY_CAST(args->>'wait_on_stream' AS BIGINT), -1),
+		       coalesce(TRY_CAST(args->>'wait_on_cuda_event_record_corr_id' AS BIGINT), -1)
+		FROM events WHERE trace_id = $1 AND cat = 'cuda_sync'`, traceID)
+		if err != nil {
+			waitErr <- err
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var w syncArgs
+			if err := rows.Scan(&w.ev, &w.ws, &w.wc); err != nil {
+				waitErr <- err
+				return
+			}
+			waits = append(waits, w)
+		}
+		waitErr <- rows.Err()
+	}()
 	f, err := cpReadFrameColumns(ctx, db, cpFrameQuery(table), traceID, sizeHint)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", table, err)
+	if err == nil {
+		err = cpSortFrame(f)
 	}
-	if err := cpSortFrame(f); err != nil {
+	if werr := <-waitErr; werr != nil && err == nil {
+		return nil, fmt.Errorf("read cuda_sync args: %w", werr)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
 	n := f.Len()
@@ -73,25 +100,10 @@ func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, size
 	for i := range n {
 		f.WaitOnStream[i], f.WaitOnCorr[i] = -1, -1
 	}
-	rows, err := db.QueryContext(ctx, `SELECT ev_idx,
-	       coalesce(TRY_CAST(args->>'wait_on_stream' AS BIGINT), -1),
-	       coalesce(TRY_CAST(args->>'wait_on_cuda_event_record_corr_id' AS BIGINT), -1)
-	FROM events WHERE trace_id = $1 AND cat = 'cuda_sync'`, traceID)
-	if err != nil {
-		return nil, fmt.Errorf("read cuda_sync args: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ev, ws, wc int64
-		if err := rows.Scan(&ev, &ws, &wc); err != nil {
-			return nil, fmt.Errorf("read cuda_sync args: %w", err)
+	for _, w := range waits {
+		if r := cpFrameRow(f, w.ev); r >= 0 {
+			f.WaitOnStream[r], f.WaitOnCorr[r] = w.ws, w.wc
 		}
-		if r := cpFrameRow(f, ev); r >= 0 {
-			f.WaitOnStream[r], f.WaitOnCorr[r] = ws, wc
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cuda_sync args: %w", err)
 	}
 	return f, nil
 }
