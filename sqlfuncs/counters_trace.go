@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"tracesql/graph"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/klauspost/compress/gzip"
@@ -106,133 +107,15 @@ func cumsumUDF(values []driver.Value) (any, error) {
 	return out, nil
 }
 
-// NPArgsort returns the indices that sort keys in the order numpy 1.24's argsort(kind="quicksort") gives:
-// an introsort (median-of-3 quicksort, insertion sort below 17 elements, heapsort past depth 2·log2 n).
-// Equal keys come out in an order that depends on the whole input, which is what pandas' sort_values does.
+// NPArgsort returns the indices that sort keys in numpy 1.24's argsort(kind="quicksort") order (see
+// graph.ArgsortQuick): pandas sorts with it, so HTA's order at equal keys depends on it.
 func NPArgsort(keys []int64) []int64 {
-	n := len(keys)
-	tosort := make([]int64, n)
-	for i := range tosort {
-		tosort[i] = int64(i)
+	idx := graph.ArgsortQuick(keys)
+	out := make([]int64, len(idx))
+	for i, v := range idx {
+		out[i] = int64(v)
 	}
-	if n < 2 {
-		return tosort
-	}
-	v := keys
-	const smallQuicksort = 15
-	type span struct{ l, r, depth int }
-	var stack []span
-	pl, pr := 0, n-1
-	cdepth := 0
-	for m := n; m > 1; m >>= 1 {
-		cdepth++
-	}
-	cdepth *= 2
-	for {
-		if cdepth < 0 {
-			npHeapsort(v, tosort[pl:pr+1])
-			goto pop
-		}
-		for pr-pl > smallQuicksort {
-			pm := pl + (pr-pl)>>1
-			if v[tosort[pm]] < v[tosort[pl]] {
-				tosort[pm], tosort[pl] = tosort[pl], tosort[pm]
-			}
-			if v[tosort[pr]] < v[tosort[pm]] {
-				tosort[pr], tosort[pm] = tosort[pm], tosort[pr]
-			}
-			if v[tosort[pm]] < v[tosort[pl]] {
-				tosort[pm], tosort[pl] = tosort[pl], tosort[pm]
-			}
-			vp := v[tosort[pm]]
-			pi, pj := pl, pr-1
-			tosort[pm], tosort[pj] = tosort[pj], tosort[pm]
-			for {
-				pi++
-				for v[tosort[pi]] < vp {
-					pi++
-				}
-				pj--
-				for vp < v[tosort[pj]] {
-					pj--
-				}
-				if pi >= pj {
-					break
-				}
-				tosort[pi], tosort[pj] = tosort[pj], tosort[pi]
-			}
-			pk := pr - 1
-			tosort[pi], tosort[pk] = tosort[pk], tosort[pi]
-			cdepth--
-			if pi-pl < pr-pi {
-				stack = append(stack, span{pi + 1, pr, cdepth})
-				pr = pi - 1
-			} else {
-				stack = append(stack, span{pl, pi - 1, cdepth})
-				pl = pi + 1
-			}
-		}
-		for pi := pl + 1; pi <= pr; pi++ {
-			vi := tosort[pi]
-			vp := v[vi]
-			pj := pi
-			for pj > pl && vp < v[tosort[pj-1]] {
-				tosort[pj] = tosort[pj-1]
-				pj--
-			}
-			tosort[pj] = vi
-		}
-	pop:
-		if len(stack) == 0 {
-			break
-		}
-		top := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		pl, pr, cdepth = top.l, top.r, top.depth
-	}
-	return tosort
-}
-
-// npHeapsort is numpy's aheapsort on a sub-range (1-based heap indexing over a).
-func npHeapsort(v []int64, tosort []int64) {
-	n := len(tosort)
-	a := func(i int) *int64 { return &tosort[i-1] }
-	for l := n >> 1; l > 0; l-- {
-		tmp := *a(l)
-		i, j := l, l<<1
-		for j <= n {
-			if j < n && v[*a(j)] < v[*a(j + 1)] {
-				j++
-			}
-			if v[tmp] < v[*a(j)] {
-				*a(i) = *a(j)
-				i = j
-				j += j
-			} else {
-				break
-			}
-		}
-		*a(i) = tmp
-	}
-	for n > 1 {
-		tmp := *a(n)
-		*a(n) = *a(1)
-		n--
-		i, j := 1, 2
-		for j <= n {
-			if j < n && v[*a(j)] < v[*a(j + 1)] {
-				j++
-			}
-			if v[tmp] < v[*a(j)] {
-				*a(i) = *a(j)
-				i = j
-				j += j
-			} else {
-				break
-			}
-		}
-		*a(i) = tmp
-	}
+	return out
 }
 
 // ---- _export_counters_trace ----
