@@ -123,7 +123,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return res, err
 	}
 
+	tm := newPhaseTimer(path)
+	defer tm.report()
 	pf, err := parseFile(ctx, path, st.Size(), opts)
+	tm.mark("parse")
 	if err != nil {
 		if errors.Is(err, ErrNoTraceEvents) && fromDir {
 			if opts.Warn != nil {
@@ -150,6 +153,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	view = nil
 	mem := memory.DefaultAllocator
 	evRecs := withDerived(pf.batches, d, mem)
+	tm.mark("derive")
 	defer func() {
 		for _, r := range evRecs {
 			r.Release()
@@ -196,6 +200,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
+			tm.mark("insert events")
 			// The span excludes Kineto's whole-session "Trace" event, as HTA's trace duration does.
 			if _, err := ex.ExecContext(ctx, fmt.Sprintf(`UPDATE traces SET min_ts = s.lo, max_ts = s.hi
 				FROM (SELECT min(ts) AS lo, max(ts + coalesce(dur, 0)) AS hi FROM events
@@ -232,9 +237,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 					return fmt.Errorf("insert %s: %w", t.table, err)
 				}
 			}
+			tm.mark("insert others")
 			if err := buildFrames(ctx, ex, traceID); err != nil {
 				return err
 			}
+			tm.mark("frames")
 			return nil
 		}()
 		if err != nil {
@@ -248,6 +255,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			return err
 		}
 		_, err = ex.ExecContext(ctx, "COMMIT", nil)
+		tm.mark("commit")
 		return err
 	})
 	res.Elapsed = time.Since(start)
@@ -556,4 +564,53 @@ func findMalformedArgs(pf *parsedFile) error {
 		return nil
 	}
 	return bad
+}
+
+// phaseTimer prints the time of each load phase to stderr when TRACESQL_LOAD_TIMING is set: the
+// breakdown used to decide what to overlap.
+type phaseTimer struct {
+	path  string
+	last  time.Time
+	parts []string
+}
+
+func newPhaseTimer(path string) *phaseTimer {
+	if os.Getenv("TRACESQL_LOAD_TIMING") == "" {
+		return nil
+	}
+	return &phaseTimer{path: path, last: time.Now()}
+}
+
+func (t *phaseTimer) mark(phase string) {
+	if t == nil {
+		return
+	}
+	now := time.Now()
+	t.parts = append(t.parts, fmt.Sprintf("%s %.0f ms (rss %d MB, hwm %d MB)", phase, float64(now.Sub(t.last).Microseconds())/1000, procStatusMB("VmRSS"), procStatusMB("VmHWM")))
+	t.last = now
+}
+
+func (t *phaseTimer) report() {
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "load timing %s: %s\n", t.path, strings.Join(t.parts, ", "))
+}
+
+// procStatusMB reads a /proc/self/status memory line (VmRSS, VmHWM) in MB; 0 where unavailable.
+func procStatusMB(key string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n >> 10
+			}
+		}
+	}
+	return 0
 }
