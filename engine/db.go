@@ -33,6 +33,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	dsn := path
 	q := url.Values{}
 	q.Set("threads", fmt.Sprint(runtime.NumCPU()))
+	for k, v := range memorySettings(path) { // load.go: spill to disk rather than run out of memory
+		q.Set(k, v)
+	}
 	if dsn != "" {
 		dsn += "?" + q.Encode()
 	} else {

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,8 @@ type LoadOptions struct {
 	Progress func(Progress)
 	// Warn, if set, receives one-line warnings (skipped files, tolerated irregularities).
 	Warn func(string)
+
+	ahead *lookahead // set by Load: parses the next file while the current one is inserted
 }
 
 // Progress reports the state of the file being loaded.
@@ -76,6 +80,8 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if err != nil {
 		return nil, err
 	}
+	opts.ahead = newLookahead(files)
+	defer opts.ahead.stop()
 	var results []LoadResult
 	for i, f := range files {
 		res, err := db.loadFile(ctx, f, i, fromDir[i], opts)
@@ -89,6 +95,150 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// MemoryLimitEnv names the environment variable that overrides DuckDB's memory_limit (any DuckDB size,
+// e.g. 4GB or 60%).
+const MemoryLimitEnv = "TRACESQL_MEMORY_LIMIT"
+
+// memorySettings are the DuckDB options Open sets so that a load larger than RAM spills to disk
+// instead of failing: memory_limit is half the machine's memory (DuckDB's own default is 80 %, but
+// the Go side holds up to two parsed files beside it), and temp_directory is next to the database
+// file, or under the system temporary directory for an in-memory database (DuckDB's default, ".tmp"
+// in the working directory, may not be writable). DuckDB creates the directory when it first spills
+// and removes it on close.
+func memorySettings(path string) map[string]string {
+	out := map[string]string{}
+	if v := os.Getenv(MemoryLimitEnv); v != "" {
+		out["memory_limit"] = v
+	} else if total := memTotalBytes(); total > 0 {
+		out["memory_limit"] = fmt.Sprintf("%dMB", total/2>>20)
+	}
+	if path != "" {
+		out["temp_directory"] = path + ".tmp"
+	} else {
+		out["temp_directory"] = filepath.Join(os.TempDir(), fmt.Sprintf("tracesql-%d.tmp", os.Getpid()))
+	}
+	return out
+}
+
+// memTotalBytes is the machine's memory (Linux /proc/meminfo), 0 when unknown.
+func memTotalBytes() int64 {
+	return procKB("/proc/meminfo", "MemTotal") << 10
+}
+
+// freeOSAbove: after inserting a file with more decompressed JSON than this, loadFile hands the Go
+// heap back to the OS before DuckDB builds the frames, so that RSS peaks at the larger of the two
+// phases instead of their sum. Below it the forced GC costs more than it saves.
+const freeOSAbove = 64 << 20
+
+// lookaheadBudget bounds the estimated decompressed JSON of the file being inserted plus the file
+// parsed ahead of it (the parsed form takes about 1.7× its JSON): a job of many 50 MB ranks overlaps
+// every parse with the previous insert, two 1 GB files are loaded one after the other.
+const lookaheadBudget = 1 << 30
+
+// lookahead pipelines Load across files: when file i has been parsed, file i+1 is parsed in the
+// background while file i is derived, inserted and framed, so that the Go scanner and DuckDB work at
+// the same time. At most one file is parsed ahead, and only within lookaheadBudget, so a job of 64
+// ranks never holds more than two files in memory.
+type lookahead struct {
+	files []string
+	mu    sync.Mutex
+	next  *pendingParse
+}
+
+type pendingParse struct {
+	index  int
+	path   string
+	done   chan struct{}
+	cancel context.CancelFunc
+	pf     *parsedFile
+	err    error
+}
+
+func newLookahead(files []string) *lookahead { return &lookahead{files: files} }
+
+// estJSON guesses a file's decompressed size from its size on disk (Kineto JSON gzips about 10×).
+func estJSON(path string, size int64) int64 {
+	if strings.HasSuffix(path, ".gz") {
+		return size * 10
+	}
+	return size
+}
+
+// parse returns file index's parse, from the lookahead when it was parsed ahead, and starts parsing
+// the file after it.
+func (la *lookahead) parse(ctx context.Context, db *DB, index int, path string, size int64, opts LoadOptions) (*parsedFile, error) {
+	if la == nil {
+		return parseFile(ctx, path, size, opts)
+	}
+	la.mu.Lock()
+	p := la.next
+	la.next = nil
+	la.mu.Unlock()
+	var pf *parsedFile
+	var err error
+	if p != nil && p.index == index && p.path == path {
+		<-p.done
+		pf, err = p.pf, p.err
+	} else {
+		p.discard()
+		pf, err = parseFile(ctx, path, size, opts)
+	}
+	if err == nil {
+		la.start(ctx, db, index+1, estJSON(path, size), opts)
+	}
+	return pf, err
+}
+
+// start parses file index in the background if it fits the budget and is not loaded already.
+func (la *lookahead) start(ctx context.Context, db *DB, index int, current int64, opts LoadOptions) {
+	if index >= len(la.files) {
+		return
+	}
+	path := la.files[index]
+	st, err := os.Stat(path)
+	if err != nil || current+estJSON(path, st.Size()) > lookaheadBudget {
+		return // loadFile reports a stat error in its turn
+	}
+	var existing int
+	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
+		path, st.Size(), st.ModTime().UTC().Truncate(time.Microsecond), opts.Label).Scan(&existing)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return // already loaded (loadFile skips it), or a query error loadFile will meet again
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p := &pendingParse{index: index, path: path, done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.done)
+		p.pf, p.err = parseFile(pctx, path, st.Size(), opts)
+	}()
+	la.mu.Lock()
+	old := la.next
+	la.next = p
+	la.mu.Unlock()
+	old.discard()
+}
+
+// discard cancels a parse nobody will consume and frees what it holds.
+func (p *pendingParse) discard() {
+	if p == nil {
+		return
+	}
+	p.cancel()
+	<-p.done
+	if p.pf != nil {
+		p.pf.release()
+	}
+}
+
+// stop ends the pipeline: a file parsed ahead but not loaded (an earlier file failed) is dropped.
+func (la *lookahead) stop() {
+	la.mu.Lock()
+	p := la.next
+	la.next = nil
+	la.mu.Unlock()
+	p.discard()
 }
 
 // parsedFile is a whole file scanned into Arrow batches, ready for insertion.
@@ -108,6 +258,9 @@ type parsedFile struct {
 func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
 	start := time.Now()
 	res := LoadResult{Path: path}
+	if IsNCCLProfile(path) {
+		return db.loadNCCLFile(ctx, path, opts) // NCCL profiler-plugin output: nccl_load.go
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return res, err
@@ -125,7 +278,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 
 	tm := newPhaseTimer(path)
 	defer tm.report()
-	pf, err := parseFile(ctx, path, st.Size(), opts)
+	pf, err := opts.ahead.parse(ctx, db, index, path, st.Size(), opts)
 	tm.mark("parse")
 	if err != nil {
 		if errors.Is(err, ErrNoTraceEvents) && fromDir {
@@ -137,7 +290,14 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		}
 		return res, err
 	}
-	defer pf.release()
+	released := false
+	releaseAll := func() {
+		if !released {
+			released = true
+			pf.release()
+		}
+	}
+	defer func() { releaseAll() }()
 	if pf.unterminated && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)", path))
 	}
@@ -148,17 +308,23 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	res.Rank, res.Events, res.JSONBytes = rank, pf.events, pf.jsonBytes
 
-	view := gatherEvents(pf.batches)
-	d := derive(view)
-	view = nil
+	// The derived columns (step, parent_idx, depth) are computed in Go while DuckDB inserts the
+	// tables that do not need them: the two use different cores.
 	mem := memory.DefaultAllocator
-	evRecs := withDerived(pf.batches, d, mem)
-	tm.mark("derive")
-	defer func() {
+	var evRecs []arrow.RecordBatch
+	derived := make(chan struct{})
+	go func() {
+		defer close(derived)
+		evRecs = withDerived(pf.batches, derive(gatherEvents(pf.batches)), mem)
+	}()
+	releaseEvents := func() {
+		<-derived
 		for _, r := range evRecs {
 			r.Release()
 		}
-	}()
+		evRecs = nil
+	}
+	defer releaseEvents()
 
 	db.loadMu.Lock()
 	defer db.loadMu.Unlock()
@@ -170,7 +336,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return res, err
 	}
 	var traceID int
-	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`).Scan(&traceID); err != nil {
+	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`).Scan(&traceID); err != nil {
 		return res, err
 	}
 	res.TraceID = traceID
@@ -197,17 +363,6 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			tid := strconv.Itoa(traceID)
 			withRank := [][2]string{{"trace_id", tid}, {"rank", strconv.Itoa(rank)}, {"ph", "'X'"}}
 			onlyID := [][2]string{{"trace_id", tid}}
-			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
-				return fmt.Errorf("insert events: %w", err)
-			}
-			tm.mark("insert events")
-			// The span excludes Kineto's whole-session "Trace" event, as HTA's trace duration does.
-			if _, err := ex.ExecContext(ctx, fmt.Sprintf(`UPDATE traces SET min_ts = s.lo, max_ts = s.hi
-				FROM (SELECT min(ts) AS lo, max(ts + coalesce(dur, 0)) AS hi FROM events
-				      WHERE trace_id = %[1]d AND cat IS DISTINCT FROM 'Trace') s
-				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
-				return fmt.Errorf("set time span: %w", err)
-			}
 			pick := func(f func(*parsedBatch) arrow.RecordBatch) []arrow.RecordBatch {
 				out := make([]arrow.RecordBatch, 0, len(pf.batches))
 				for _, b := range pf.batches {
@@ -238,6 +393,26 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				}
 			}
 			tm.mark("insert others")
+			<-derived
+			tm.mark("derive wait")
+			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+			tm.mark("insert events")
+			// The file's Go copy is no longer needed: give it back before DuckDB builds the frames,
+			// so that the two peaks do not add up.
+			releaseEvents()
+			if pf.jsonBytes > freeOSAbove {
+				releaseAll()
+				debug.FreeOSMemory()
+			}
+			// The span excludes Kineto's whole-session "Trace" event, as HTA's trace duration does.
+			if _, err := ex.ExecContext(ctx, fmt.Sprintf(`UPDATE traces SET min_ts = s.lo, max_ts = s.hi
+				FROM (SELECT min(ts) AS lo, max(ts + coalesce(dur, 0)) AS hi FROM events
+				      WHERE trace_id = %[1]d AND cat IS DISTINCT FROM 'Trace') s
+				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
+				return fmt.Errorf("set time span: %w", err)
+			}
 			if err := buildFrames(ctx, ex, traceID); err != nil {
 				return err
 			}
@@ -246,7 +421,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		}()
 		if err != nil {
 			ex.ExecContext(context.Background(), "ROLLBACK", nil)
-			if strings.Contains(err.Error(), "Malformed JSON") {
+			if strings.Contains(err.Error(), "Malformed JSON") && !released {
 				// The scanner checks structure only; DuckDB's JSON cast found bad args. Name the event.
 				if e := findMalformedArgs(pf); e != nil {
 					return e
@@ -598,8 +773,11 @@ func (t *phaseTimer) report() {
 }
 
 // procStatusMB reads a /proc/self/status memory line (VmRSS, VmHWM) in MB; 0 where unavailable.
-func procStatusMB(key string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
+func procStatusMB(key string) int64 { return procKB("/proc/self/status", key) >> 10 }
+
+// procKB reads a "Key:  N kB" line of a /proc file; 0 where unavailable.
+func procKB(file, key string) int64 {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0
 	}
@@ -608,7 +786,7 @@ func procStatusMB(key string) int64 {
 			f := strings.Fields(rest)
 			if len(f) > 0 {
 				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n >> 10
+				return n
 			}
 		}
 	}
