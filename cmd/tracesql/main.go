@@ -115,6 +115,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == "inflate" {
 		return runInflate(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "report" {
+		return runReport(ctx, args[1:], stderr)
+	}
 	o, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

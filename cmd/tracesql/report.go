@@ -1,0 +1,339 @@
+package main
+
+// `tracesql report` and the REPL's .report: run the report sections (queries/reports/*.sql plus a
+// user's --reports-dir) and write one self-contained HTML file. A section whose query fails becomes a
+// visible "not available" box and a one-line warning, never a failed report: the report must still
+// be useful when one analysis does not apply to the trace (or is not built yet).
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"tracesql/engine"
+	"tracesql/queries"
+)
+
+const reportUsage = `usage: tracesql report [flags] [TRACE_DIR | TRACE_FILE ...]
+
+Writes one self-contained HTML report (inline SVG charts, no scripts, opens offline) of the loaded
+traces: one section per saved query in queries/reports/ and in --reports-dir.
+
+flags:
+`
+
+// maxSectionRows caps the rows a section reads: a chart of more cannot be read anyway, and the
+// section's SQL is there to get them all.
+const maxSectionRows = 20000
+
+func init() {
+	// dot.go's init builds dotCommands first (files initialise in name order).
+	dotCommands["report"] = dotCommand{".report FILE [--reports-dir DIR]",
+		"write an HTML report of the loaded traces (charts + their SQL) to FILE", (*session).dotReport}
+}
+
+// runReport is `tracesql report`: load (or open --db), render, write -o. Exit 0 even when sections
+// failed (each got a warning); 1 when nothing could be written; 2 for bad usage.
+func runReport(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tracesql report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := fs.String("db", "", "database file to report on (default: load the traces into memory)")
+	out := fs.String("o", "report.html", "HTML file to write")
+	dir := fs.String("reports-dir", "", "directory of extra report sections (*.sql; same name = replaces a built-in one)")
+	label := fs.String("label", "trace", "label of the trace set being loaded")
+	rankFrom := fs.String("rank-from", "auto", "rank discovery: auto, file, index")
+	title := fs.String("title", "", "report title (default: tracesql report)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, reportUsage)
+		fs.PrintDefaults()
+	}
+	var traces []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		traces = append(traces, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	rf, err := engine.ParseRankFrom(*rankFrom)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
+		return 2
+	}
+	secs, err := reportSections(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
+		return 1
+	}
+	db, err := engine.Open(ctx, *dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
+		return 1
+	}
+	defer db.Close()
+	s := &session{db: db, out: io.Discard, stdout: io.Discard, errOut: stderr, format: "table"}
+	opts := engine.LoadOptions{Label: *label, RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
+	if isTerminal(stderr) {
+		opts.Progress = progressPrinter(stderr)
+	}
+	if len(traces) == 0 && *dbPath == "" {
+		p, err := samplePath()
+		if err != nil {
+			fmt.Fprintf(stderr, "tracesql: %v\n", err)
+			return 1
+		}
+		traces, opts.Label = []string{p}, "sample"
+	}
+	if len(traces) > 0 {
+		if err := loadTraces(ctx, s, traces, opts); err != nil {
+			s.reportErr(err)
+			return 1
+		}
+	}
+	if err := writeReportFile(ctx, db.SQL, *out, *title, secs, stderr); err != nil {
+		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+// dotReport is the REPL's .report FILE [--reports-dir DIR].
+func (s *session) dotReport(ctx context.Context, args []string) error {
+	var file, dir string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--reports-dir" || a == "-reports-dir":
+			if i+1 == len(args) {
+				return fmt.Errorf(".report: --reports-dir needs a value")
+			}
+			dir = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--reports-dir="):
+			dir = strings.TrimPrefix(a, "--reports-dir=")
+		case file == "":
+			file = a
+		default:
+			return fmt.Errorf("usage: .report FILE [--reports-dir DIR]")
+		}
+	}
+	if file == "" {
+		return fmt.Errorf("usage: .report FILE [--reports-dir DIR]")
+	}
+	secs, err := reportSections(dir)
+	if err != nil {
+		return fmt.Errorf(".report: %w", err)
+	}
+	if err := writeReportFile(ctx, s.db.SQL, file, "", secs, s.errOut); err != nil {
+		return fmt.Errorf(".report: %w", err)
+	}
+	fmt.Fprintf(s.errOut, "report written to %s\n", file)
+	return nil
+}
+
+// reportSections parses the built-in report files and dir's *.sql files (a file named like a built-in
+// one replaces it), in report order.
+func reportSections(dir string) ([]queries.ReportSection, error) {
+	files := queries.ReportFiles()
+	if dir != "" {
+		names, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+		if err != nil {
+			return nil, err
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("--reports-dir %s: not a directory", dir)
+		}
+		byName := map[string]int{}
+		for i, f := range files {
+			byName[f.Name] = i
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				return nil, err
+			}
+			f := queries.ReportFile{Name: filepath.Base(n), Text: string(b)}
+			if i, ok := byName[f.Name]; ok {
+				files[i] = f
+			} else {
+				files = append(files, f)
+			}
+		}
+		queries.SortReportFiles(files)
+	}
+	var out []queries.ReportSection
+	for _, f := range files {
+		secs, err := queries.ParseReport(f.Name, f.Text)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, secs...)
+	}
+	return out, nil
+}
+
+// writeReportFile renders the report and writes it to path (through a temporary file, so that a
+// failure leaves no half-written report). Failed sections are warned about on warn, one line each.
+func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs []queries.ReportSection, warn io.Writer) error {
+	rep := buildReport(ctx, db, title, secs)
+	for _, s := range rep.Sections {
+		if s.Err != "" {
+			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.File, s.Err)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := renderReport(tmp, rep); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// resultTable is a query result held in memory: column names and rows of Go values.
+type resultTable struct {
+	cols      []string
+	rows      [][]any
+	truncated bool // more than maxSectionRows rows
+}
+
+func (t *resultTable) col(name string) int {
+	for i, c := range t.cols {
+		if strings.EqualFold(c, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// runSection runs a section's statement (once per @foreach row) on a connection of its own, so that
+// its SET VARIABLEs are seen by its statement and reset before the connection goes back to the pool.
+func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res *resultTable, err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if sec.Foreach == "" {
+		return queryTable(ctx, conn, sec.SQL)
+	}
+	each, err := queryTable(ctx, conn, sec.Foreach)
+	if err != nil {
+		return nil, fmt.Errorf("@foreach: %w", err)
+	}
+	defer func() {
+		for _, c := range each.cols {
+			conn.ExecContext(context.WithoutCancel(ctx), "RESET VARIABLE "+quoteIdent(c))
+		}
+	}()
+	res = &resultTable{}
+	for _, row := range each.rows {
+		for i, c := range each.cols {
+			lit, err := sqlLiteral(row[i])
+			if err != nil {
+				return nil, fmt.Errorf("@foreach column %s: %w", c, err)
+			}
+			if _, err := conn.ExecContext(ctx, "SET VARIABLE "+quoteIdent(c)+" = "+lit); err != nil {
+				return nil, fmt.Errorf("@foreach: %w", err)
+			}
+		}
+		if err := appendQuery(ctx, conn, sec.SQL, res); err != nil {
+			return nil, fmt.Errorf("%s: %w", foreachDesc(each.cols, row), err)
+		}
+	}
+	return res, nil
+}
+
+// foreachDesc names one @foreach row in an error, e.g. "report_rank=1".
+func foreachDesc(cols []string, row []any) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = fmt.Sprintf("%s=%v", c, row[i])
+	}
+	return strings.Join(parts, " ")
+}
+
+func queryTable(ctx context.Context, conn *sql.Conn, q string) (*resultTable, error) {
+	t := &resultTable{}
+	if err := appendQuery(ctx, conn, q, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// appendQuery runs q and appends its rows to t (setting t.cols from the first result; a later result
+// must have the same columns).
+func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) error {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if t.cols == nil {
+		t.cols = cols
+	} else if strings.Join(cols, "\x00") != strings.Join(t.cols, "\x00") {
+		return fmt.Errorf("columns changed between @foreach rows: %v, then %v", t.cols, cols)
+	}
+	for rows.Next() {
+		if len(t.rows) >= maxSectionRows {
+			t.truncated = true
+			break
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		t.rows = append(t.rows, vals)
+	}
+	return rows.Err()
+}
+
+// sqlLiteral writes a scanned value as a SQL literal for SET VARIABLE.
+func sqlLiteral(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "NULL", nil
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int64, int32, int16, int8, int, uint64, uint32, uint16, uint8:
+		return fmt.Sprint(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
+	}
+	return "", fmt.Errorf("unsupported value type %T", v)
+}

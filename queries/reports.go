@@ -1,0 +1,250 @@
+package queries
+
+// Report sections: the saved queries under reports/ that `tracesql report` draws as an HTML page.
+// A report file holds one or more statements; the directive comments before a statement say how its
+// result is drawn, so that a user adds a section by adding a file (--reports-dir) and the SQL shown
+// under each chart is exactly what produced it.
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Chart kinds a report section can ask for.
+// step is a line whose value holds until the next point (queue lengths, counters).
+var ChartKinds = []string{"stacked_bar", "bar", "pie", "histogram", "line", "step", "table"}
+
+// Axis is one @x or @y directive: the result columns it names, their unit and the axis title.
+type Axis struct {
+	Cols  []string
+	Unit  string // from "(unit)" after the columns; "" when none
+	Label string // @xlabel / @ylabel; "" = made from Cols and Unit by the renderer
+}
+
+// ReportSection is one statement of a report file and how to draw its result.
+type ReportSection struct {
+	File    string // file name it comes from, e.g. 10_temporal_breakdown.sql
+	Line    int    // 1-based line of the statement's first directive or SQL line
+	Title   string // @title
+	About   string // @about: a sentence under the title
+	Chart   string // one of ChartKinds; default table
+	X, Y    Axis
+	Series  []string // @series: one colour per distinct value (stack part, bar group, line)
+	Facet   []string // @facet: one chart per distinct value
+	Range   []string // @range lo, hi: whisker of a bar chart
+	Foreach string   // @foreach SQL: run the statement once per row, each column SET as a variable
+	SQL     string   // the statement, without its final ';'
+	Source  string   // directives and statement as written: what the report shows under the chart
+}
+
+// ReportFile is one report file's name and text.
+type ReportFile struct {
+	Name, Text string
+}
+
+// ReportFiles returns the built-in report files, in report order: overview.sql (the summary printed
+// after loading) first, then the others by file name.
+func ReportFiles() []ReportFile {
+	entries, err := fs.ReadDir(files, "reports")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	var out []ReportFile
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := files.ReadFile("reports/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, ReportFile{e.Name(), string(b)})
+	}
+	SortReportFiles(out)
+	return out
+}
+
+// SortReportFiles orders report files as the report shows them: overview.sql first, then by name.
+func SortReportFiles(f []ReportFile) {
+	sort.SliceStable(f, func(i, j int) bool {
+		oi, oj := f[i].Name == "overview.sql", f[j].Name == "overview.sql"
+		if oi != oj {
+			return oi
+		}
+		return f[i].Name < f[j].Name
+	})
+}
+
+// ParseReport splits a report file into sections. Errors name the file and line.
+//
+// Directives are comment lines before a statement:
+//
+//	-- @title Temporal breakdown per rank
+//	-- @about Text shown under the title (repeat the line to continue it).
+//	-- @chart stacked_bar|bar|pie|histogram|line|step|table   (default table)
+//	-- @x col[, col…] (unit)       category columns (bar, stacked_bar, pie) or numeric x (line, step;
+//	                               histogram: bin_lo, bin_hi)
+//	-- @y col[, col…] (unit)       value columns (several = stacked or grouped parts)
+//	-- @xlabel text / @ylabel text axis titles (default: the columns and unit)
+//	-- @series col[, col…]         one colour per distinct value
+//	-- @facet col[, col…]          one chart per distinct value
+//	-- @range lo_col, hi_col       bar: a whisker from lo to hi
+//	-- @foreach SQL                run the statement once per row of SQL, with SET VARIABLE
+//	                               <column> = <value> for each column (read with getvariable)
+//
+// A statement ends at a line ending with ';'. Other comment lines are kept in the shown source only.
+func ParseReport(file, src string) ([]ReportSection, error) {
+	var out []ReportSection
+	cur := ReportSection{File: file}
+	var body, source []string
+	seen := map[string]bool{}
+	lines := strings.Split(src, "\n")
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		if len(body) == 0 && t == "" {
+			continue
+		}
+		if cur.Line == 0 && t != "" {
+			cur.Line = i + 1
+		}
+		source = append(source, line)
+		rest, isComment := strings.CutPrefix(t, "--")
+		if isComment && len(body) == 0 {
+			rest = strings.TrimSpace(rest)
+			if strings.HasPrefix(rest, "@") {
+				key, val, _ := strings.Cut(rest[1:], " ")
+				val = strings.TrimSpace(val)
+				if seen[key] && key != "about" {
+					return nil, fmt.Errorf("%s:%d: @%s given twice for one statement", file, i+1, key)
+				}
+				seen[key] = true
+				if err := cur.set(key, val); err != nil {
+					return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
+				}
+			}
+			continue
+		}
+		if isComment {
+			continue
+		}
+		body = append(body, line)
+		if strings.HasSuffix(t, ";") {
+			cur.SQL = strings.TrimSuffix(strings.TrimSpace(strings.Join(body, "\n")), ";")
+			cur.Source = strings.TrimSpace(strings.Join(source, "\n"))
+			if err := cur.check(); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", file, cur.Line, err)
+			}
+			out = append(out, cur)
+			cur, body, source, seen = ReportSection{File: file}, nil, nil, map[string]bool{}
+		}
+	}
+	if len(body) > 0 {
+		return nil, fmt.Errorf("%s:%d: statement does not end with ';'", file, cur.Line)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no statement", file)
+	}
+	return out, nil
+}
+
+func (s *ReportSection) set(key, val string) error {
+	need := func() error {
+		if val == "" {
+			return fmt.Errorf("@%s needs a value", key)
+		}
+		return nil
+	}
+	if err := need(); err != nil {
+		return err
+	}
+	switch key {
+	case "title":
+		s.Title = val
+	case "about": // may span several lines
+		s.About = strings.TrimSpace(s.About + " " + val)
+	case "chart":
+		for _, k := range ChartKinds {
+			if val == k {
+				s.Chart = val
+				return nil
+			}
+		}
+		return fmt.Errorf("@chart %s: unknown chart (want %s)", val, strings.Join(ChartKinds, ", "))
+	case "x":
+		s.X.Cols, s.X.Unit = parseCols(val)
+	case "y":
+		s.Y.Cols, s.Y.Unit = parseCols(val)
+	case "xlabel":
+		s.X.Label = val
+	case "ylabel":
+		s.Y.Label = val
+	case "series":
+		s.Series, _ = parseCols(val)
+	case "facet":
+		s.Facet, _ = parseCols(val)
+	case "range":
+		s.Range, _ = parseCols(val)
+		if len(s.Range) != 2 {
+			return fmt.Errorf("@range wants two columns (lo, hi), got %d", len(s.Range))
+		}
+	case "foreach":
+		s.Foreach = val
+	default:
+		return fmt.Errorf("unknown directive @%s (want title, about, chart, x, y, xlabel, ylabel, series, facet, range, foreach)", key)
+	}
+	return nil
+}
+
+// parseCols reads "a, b (unit)".
+func parseCols(v string) (cols []string, unit string) {
+	if i := strings.LastIndexByte(v, '('); i >= 0 && strings.HasSuffix(v, ")") {
+		unit = strings.TrimSpace(v[i+1 : len(v)-1])
+		v = v[:i]
+	}
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cols = append(cols, c)
+		}
+	}
+	return cols, unit
+}
+
+// check validates what a chart needs from its directives; the columns themselves are checked against
+// the result when the section runs.
+func (s *ReportSection) check() error {
+	if s.Title == "" {
+		return fmt.Errorf("statement has no -- @title")
+	}
+	if s.Chart == "" {
+		s.Chart = "table"
+	}
+	if s.Chart == "table" {
+		return nil
+	}
+	if len(s.X.Cols) == 0 || len(s.Y.Cols) == 0 {
+		return fmt.Errorf("@chart %s needs -- @x and -- @y", s.Chart)
+	}
+	switch s.Chart {
+	case "pie":
+		if len(s.Y.Cols) != 1 || len(s.Series) > 0 {
+			return fmt.Errorf("@chart pie takes one @y column and no @series")
+		}
+	case "histogram":
+		if len(s.X.Cols) != 2 {
+			return fmt.Errorf("@chart histogram wants @x bin_lo, bin_hi (two columns), got %d", len(s.X.Cols))
+		}
+	case "line", "step":
+		if len(s.X.Cols) != 1 {
+			return fmt.Errorf("@chart line wants one numeric @x column, got %d", len(s.X.Cols))
+		}
+	}
+	if len(s.Series) > 0 && len(s.Y.Cols) > 1 {
+		return fmt.Errorf("@series and several @y columns cannot be combined (use one or the other)")
+	}
+	if len(s.Range) > 0 && (s.Chart != "bar" || len(s.Y.Cols) != 1 || len(s.Series) > 0) {
+		return fmt.Errorf("@range needs @chart bar with one @y column and no @series")
+	}
+	return nil
+}
