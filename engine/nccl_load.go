@@ -1,0 +1,299 @@
+package engine
+
+// This file loads NCCL profiler-plugin traces (see nccl_parse.go) into nccl_traces and nccl_events,
+// beside the Kineto traces of the same run. Alignment with Kineto's clock is SQL
+// (queries/views/60_nccl.sql); this side only stores the plugin's own times, exactly.
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// ncclFileName is the plugin's output name, <prefix>_<commHash>_<rank>.json (plugin.cc).
+var ncclFileName = regexp.MustCompile(`_(\d+)_(\d+)\.json(?:\.gz)?$`)
+
+// ncclSniffCat finds a plugin event category in the first bytes of a file.
+var ncclSniffCat = regexp.MustCompile(`"cat"\s*:\s*"(?:GROUP_API|COLL_API|P2P_API|KERNEL_LAUNCH|GROUP|COLL|P2P|PROXY|NET|GPU|NET_IB|NET_SOCK|CE_COLL|CE_SYNC|CE_BATCH)"\s*,\s*"ph"\s*:\s*"[be]"`)
+
+// IsNCCLProfile reports whether path holds NCCL profiler-plugin output rather than a Kineto trace:
+// a JSON array whose first events are b/e events of the plugin's categories, or a file named like the
+// plugin's output that starts as an array but holds no event yet (a truncated dump, which the NCCL
+// loader then reports as such).
+func IsNCCLProfile(path string) bool {
+	var n atomic.Int64
+	rd, err := openTrace(path, &n)
+	if err != nil {
+		return false
+	}
+	defer rd.Close()
+	head := make([]byte, 4096)
+	k, _ := io.ReadFull(rd, head)
+	head = head[:k]
+	for _, c := range ncclCurly {
+		head = bytes.ReplaceAll(head, c, []byte{'"'})
+	}
+	t := bytes.TrimLeft(head, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return false
+	}
+	if ncclSniffCat.Match(head) {
+		return true
+	}
+	return ncclFileName.MatchString(filepath.Base(path)) && !bytes.Contains(head, []byte(`"ph"`))
+}
+
+// loadNCCLFile loads one plugin file in its own transaction. Its trace_id is drawn from the same
+// sequence as Kineto traces' (but it has no traces row), so a trace_id names one file everywhere.
+func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (LoadResult, error) {
+	start := time.Now()
+	res := LoadResult{Path: path}
+	st, err := os.Stat(path)
+	if err != nil {
+		return res, err
+	}
+	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
+	var existing int
+	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM nccl_traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
+		path, st.Size(), mtime, opts.Label).Scan(&existing)
+	if err == nil {
+		res.TraceID, res.Skipped = existing, "already loaded"
+		return res, nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return res, err
+	}
+
+	var n atomic.Int64
+	rd, err := openTrace(path, &n)
+	if err != nil {
+		return res, err
+	}
+	data, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil {
+		return res, err
+	}
+	raw, quirks, err := parseNCCLEvents(data)
+	if err != nil {
+		return res, err
+	}
+	ivs := buildNCCLIntervals(raw, &quirks)
+	if len(ivs) == 0 {
+		return res, errors.New("NCCL profiler-plugin file holds no events")
+	}
+	rank, comm, err := ncclIdentity(path, ivs)
+	if err != nil {
+		return res, err
+	}
+	var unmatchedB, unmatchedE int
+	for _, iv := range ivs {
+		switch iv.status {
+		case "begin_only":
+			unmatchedB++
+		case "end_only":
+			unmatchedE++
+		}
+	}
+	if opts.Warn != nil {
+		if s := quirks.String(); s != "" {
+			opts.Warn(fmt.Sprintf("%s: accepted older NCCL profiler-plugin output: %s", path, s))
+		}
+		if unmatchedB+unmatchedE > 0 {
+			opts.Warn(fmt.Sprintf("%s: %d begins and %d ends without a partner (kept; see nccl_unmatched)", path, unmatchedB, unmatchedE))
+		}
+	}
+	res.Rank, res.Events, res.JSONBytes = rank, int64(len(raw)), int64(len(data))
+
+	db.loadMu.Lock()
+	defer db.loadMu.Unlock()
+	var traceID int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM
+		(SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`).Scan(&traceID); err != nil {
+		return res, err
+	}
+	res.TraceID = traceID
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dcAny any) error {
+		dc := dcAny.(driver.Conn)
+		ex := dc.(driver.ExecerContext)
+		if _, err := ex.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			return err
+		}
+		err := func() error {
+			var pid any
+			if len(ivs) > 0 {
+				pid = ivs[0].pid
+			}
+			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
+				traceID, opts.Label, rank, comm, path, st.Size(), mtime, pid, int64(len(raw)), int64(len(ivs)),
+				int64(unmatchedB), int64(unmatchedE), nullIfEmpty(quirks.String()))); err != nil {
+				return fmt.Errorf("insert nccl_traces row: %w", err)
+			}
+			// The appender stores a Go string in a JSON column as a JSON string, so rows go through a
+			// staging table whose args are text, cast to JSON on the way in.
+			if _, err := ex.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS _nccl_stage AS
+				SELECT * REPLACE (args::VARCHAR AS args) FROM nccl_events LIMIT 0`, nil); err != nil {
+				return fmt.Errorf("stage nccl_events: %w", err)
+			}
+			if _, err := ex.ExecContext(ctx, `DELETE FROM _nccl_stage`, nil); err != nil {
+				return fmt.Errorf("stage nccl_events: %w", err)
+			}
+			app, err := duckdb.NewAppender(dc, "temp", "main", "_nccl_stage")
+			if err != nil {
+				return fmt.Errorf("insert nccl_events: %w", err)
+			}
+			for i := range ivs {
+				iv := &ivs[i]
+				if err := app.AppendRow(ncclRow(traceID, rank, comm, iv)...); err != nil {
+					app.Close()
+					return fmt.Errorf("insert nccl_events: %w", err)
+				}
+			}
+			if err := app.Close(); err != nil {
+				return fmt.Errorf("insert nccl_events: %w", err)
+			}
+			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_events SELECT * REPLACE (args::JSON AS args) FROM _nccl_stage`, nil); err != nil {
+				return fmt.Errorf("insert nccl_events: %w", err)
+			}
+			_, err = ex.ExecContext(ctx, `DELETE FROM _nccl_stage`, nil)
+			return err
+		}()
+		if err != nil {
+			ex.ExecContext(context.Background(), "ROLLBACK", nil)
+			return err
+		}
+		_, err = ex.ExecContext(ctx, "COMMIT", nil)
+		return err
+	})
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+// ncclRow is one nccl_events row, in the table's column order.
+func ncclRow(traceID, rank int, comm string, iv *ncclInterval) []driver.Value {
+	opt := func(ok bool, v int64) driver.Value {
+		if !ok {
+			return nil
+		}
+		return v
+	}
+	idx := func(v int64) driver.Value {
+		if v < 0 {
+			return nil
+		}
+		return v
+	}
+	var dur driver.Value
+	if iv.hasTS && iv.hasEnd {
+		dur = iv.end - iv.ts
+	}
+	var quirk, args driver.Value
+	if iv.quirk != "" {
+		quirk = iv.quirk
+	}
+	if a := iv.argsJSON(); a != nil {
+		args = a
+	}
+	return []driver.Value{
+		int32(traceID), int32(rank), comm, iv.evIdx, iv.cat, iv.name, opt(iv.hasID, iv.id),
+		idx(iv.parentIdx), idx(iv.rootIdx), idx(iv.opIdx), int32(iv.depth), iv.pid,
+		opt(iv.hasTS, iv.ts), dur, opt(iv.hasEnd, iv.end), iv.status, quirk, args,
+	}
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// ncclIdentity returns the rank and communicator hash of a plugin file: from its name
+// (<prefix>_<commHash>_<rank>.json), else from the CommHash and Rank args of its COLL / P2P events.
+func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
+	if m := ncclFileName.FindStringSubmatch(filepath.Base(path)); m != nil {
+		r, err := strconv.Atoi(m[2])
+		if err == nil {
+			return r, m[1], nil
+		}
+	}
+	for _, iv := range ivs {
+		if iv.cat != "COLL" && iv.cat != "P2P" {
+			continue
+		}
+		var comm, rank string
+		for _, kv := range iv.args {
+			switch kv.key {
+			case "CommHash":
+				comm = strings.Trim(kv.json, `"`)
+			case "Rank":
+				rank = kv.json
+			}
+		}
+		if r, err := strconv.Atoi(rank); err == nil && comm != "" {
+			return r, comm, nil
+		}
+	}
+	return 0, "", errors.New("cannot tell the rank and communicator of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and the name is not <prefix>_<commHash>_<rank>.json")
+}
+
+// SetNCCLClockOffset overrides the estimated plugin→Kineto clock offset of a trace set (see the
+// nccl_clock_override table). spec is "NS" for every rank, or "RANK=NS,RANK=NS".
+func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error {
+	type row struct {
+		rank   any
+		offset int64
+	}
+	var rows []row
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		r, v, per := strings.Cut(part, "=")
+		if !per {
+			v = r
+		}
+		off, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
+		}
+		var rank any
+		if per {
+			n, err := strconv.Atoi(strings.TrimSpace(r))
+			if err != nil || n < 0 {
+				return fmt.Errorf("--nccl-clock-offset %q: %q is not a rank", spec, r)
+			}
+			rank = n
+		}
+		rows = append(rows, row{rank, off})
+	}
+	tx, err := db.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM nccl_clock_override WHERE label = ?`, label); err != nil {
+		return fmt.Errorf("--nccl-clock-offset: %w", err)
+	}
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO nccl_clock_override VALUES (?, ?, NULL, ?)`, label, r.rank, r.offset); err != nil {
+			return fmt.Errorf("--nccl-clock-offset: %w", err)
+		}
+	}
+	return tx.Commit()
+}
