@@ -30,14 +30,15 @@ import (
 
 // parquetManifest is DIR/tracesql_export.json.
 type parquetManifest struct {
-	Format  int                    `json:"format"` // 1
-	Tool    string                 `json:"tool"`
-	Tables  []parquetManifestTable `json:"tables"`
-	Traces  int64                  `json:"traces"`
-	Written string                 `json:"written"` // UTC time of the export
+	Format  int            `json:"format"` // 1
+	Tool    string         `json:"tool"`
+	Tables  []ParquetTable `json:"tables"`
+	Traces  int64          `json:"traces"`
+	Written string         `json:"written"` // UTC time of the export
 }
 
-type parquetManifestTable struct {
+// ParquetTable is one table of an export: its name, layout and row count.
+type ParquetTable struct {
 	Name string `json:"name"`
 	// Layout: "rank" (own rank column, partitioned), "rank_joined" (rank from traces, partitioned) or
 	// "single" (one file).
@@ -82,8 +83,8 @@ func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) +
 
 // ExportParquet writes every trace table to dir (created; it must not exist or be empty) with one
 // COPY per table, and a manifest. It returns the manifest's tables.
-func (db *DB) ExportParquet(ctx context.Context, dir string) ([]parquetManifestTable, error) {
-	fail := func(err error) ([]parquetManifestTable, error) {
+func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, error) {
+	fail := func(err error) ([]ParquetTable, error) {
 		return nil, fmt.Errorf("export parquet %s: %w", dir, err)
 	}
 	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
@@ -101,7 +102,7 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]parquetManifestT
 		return fail(err)
 	}
 	for _, name := range names {
-		t := parquetManifestTable{Name: name}
+		t := ParquetTable{Name: name}
 		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
 			return fail(err)
 		}

@@ -112,6 +112,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			status = 1
 		}
 	}()
+	if len(args) > 0 && (args[0] == "export-parquet" || args[0] == "import-parquet") {
+		return runParquet(ctx, args[0], args[1:], stdout, stderr) // parquet.go
+	}
 	if len(args) > 0 && args[0] == "inflate" {
 		return runInflate(ctx, args[1:], stdout, stderr)
 	}

@@ -1,0 +1,86 @@
+package main
+
+// This file is `tracesql export-parquet` and `tracesql import-parquet`: the command-line ends of
+// engine.ExportParquet / ImportParquet (the layout is described in engine/parquet.go and the README).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"tracesql/engine"
+)
+
+// runParquet runs the export-parquet or import-parquet subcommand; cmd is its name.
+func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tracesql "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := fs.String("db", "", "database file (export: the source; import: the target, required)")
+	out := fs.String("o", "", "output directory (export, required; must not exist or be empty)")
+	label := fs.String("label", "trace", "label of the traces loaded before exporting")
+	rankFrom := fs.String("rank-from", "auto", "rank discovery of the traces loaded before exporting")
+	export := cmd == "export-parquet"
+	fs.Usage = func() {
+		if export {
+			fmt.Fprintln(stderr, "usage: tracesql export-parquet [--db F] -o DIR [TRACE_DIR | TRACE_FILE ...]")
+			fmt.Fprintln(stderr, "writes every trace table of the database (and of the traces named, loaded first) as Parquet, partitioned by rank")
+		} else {
+			fmt.Fprintln(stderr, "usage: tracesql import-parquet --db F DIR")
+			fmt.Fprintln(stderr, "loads a directory written by export-parquet into the database F")
+		}
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if export && *out == "" || !export && (*dbPath == "" || fs.NArg() != 1) {
+		fs.Usage()
+		return 2
+	}
+	if export && *dbPath == "" && fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "tracesql: export-parquet: nothing to export (give --db or trace files)")
+		return 2
+	}
+	rf, err := engine.ParseRankFrom(*rankFrom)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: %v\n", err)
+		return 2
+	}
+	db, err := engine.Open(ctx, *dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+		return 1
+	}
+	defer db.Close()
+	if !export {
+		n, err := db.ImportParquet(ctx, fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			return 1
+		}
+		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, fs.Arg(0), *dbPath)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }
+		if _, err := db.Load(ctx, fs.Args(), engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn}); err != nil {
+			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			return 1
+		}
+	}
+	tables, err := db.ExportParquet(ctx, *out)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+		return 1
+	}
+	var rows int64
+	for _, t := range tables {
+		rows += t.Rows
+	}
+	fmt.Fprintf(stdout, "exported %d table(s), %d rows, to %s\n", len(tables), rows, *out)
+	return 0
+}
