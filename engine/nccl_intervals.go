@@ -42,7 +42,7 @@ func buildNCCLIntervals(evs []ncclRawEvent, q *ncclQuirks) []ncclInterval {
 		case "b":
 			iv := ncclInterval{
 				evIdx: int64(ev.elem), cat: ev.cat, name: ev.name, id: ev.id, hasID: ev.hasID, pid: ev.pid,
-				ts: ev.ts, hasTS: true, status: "begin_only", args: ev.args, depth: len(stack),
+				ts: ev.ts, hasTS: true, status: "begin_only", args: ev.args,
 			}
 			var quirks []string
 			if ev.tsZero && ncclAPICats[ev.cat] {
@@ -66,8 +66,14 @@ func buildNCCLIntervals(evs []ncclRawEvent, q *ncclQuirks) []ncclInterval {
 			}
 			iv.quirk = strings.Join(quirks, ",")
 			iv.parentIdx, iv.rootIdx, iv.opIdx = -1, -1, -1
-			if p := top(); p >= 0 {
-				iv.parentIdx = p
+			// print_event.cc prints a channel's proxy operations inside its KernelCh b/e, but both are
+			// children of the collective in NCCL's model: skip KernelCh when choosing a PROXY's parent.
+			for j := len(stack) - 1; j >= 0; j-- {
+				if ev.cat == "PROXY" && out[stack[j]].cat == "GPU" {
+					continue
+				}
+				iv.parentIdx = int64(stack[j])
+				break
 			}
 			out = append(out, iv)
 			stack = append(stack, len(out)-1)
@@ -85,7 +91,7 @@ func buildNCCLIntervals(evs []ncclRawEvent, q *ncclQuirks) []ncclInterval {
 			if k < 0 {
 				iv := ncclInterval{
 					evIdx: int64(ev.elem), cat: ev.cat, name: ev.name, id: ev.id, hasID: ev.hasID, pid: ev.pid,
-					end: ev.ts, hasEnd: true, status: "end_only", parentIdx: top(), rootIdx: -1, opIdx: -1, depth: len(stack),
+					end: ev.ts, hasEnd: true, status: "end_only", parentIdx: top(), rootIdx: -1, opIdx: -1,
 				}
 				out = append(out, iv)
 				continue
@@ -95,13 +101,13 @@ func buildNCCLIntervals(evs []ncclRawEvent, q *ncclQuirks) []ncclInterval {
 			stack = stack[:k]
 		}
 	}
-	// Parents precede children in out, so one forward pass resolves roots and enclosing operations;
+	// Parents precede children in out, so one forward pass resolves roots, depths and enclosing operations;
 	// parent positions are converted from out indices to ev_idx values at the same time.
 	for i := range out {
 		iv := &out[i]
 		if iv.parentIdx >= 0 {
 			p := &out[iv.parentIdx]
-			iv.rootIdx, iv.opIdx = p.rootIdx, p.opIdx
+			iv.rootIdx, iv.opIdx, iv.depth = p.rootIdx, p.opIdx, p.depth+1
 			iv.parentIdx = p.evIdx
 		} else {
 			iv.rootIdx = iv.evIdx

@@ -29,7 +29,8 @@ type ncclRawEvent struct {
 // ncclKV is one args entry; json is the value as valid JSON text.
 type ncclKV struct {
 	key, json string
-	bare      bool // the value was an unquoted token, now quoted in json
+	bare      bool     // the value was an unquoted token, now quoted in json
+	sub       []ncclKV // the entries of an object value
 }
 
 // ncclQuirks counts the irregularities of older plugin outputs that were accepted.
@@ -169,7 +170,7 @@ func ncclEventFrom(kvs []ncclKV, offset int, q *ncclQuirks) (ncclRawEvent, error
 			if !strings.HasPrefix(kv.json, "{") {
 				return ev, fmt.Errorf("args is not an object: %s", clipStr(kv.json))
 			}
-			ev.args = ncclArgs(kv.json)
+			ev.args = kv.sub
 		}
 	}
 	if ev.ph == "" || ev.cat == "" {
@@ -185,13 +186,6 @@ func ncclEventFrom(kvs []ncclKV, offset int, q *ncclQuirks) (ncclRawEvent, error
 	ev.ts = ts
 	ev.tsZero = ts == 0
 	return ev, nil
-}
-
-// ncclArgs re-splits the normalised args object text into its entries (flat in every plugin version).
-func ncclArgs(obj string) []ncclKV {
-	p := &ncclParser{b: []byte(obj), q: &ncclQuirks{}}
-	kvs, _ := p.object()
-	return kvs
 }
 
 func ncclJSONString(s string) (string, bool) {
@@ -314,7 +308,7 @@ func (p *ncclParser) value(key string) (ncclKV, error) {
 			b.WriteString(kv.json)
 		}
 		b.WriteByte('}')
-		return ncclKV{key: key, json: b.String()}, nil
+		return ncclKV{key: key, json: b.String(), sub: kvs}, nil
 	case c == '[':
 		return ncclKV{}, fmt.Errorf("unexpected array value for %q at byte %d", key, p.i)
 	}

@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const ncclQuirkFile = "../testdata/nccl/quirks/nccl_4242_0.json"
+
+func loadWarn(t *testing.T, db *DB, paths ...string) ([]LoadResult, []string, error) {
+	t.Helper()
+	var warns []string
+	res, err := db.Load(context.Background(), paths, LoadOptions{Warn: func(w string) { warns = append(warns, w) }})
+	return res, warns, err
+}
+
+func TestNCCLSniff(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{ncclQuirkFile, true},
+		{"../testdata/nccl/dlrm/nccl_9316512174413312871_3.json.gz", true},
+		{"../testdata/traces/call_stack/backward_thread.json", false},
+		// Kineto content under a plugin-like name stays Kineto.
+		{write("trace_1_2.json", `{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]}`), false},
+		{write("arr_1_2.json", `[{"ph": "X", "name": "a", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]`), false},
+		// Plugin categories under any name are plugin output.
+		{write("whatever.json", `[`+"\n"+`{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 1.0},`), true},
+		// A plugin-named file that is only the array opening (killed before finalize) goes to the NCCL loader.
+		{write("dump_77_1.json", "[\n"), true},
+	} {
+		if got := IsNCCLProfile(c.path); got != c.want {
+			t.Errorf("IsNCCLProfile(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
+
+// TestNCCLQuirks loads the hand-written older-plugin file: every quirk accepted with one warning line,
+// nothing dropped, the hierarchy rebuilt from the print order.
+func TestNCCLQuirks(t *testing.T) {
+	db := openTestDB(t)
+	res, warns, err := loadWarn(t, db, ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Rank != 0 || res[0].Events != 24 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(warns) != 2 {
+		t.Fatalf("want 2 warnings (quirks, unmatched), got %q", warns)
+	}
+	for _, w := range warns {
+		if strings.Contains(w, "\n") || !strings.Contains(w, "nccl_4242_0.json") {
+			t.Errorf("warning must be one line naming the file: %q", w)
+		}
+	}
+	for _, want := range []string{`7 unquoted values (first: "datatype": ncclFloat32)`, "1 curly quotes", "2 API begins with ts 0", "1 KernelCh with StopGpuClk 0"} {
+		if !strings.Contains(warns[0], want) {
+			t.Errorf("quirk warning %q lacks %q", warns[0], want)
+		}
+	}
+	if !strings.Contains(warns[1], "1 begins and 1 ends without a partner") {
+		t.Errorf("unmatched warning: %q", warns[1])
+	}
+	if strings.Contains(warns[0], "{}") {
+		t.Errorf("the trailing {} every plugin version writes is not a quirk: %q", warns[0])
+	}
+
+	type row struct {
+		name, status, quirk       string
+		parent, root, op, depth   int64
+		ts, end                   *int64
+		datatype, stream, stopClk string
+	}
+	rows := map[int64]row{}
+	q, err := db.SQL.Query(`SELECT ev_idx, name, status, coalesce(quirk, ''), coalesce(parent_idx, -1), coalesce(root_idx, -1),
+		coalesce(op_idx, -1), depth, ts, end_ts, coalesce(args->>'datatype', args->>'Datatype', ''), coalesce(args->>'Stream', ''),
+		coalesce(args->>'StopGpuClk', '') FROM nccl_events ORDER BY ev_idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var idx int64
+		var r row
+		if err := q.Scan(&idx, &r.name, &r.status, &r.quirk, &r.parent, &r.root, &r.op, &r.depth, &r.ts, &r.end, &r.datatype, &r.stream, &r.stopClk); err != nil {
+			t.Fatal(err)
+		}
+		rows[idx] = r
+	}
+	q.Close()
+	if len(rows) != 13 {
+		t.Fatalf("want 13 intervals (11 pairs, 1 lone begin, 1 lone end), got %d", len(rows))
+	}
+	ns := func(p *int64) int64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	// ev_idx → (name, parent, op, depth): proxy operations belong to the collective, not the KernelCh
+	// they are printed inside; steps to their proxy operation; the IB event to its step.
+	for idx, w := range map[int64]struct {
+		name          string
+		parent, op, d int64
+	}{
+		0: {"Group API", -1, -1, 0}, 1: {"AllReduce", 0, -1, 1}, 2: {"AllReduce", 1, 2, 2}, 3: {"KernelCh", 2, 2, 3},
+		4: {"ScheduleSend", 2, 2, 3}, 6: {"ProgressSend", 2, 2, 3}, 7: {"SendGpuWait", 6, 2, 4}, 11: {"SendWait", 6, 2, 4},
+		12: {"Qp", 11, 2, 5},
+	} {
+		r := rows[idx]
+		if r.name != w.name || r.parent != w.parent || r.op != w.op || r.depth != w.d || r.root != 0 {
+			t.Errorf("ev %d: got %+v, want %+v root 0", idx, r, w)
+		}
+	}
+	if r := rows[0]; r.ts != nil || ns(r.end) != 114000 || r.quirk != "ts_zero" {
+		t.Errorf("Group API with ts 0: %+v (want ts NULL, end 114 µs)", r)
+	}
+	if r := rows[1]; r.datatype != "ncclFloat32" || r.stream != "0x262ca50" || r.quirk != "ts_zero,unquoted_value" {
+		t.Errorf("unquoted values: %+v", r)
+	}
+	if r := rows[2]; ns(r.ts) != 105250 || ns(r.end) != 112000 || r.datatype != "ncclFloat32" {
+		t.Errorf("COLL (curly-quoted name): %+v", r)
+	}
+	if r := rows[3]; r.stopClk != "0" || r.quirk != "stop_gpu_clk_zero" || ns(r.end)-ns(r.ts) != 30500 {
+		t.Errorf("KernelCh: %+v", r)
+	}
+	if r := rows[21]; r.name != "Broadcast" || r.status != "begin_only" || r.end != nil || r.parent != 20 || r.stream != "(nil)" {
+		t.Errorf("lone begin: %+v", r)
+	}
+	if r := rows[20]; r.status != "complete" || ns(r.end) != 260000 {
+		t.Errorf("group around the lone begin: %+v", r)
+	}
+	if r := rows[23]; r.name != "Idle" || r.status != "end_only" || r.ts != nil || ns(r.end) != 300000 {
+		t.Errorf("lone end: %+v", r)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_unmatched`); n != 2 {
+		t.Errorf("nccl_unmatched: %d rows, want 2", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM traces`); n != 0 {
+		t.Errorf("a plugin file must not add a traces row (got %d)", n)
+	}
+	// Reloading is a no-op.
+	res, _, err = loadWarn(t, db, ncclQuirkFile)
+	if err != nil || res[0].Skipped != "already loaded" {
+		t.Errorf("reload: %+v %v", res, err)
+	}
+}
+
+// TestNCCLBadFiles: a broken plugin file is one clear line naming the file, and the database is unchanged.
+func TestNCCLBadFiles(t *testing.T) {
+	good, err := os.ReadFile(ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(good)
+	cut := strings.Index(text, `{"name": "SendPeerWait"`)
+	for _, c := range []struct{ name, text, want string }{
+		{"trunc_1_0.json", text[:cut+30], "truncated"},
+		{"nobracket_1_0.json", text[:cut], "no closing ']'"},
+		{"killed_1_0.json", "[\n", "truncated after 0 events"},
+		{"badts_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": soon},{}]`, "ts is not a number"},
+		{"notplugin_1_0.json", `[{"hello": "world"}]`, "not a plugin event"},
+		{"junk_1_0.json", "[\n{\"name\": \"Group API\", \"cat\": \"GROUP_API\", \"ph\": \"b\", \"id\": 0, \"pid\": 1, \"tid\": 1, \"ts\": 1.0}\n<<garbage>>", "expected"},
+		{"empty_1_0.json", "[\n{}]\n", "holds no events"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openTestDB(t)
+			mustLoad(t, db, ncclQuirkFile)
+			p := filepath.Join(t.TempDir(), c.name)
+			if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := loadWarn(t, db, p)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) || !strings.Contains(msg, p) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %s and containing %q", msg, p, c.want)
+			}
+			if n := queryInt(t, db, `SELECT count(*) FROM nccl_events`); n != 13 {
+				t.Errorf("database changed: %d nccl_events rows", n)
+			}
+			if n := queryInt(t, db, `SELECT count(*) FROM nccl_traces`); n != 1 {
+				t.Errorf("database changed: %d nccl_traces rows", n)
+			}
+		})
+	}
+}
+
+func TestNCCLClockOffsetSpec(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	if err := db.SetNCCLClockOffset(ctx, "trace", "1,2=-5"); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_clock_override WHERE label = 'trace'`); n != 2 {
+		t.Errorf("%d override rows", n)
+	}
+	if err := db.SetNCCLClockOffset(ctx, "trace", "7"); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, `SELECT sum(offset_ns) FROM nccl_clock_override WHERE rank IS NULL`); n != 7 {
+		t.Errorf("override replaced: %d", n)
+	}
+	for _, bad := range []string{"", "x", "1=", "a=3", "-1=4"} {
+		if err := db.SetNCCLClockOffset(ctx, "trace", bad); err == nil || !strings.Contains(err.Error(), "--nccl-clock-offset") {
+			t.Errorf("spec %q: err %v", bad, err)
+		}
+	}
+}
