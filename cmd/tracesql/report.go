@@ -36,8 +36,8 @@ const maxSectionRows = 20000
 
 func init() {
 	// dot.go's init builds dotCommands first (files initialise in name order).
-	dotCommands["report"] = dotCommand{".report FILE [--reports-dir DIR]",
-		"write an HTML report of the loaded traces (charts + their SQL) to FILE", (*session).dotReport}
+	dotCommands["report"] = dotCommand{".report FILE",
+		"write an HTML report of the loaded traces (charts and their SQL) to FILE; --reports-dir DIR adds sections", (*session).dotReport}
 }
 
 // runReport is `tracesql report`: load (or open --db), render, write -o. Exit 0 even when sections

@@ -141,7 +141,7 @@ details { margin: 6px 0; }
 summary { cursor: pointer; color: #0969da; font-size: 12px; }
 pre { background: #f6f8fa; padding: 8px 10px; overflow-x: auto; font-size: 12px; border-radius: 4px; }
 table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
-th, td { border: 1px solid #d0d7de; padding: 2px 6px; text-align: left; vertical-align: top; max-width: 380px; overflow-wrap: anywhere; }
+th, td { border: 1px solid #d0d7de; padding: 2px 6px; text-align: left; vertical-align: top; max-width: 380px; overflow-wrap: break-word; }
 th { background: #f6f8fa; }
 @media print { details { display: block; } summary { display: none; } section { break-inside: avoid; } }
 </style>

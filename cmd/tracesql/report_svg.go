@@ -220,6 +220,9 @@ func fmtTick(v, step, maxAbs float64) string {
 	case maxAbs >= 1e4:
 		div, suffix = 1e3, "k"
 	}
+	if v == 0 {
+		return "0"
+	}
 	dec, s := 0, step/div
 	for dec < 9 && math.Abs(s*math.Pow(10, float64(dec))-math.Round(s*math.Pow(10, float64(dec)))) > 1e-6 {
 		dec++

@@ -1,0 +1,748 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"tracesql/engine"
+	"tracesql/queries"
+)
+
+// rpMark is one drawn mark of a chart, read back from the SVG.
+type rpMark struct {
+	kind        string // rect, path, circle, polyline
+	cat, series string
+	value       float64
+	x, y, w, h  float64
+	d           string       // path data (pie slices)
+	points      [][2]float64 // polyline
+	values      []float64    // polyline data-values
+}
+
+type rpTick struct{ value, pos float64 }
+
+// rpChart is one parsed <svg> of the report.
+type rpChart struct {
+	kind           string
+	xLabel, yLabel string
+	yTicks         []rpTick
+	marks          []rpMark
+}
+
+// rpSection is one <section> of the report.
+type rpSection struct {
+	title, chart, na, sql string
+	empty                 bool
+	facets                []string
+	charts                []rpChart
+}
+
+var (
+	rpSectionRE = regexp.MustCompile(`(?s)<section id="[^"]*" data-chart="([^"]*)">(.*?)</section>`)
+	rpTitleRE   = regexp.MustCompile(`(?s)<h2>(.*?)</h2>`)
+	rpNARE      = regexp.MustCompile(`(?s)<div class="na">not available: (.*?)</div>`)
+	rpSQLRE     = regexp.MustCompile(`(?s)<details class="sql"><summary>[^<]*</summary><pre><code>(.*?)</code></pre>`)
+	rpSVGRE     = regexp.MustCompile(`(?s)<svg .*?</svg>`)
+	rpFacetRE   = regexp.MustCompile(`<h3>(.*?)</h3>`)
+)
+
+// rpParse splits a report into its sections and parses every chart's SVG as XML.
+func rpParse(t *testing.T, page string) map[string]rpSection {
+	t.Helper()
+	out := map[string]rpSection{}
+	for _, m := range rpSectionRE.FindAllStringSubmatch(page, -1) {
+		body := m[2]
+		var s rpSection
+		s.chart = m[1]
+		tm := rpTitleRE.FindStringSubmatch(body)
+		if tm == nil {
+			t.Fatalf("section without <h2>: %.200s", body)
+		}
+		s.title = html.UnescapeString(tm[1])
+		if na := rpNARE.FindStringSubmatch(body); na != nil {
+			s.na = html.UnescapeString(na[1])
+		}
+		if sq := rpSQLRE.FindStringSubmatch(body); sq != nil {
+			s.sql = html.UnescapeString(sq[1])
+		}
+		s.empty = strings.Contains(body, `<p class="empty">`)
+		for _, f := range rpFacetRE.FindAllStringSubmatch(body, -1) {
+			s.facets = append(s.facets, html.UnescapeString(f[1]))
+		}
+		for _, svg := range rpSVGRE.FindAllString(body, -1) {
+			s.charts = append(s.charts, rpParseSVG(t, s.title, svg))
+		}
+		if _, dup := out[s.title]; dup {
+			t.Errorf("section %q twice", s.title)
+		}
+		out[s.title] = s
+	}
+	return out
+}
+
+func rpAttr(se xml.StartElement, name string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func rpFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
+// rpTickValue reads an axis label back: "2.5k" → 2500.
+func rpTickValue(s string) float64 {
+	mul := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mul, s = 1e3, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mul, s = 1e6, strings.TrimSuffix(s, "M")
+	case strings.HasSuffix(s, "G"):
+		mul, s = 1e9, strings.TrimSuffix(s, "G")
+	}
+	return rpFloat(s) * mul
+}
+
+func rpParseSVG(t *testing.T, title, svg string) rpChart {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	var c rpChart
+	var stack []xml.StartElement
+	var text strings.Builder
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("%s: SVG is not well-formed XML: %v", title, err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, e)
+			text.Reset()
+			if e.Name.Local == "svg" {
+				c.kind = rpAttr(e, "data-chart")
+			}
+			class := rpAttr(e, "class")
+			if class == "mark" || class == "mark-line" {
+				m := rpMark{kind: e.Name.Local, cat: rpAttr(e, "data-cat"), series: rpAttr(e, "data-series"),
+					value: rpFloat(rpAttr(e, "data-value")), x: rpFloat(rpAttr(e, "x")), y: rpFloat(rpAttr(e, "y")),
+					w: rpFloat(rpAttr(e, "width")), h: rpFloat(rpAttr(e, "height")), d: rpAttr(e, "d")}
+				if e.Name.Local == "polyline" {
+					for _, p := range strings.Fields(rpAttr(e, "points")) {
+						xy := strings.Split(p, ",")
+						m.points = append(m.points, [2]float64{rpFloat(xy[0]), rpFloat(xy[1])})
+					}
+					for _, v := range strings.Fields(rpAttr(e, "data-values")) {
+						m.values = append(m.values, rpFloat(v))
+					}
+				}
+				c.marks = append(c.marks, m)
+			}
+		case xml.CharData:
+			text.Write(e)
+		case xml.EndElement:
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if e.Name.Local != "text" {
+				continue
+			}
+			switch rpAttr(top, "class") {
+			case "axis-label axis-label-x":
+				c.xLabel = text.String()
+			case "axis-label axis-label-y":
+				c.yLabel = text.String()
+			case "tick":
+				if len(stack) > 0 && rpAttr(stack[len(stack)-1], "class") == "axis axis-y" {
+					c.yTicks = append(c.yTicks, rpTick{rpTickValue(text.String()), rpFloat(rpAttr(top, "y"))})
+				}
+			}
+		}
+	}
+	return c
+}
+
+// pxPerUnit is the value axis's scale read from its first and last tick labels and positions.
+func (c rpChart) pxPerUnit(t *testing.T) (perUnit, zero float64) {
+	t.Helper()
+	if len(c.yTicks) < 2 {
+		t.Fatalf("%s chart: %d y ticks", c.kind, len(c.yTicks))
+	}
+	a, b := c.yTicks[0], c.yTicks[len(c.yTicks)-1]
+	perUnit = (a.pos - b.pos) / (b.value - a.value)
+	return perUnit, a.pos + a.value*perUnit
+}
+
+// rpExpect is what an independent query says a chart must show: value by (category, series).
+type rpExpect map[[2]string]float64
+
+func rpQuery(t *testing.T, db *sql.DB, q string, args ...any) [][]any {
+	t.Helper()
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		v := make([]any, len(cols))
+		p := make([]any, len(cols))
+		for i := range v {
+			p[i] = &v[i]
+		}
+		if err := rows.Scan(p...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func rpF(t *testing.T, v any) float64 {
+	f, ok := toFloat(v)
+	if !ok {
+		t.Fatalf("%v (%T) is not a number", v, v)
+	}
+	return f
+}
+
+// checkBars checks that the rect marks of the charts are exactly the expected (category, series)
+// values and that each bar's length is its value on the chart's own axis (±0.05 px, the SVG's
+// rounding). Stacked parts are checked by their height alone.
+func checkBars(t *testing.T, sec rpSection, want rpExpect) {
+	t.Helper()
+	got := rpExpect{}
+	for _, c := range sec.charts {
+		per, _ := c.pxPerUnit(t)
+		for _, m := range c.marks {
+			if m.kind != "rect" {
+				continue
+			}
+			k := [2]string{html.UnescapeString(m.cat), html.UnescapeString(m.series)}
+			got[k] = m.value
+			w, ok := want[k]
+			if !ok {
+				t.Errorf("%s: unexpected bar %v = %v", sec.title, k, m.value)
+				continue
+			}
+			if math.Abs(w-m.value) > 1e-6*math.Max(1, math.Abs(w)) {
+				t.Errorf("%s: bar %v has data-value %v, query says %v", sec.title, k, m.value, w)
+			}
+			if math.Abs(m.h-math.Abs(w)*per) > 0.05 {
+				t.Errorf("%s: bar %v is %.2f px long, %v on the axis is %.2f px", sec.title, k, m.h, w, math.Abs(w)*per)
+			}
+		}
+	}
+	for k, w := range want {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s: no bar for %v = %v", sec.title, k, w)
+		}
+	}
+}
+
+func openReportDB(t *testing.T, paths ...string) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Load(context.Background(), paths, engine.LoadOptions{Label: "trace"}); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// renderTestReport writes the built-in report of db and parses it.
+func renderTestReport(t *testing.T, db *sql.DB) (map[string]rpSection, string, string) {
+	t.Helper()
+	secs, err := reportSections("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	var warn bytes.Buffer
+	if err := writeReportFile(context.Background(), db, out, "", secs, &warn); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	parsed := rpParse(t, page)
+	// Every section is there, with its SQL as written, and every chart has axis titles with units.
+	for _, s := range secs {
+		p, ok := parsed[s.Title]
+		if !ok {
+			t.Errorf("section %q missing", s.Title)
+			continue
+		}
+		if p.sql != s.Source {
+			t.Errorf("%s: shown SQL differs from the section's source:\n%s", s.Title, p.sql)
+		}
+		if p.na != "" || p.empty {
+			continue
+		}
+		if s.Chart != "table" && len(p.charts) == 0 {
+			t.Errorf("%s: no chart", s.Title)
+		}
+		for _, c := range p.charts {
+			if c.kind != s.Chart || c.xLabel == "" || (c.kind != "pie" && c.yLabel == "") {
+				t.Errorf("%s: chart %q, axis titles x %q y %q", s.Title, c.kind, c.xLabel, c.yLabel)
+			}
+			if u := s.Y.Unit; u != "" && !strings.Contains(c.yLabel+c.xLabel, "("+u+")") {
+				t.Errorf("%s: axis titles %q / %q do not give the unit %s", s.Title, c.xLabel, c.yLabel, u)
+			}
+			if s.X.Unit != "" && !strings.Contains(c.xLabel, "("+s.X.Unit+")") {
+				t.Errorf("%s: x axis title %q does not give the unit %s", s.Title, c.xLabel, s.X.Unit)
+			}
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "http://") && !strings.Contains(page, `xmlns="http://www.w3.org/2000/svg"`) ||
+		regexp.MustCompile(`(src|href)="(https?:)?//`).MatchString(page) {
+		t.Errorf("report is not self-contained (script or external reference)")
+	}
+	if strings.Contains(page, "ZgotmplZ") {
+		t.Errorf("html/template rejected a value (ZgotmplZ in the page)")
+	}
+	return parsed, page, warn.String()
+}
+
+// TestReportTwoRanks renders the report of two DLRM ranks and checks each chart against queries written
+// here (not the sections' own SQL).
+func TestReportTwoRanks(t *testing.T) {
+	db := openReportDB(t, dlrmDir+"/worker0_step_12.1694128201545.pt.trace.json.gz", dlrmDir+"/worker1_step_12.1694128201556.pt.trace.json.gz")
+	secs, _, warn := renderTestReport(t, db.SQL)
+	for _, s := range secs {
+		if s.na != "" && !strings.Contains(s.title, "CTDA") {
+			t.Errorf("%s: not available: %s", s.title, s.na)
+		}
+	}
+	if n := strings.Count(warn, "\n"); n != strings.Count(warn, "tracesql: warning: report section") {
+		t.Errorf("warnings are not one line each:\n%s", warn)
+	}
+
+	want := rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT rank, idle_time_us, compute_time_us, non_compute_time_us FROM temporal_breakdown`) {
+		for i, col := range []string{"idle_time_us", "compute_time_us", "non_compute_time_us"} {
+			want[[2]string{fmt.Sprint(r[0]), col}] = rpF(t, r[i+1])
+		}
+	}
+	checkBars(t, secs["Temporal breakdown per rank"], want)
+
+	want = rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT rank, stream, idle_category, idle_time_us FROM idle_time_breakdown()`) {
+		want[[2]string{fmt.Sprintf("%v · %v", r[0], r[1]), fmt.Sprint(r[2])}] += rpF(t, r[3])
+	}
+	checkBars(t, secs["Idle time per stream"], want)
+
+	want = rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT rank, comp_comm_overlap_pct FROM comm_comp_overlap WHERE comp_comm_overlap_pct IS NOT NULL`) {
+		want[[2]string{fmt.Sprint(r[0]), "comp_comm_overlap_pct"}] = rpF(t, r[1])
+	}
+	if len(want) != 2 {
+		t.Fatalf("overlap rows %v", want)
+	}
+	checkBars(t, secs["Communication–computation overlap per rank"], want)
+
+	// Top kernels: one chart per kernel type; the bar is the mean over ranks of the kernel's total.
+	tk := secs["Top kernels per type"]
+	types := rpQuery(t, db.SQL, `SELECT DISTINCT kernel_type FROM kernel_breakdown(num_kernels := 5) WHERE name <> 'others' ORDER BY 1`)
+	if len(tk.facets) != len(types) {
+		t.Errorf("top kernels: facets %v, kernel types %v", tk.facets, types)
+	}
+	want = rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT name, avg(sum_us) FROM kernel_breakdown(num_kernels := 5) WHERE name <> 'others' GROUP BY name`) {
+		want[[2]string{fmt.Sprint(r[0]), "mean_rank_us"}] = rpF(t, r[1])
+	}
+	checkBars(t, tk, want)
+
+	// Kernel types: each slice's angle is its share of the total.
+	pie := secs["Kernel types"]
+	rows := rpQuery(t, db.SQL, `SELECT kernel_type, sum_us, sum_us / sum(sum_us) OVER () FROM kernel_type_breakdown()`)
+	if len(pie.charts) != 1 || len(pie.charts[0].marks) != len(rows) {
+		t.Fatalf("kernel types: %d charts, want one with %d slices", len(pie.charts), len(rows))
+	}
+	for _, r := range rows {
+		found := false
+		for _, m := range pie.charts[0].marks {
+			if html.UnescapeString(m.cat) != r[0] {
+				continue
+			}
+			found = true
+			if got, w := sliceAngle(t, m), 360*rpF(t, r[2]); math.Abs(got-w) > 0.05 {
+				t.Errorf("kernel types: slice %v spans %.3f°, its share is %.3f°", r[0], got, w)
+			}
+		}
+		if !found {
+			t.Errorf("kernel types: no slice for %v", r[0])
+		}
+	}
+
+	// Launch delays: every launch of each rank is counted once, bins have one width.
+	ld := secs["Kernel launch delay"]
+	counts := map[string]float64{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT rank, count(*) FROM kernel_launch_stats() GROUP BY rank`) {
+		counts["rank "+fmt.Sprint(r[0])] = rpF(t, r[1])
+	}
+	checkHistogram(t, ld, counts)
+	counts = map[string]float64{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT rank, count(*) FROM kernel_launch_stats() WHERE short_kernel GROUP BY rank`) {
+		counts["rank "+fmt.Sprint(r[0])] = rpF(t, r[1])
+	}
+	checkHistogram(t, secs["Short kernels"], counts)
+
+	// Queue length: one step chart per rank, one line per stream; the highest point is the longest queue.
+	ql := secs["Queue length over time"]
+	maxq := rpQuery(t, db.SQL, `SELECT rank, stream, max(queue_length) FROM queue_length GROUP BY ALL ORDER BY ALL`)
+	if len(ql.charts) != 2 || len(ql.facets) != 2 || ql.facets[0] != "rank 0" {
+		t.Fatalf("queue length: %d charts, facets %v", len(ql.charts), ql.facets)
+	}
+	for _, r := range maxq {
+		c := ql.charts[int(rpF(t, r[0]))]
+		per, zero := c.pxPerUnit(t)
+		found := false
+		for _, m := range c.marks {
+			if m.series != "stream "+fmt.Sprint(r[1]) {
+				continue
+			}
+			found = true
+			top := 0.0
+			for i, v := range m.values {
+				top = math.Max(top, v)
+				// Data points are every other vertex of a step line.
+				if p := m.points[2*i]; math.Abs(p[1]-(zero-v*per)) > 0.05 {
+					t.Errorf("queue length rank %v stream %v: point %d at y %.2f, %v on the axis is %.2f", r[0], r[1], i, p[1], v, zero-v*per)
+				}
+			}
+			if top != rpF(t, r[2]) {
+				t.Errorf("queue length rank %v stream %v: highest point %v, longest queue %v", r[0], r[1], top, r[2])
+			}
+		}
+		if !found {
+			t.Errorf("queue length: no line for rank %v stream %v", r[0], r[1])
+		}
+	}
+
+	// Critical path (HTA): per rank, each bound_by bucket's time.
+	want = rpExpect{}
+	for rank := 0; rank < 2; rank++ {
+		for _, r := range rpQuery(t, db.SQL, `SELECT bound_by, duration_us, cpcr FROM critical_path_summary(rank := ?) WHERE bound_by <> ''`, rank) {
+			want[[2]string{fmt.Sprintf("%d (CPCR %.2f)", rank, rpF(t, r[2])), fmt.Sprint(r[0])}] = rpF(t, r[1])
+		}
+	}
+	checkBars(t, secs["Critical path by cause (HTA algorithm)"], want)
+	// CTDA (issue 5, built beside this): either its chart or a visible not-available box.
+	for _, title := range []string{"Critical path by cause (CTDA algorithm)", "Critical-path hotspots (CTDA)"} {
+		s := secs[title]
+		if s.na == "" && !s.empty && len(s.charts) == 0 && s.chart != "table" {
+			t.Errorf("%s: neither a chart nor a not-available box", title)
+		}
+	}
+}
+
+// sliceAngle reads a pie slice's angle (degrees) from its path "M cx cy L x1 y1 A r r 0 large 1 x2 y2 Z".
+func sliceAngle(t *testing.T, m rpMark) float64 {
+	t.Helper()
+	if m.kind == "circle" {
+		return 360
+	}
+	f := strings.Fields(strings.NewReplacer("M", " ", "L", " ", "A", " ", "Z", " ").Replace(m.d))
+	if len(f) != 11 {
+		t.Fatalf("slice path %q", m.d)
+	}
+	v := make([]float64, len(f))
+	for i := range f {
+		v[i] = rpFloat(f[i])
+	}
+	a1 := math.Atan2(v[3]-v[1], v[2]-v[0])
+	a2 := math.Atan2(v[10]-v[1], v[9]-v[0])
+	d := math.Mod(a2-a1+4*math.Pi, 2*math.Pi) * 180 / math.Pi
+	if v[7] == 1 && d < 180 { // large-arc flag
+		d += 360
+	}
+	if d < 1e-9 && m.value > 0 {
+		d = 360
+	}
+	return d
+}
+
+// checkHistogram: per series the bins add up to want, each bin's height is its count on the axis,
+// and all bins are one width.
+func checkHistogram(t *testing.T, sec rpSection, want map[string]float64) {
+	t.Helper()
+	if len(sec.charts) != 1 {
+		t.Fatalf("%s: %d charts", sec.title, len(sec.charts))
+	}
+	c := sec.charts[0]
+	per, _ := c.pxPerUnit(t)
+	got := map[string]float64{}
+	width := -1.0
+	for _, m := range c.marks {
+		got[m.series] += m.value
+		if math.Abs(m.h-m.value*per) > 0.05 {
+			t.Errorf("%s: bin %s %s is %.2f px high, %v on the axis is %.2f px", sec.title, m.cat, m.series, m.h, m.value, m.value*per)
+		}
+		if width < 0 {
+			width = m.w
+		} else if math.Abs(m.w-width) > 0.02 {
+			t.Errorf("%s: bin %s is %.2f px wide, others %.2f", sec.title, m.cat, m.w, width)
+		}
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: series %s counts %v in its bins, the query %v", sec.title, k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: series %v, want %v", sec.title, got, want)
+	}
+}
+
+// TestReportOneRank: the alexnet trace (one rank, no ProfilerStep): sections that need more than it has
+// say so, the rest draw; labels drop the constant rank.
+func TestReportOneRank(t *testing.T) {
+	db := openReportDB(t, alexnetDir)
+	secs, _, _ := renderTestReport(t, db.SQL)
+	want := rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT idle_time_us, compute_time_us, non_compute_time_us FROM temporal_breakdown`) {
+		for i, col := range []string{"idle_time_us", "compute_time_us", "non_compute_time_us"} {
+			want[[2]string{"0", col}] = rpF(t, r[i])
+		}
+	}
+	checkBars(t, secs["Temporal breakdown per rank"], want)
+	want = rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT stream, idle_category, idle_time_us FROM idle_time_breakdown()`) {
+		want[[2]string{fmt.Sprint(r[0]), fmt.Sprint(r[1])}] += rpF(t, r[2])
+	}
+	checkBars(t, secs["Idle time per stream"], want)
+	// No ProfilerStep: the critical path covers the whole trace.
+	want = rpExpect{}
+	for _, r := range rpQuery(t, db.SQL, `SELECT bound_by, duration_us, cpcr FROM critical_path_summary(rank := 0, annotation := '') WHERE bound_by <> ''`) {
+		want[[2]string{fmt.Sprintf("0 (CPCR %.2f)", rpF(t, r[2])), fmt.Sprint(r[0])}] = rpF(t, r[1])
+	}
+	checkBars(t, secs["Critical path by cause (HTA algorithm)"], want)
+	// alexnet has no communication: the overlap is NULL, so no bar.
+	if s := secs["Communication–computation overlap per rank"]; len(s.charts) != 1 || len(s.charts[0].marks) != 0 {
+		t.Errorf("overlap without communication: %+v", s)
+	}
+}
+
+// TestReportUserSections: --reports-dir adds sections and replaces a built-in one by name; a failing
+// section and one naming a missing column become not-available boxes with one warning each, the CLI
+// still exits 0, and user text is escaped.
+func TestReportUserSections(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"90_bad.sql":   "-- @title Broken\nSELECT * FROM no_such_table;\n",
+		"91_nocol.sql": "-- @title No column\n-- @chart bar\n-- @x rank\n-- @y missing_us (µs)\nSELECT rank FROM traces;\n",
+		"92_escape.sql": "-- @title Escaped <script>alert(1)</script> & co\n-- @chart bar\n-- @x k\n-- @y v (a<b)\n" +
+			"SELECT * FROM (VALUES ('<b>\"x\" & ''y''</b>', 2.5), ('</svg><script>', 5)) t(k, v);\n",
+		"10_temporal_breakdown.sql": "-- @title My temporal\n-- @chart bar\n-- @x rank\n-- @y idle_time_us (µs)\nSELECT rank, idle_time_us FROM temporal_breakdown;\n",
+	}
+	for n, s := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	stdout, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir)
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`tracesql: warning: report section "Broken" (90_bad.sql): Catalog Error: Table with name no_such_table does not exist!`,
+		`tracesql: warning: report section "No column" (91_nocol.sql): column missing_us is not in the result (columns: rank)`,
+	} {
+		if strings.Count(stderr, want+"\n") != 1 {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.HasPrefix(l, "tracesql: warning: report section ") {
+			t.Errorf("unexpected stderr line %q", l)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	secs := rpParse(t, page)
+	if secs["Broken"].na == "" || secs["No column"].na == "" {
+		t.Errorf("failed sections not marked: %+v %+v", secs["Broken"], secs["No column"])
+	}
+	if _, ok := secs["Temporal breakdown per rank"]; ok {
+		t.Errorf("built-in 10_temporal_breakdown.sql not replaced")
+	}
+	if _, ok := secs["My temporal"]; !ok {
+		t.Errorf("replacement section missing")
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "<b>") {
+		t.Errorf("user text not escaped")
+	}
+	esc := secs[`Escaped <script>alert(1)</script> & co`]
+	if len(esc.charts) != 1 || len(esc.charts[0].marks) != 2 {
+		t.Fatalf("escape section: %+v", esc)
+	}
+	if c := html.UnescapeString(esc.charts[0].marks[0].cat); c != `<b>"x" & 'y'</b>` {
+		t.Errorf("category read back as %q", c)
+	}
+	if esc.charts[0].yLabel != "v (a<b)" {
+		t.Errorf("y label %q", esc.charts[0].yLabel)
+	}
+
+	// A bad directive is a usage error naming file and line; nothing is written.
+	os.WriteFile(filepath.Join(dir, "93_typo.sql"), []byte("-- @title T\n-- @chart donut\nSELECT 1;\n"), 0o644)
+	out2 := filepath.Join(t.TempDir(), "r.html")
+	_, stderr, code = runCLI(t, "", "report", alexnetDir, "-o", out2, "--reports-dir", dir)
+	if code != 1 || !strings.Contains(stderr, "93_typo.sql:2: @chart donut: unknown chart") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out2); err == nil {
+		t.Errorf("report written despite the bad section file")
+	}
+	_, stderr, code = runCLI(t, "", "report", "--reports-dir", filepath.Join(dir, "90_bad.sql"), "-o", out2)
+	if code != 1 || !strings.Contains(stderr, "not a directory") {
+		t.Errorf("reports-dir file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReportDotCommand: .report FILE in a session writes the report of what is loaded.
+func TestReportDotCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	_, stderr, code := runCLI(t, ".report '"+out+"'\n.report\n", alexnetDir)
+	if code != 1 || !strings.Contains(stderr, "report written to "+out) || !strings.Contains(stderr, "usage: .report FILE") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "<h2>Temporal breakdown per rank</h2>") {
+		t.Errorf("report file: %v, %d bytes", err, len(b))
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		n      int
+		want   string
+	}{
+		{0, 18749, 5, "0 5k 10k 15k 20k"},
+		{0, 26, 5, "0 10 20 30"},
+		{0, 19.9, 8, "0 2.5 5.0 7.5 10.0 12.5 15.0 17.5 20.0"},
+		{0, 0, 5, "0 0.2 0.4 0.6 0.8 1.0"},
+		{-3, 7, 5, "-4 -2 0 2 4 6 8"},
+		{0, 43294205, 5, "0 10M 20M 30M 40M 50M"},
+		{0, 0.0042, 5, "0 0.001 0.002 0.003 0.004 0.005"},
+	} {
+		ticks, step := niceTicks(c.lo, c.hi, c.n)
+		if got := strings.Join(tickLabels(ticks, step), " "); got != c.want {
+			t.Errorf("[%v, %v]: %s, want %s", c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// TestReportScreenshot opens a report in headless Chromium (when installed) and checks that the charts
+// were drawn: the page renders without network access and the first series colour fills many pixels.
+func TestReportScreenshot(t *testing.T) {
+	var browser string
+	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(b); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no chromium: screenshot test skipped")
+	}
+	db := openReportDB(t, alexnetDir)
+	secs, err := reportSections("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := writeReportFile(context.Background(), db.SQL, page, "", secs, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=860,2400", "--screenshot="+shot, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", browser, err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	if b.Dx() != 860 || b.Dy() != 2400 {
+		t.Errorf("screenshot %v", b)
+	}
+	blue := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if near(r>>8, 0x4e) && near(g>>8, 0x79) && near(bl>>8, 0xa7) {
+				blue++
+			}
+		}
+	}
+	if blue < 5000 {
+		t.Errorf("only %d pixels of the first series colour: the charts did not render", blue)
+	}
+}
+
+func near(a uint32, b int) bool { return math.Abs(float64(int(a)-b)) <= 3 }
+
+// TestReportSectionsParse: the built-in sections resolve, so a typo in one is a test failure, not a
+// runtime warning.
+func TestReportSectionsParse(t *testing.T) {
+	secs, err := reportSections("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range queries.ReportFiles() {
+		s, _ := queries.ParseReport(f.Name, f.Text)
+		n += len(s)
+	}
+	if len(secs) != n || secs[0].Title != "Traces" {
+		t.Errorf("%d sections (want %d), first %q", len(secs), n, secs[0].Title)
+	}
+}
