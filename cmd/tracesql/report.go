@@ -197,7 +197,7 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
 	}
 	defer os.Remove(tmp.Name())
 	if err := renderReport(tmp, rep); err != nil {
@@ -208,9 +208,12 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+	}
+	return nil
 }
 
 // resultTable is a query result held in memory: column names and rows of Go values.
