@@ -37,9 +37,9 @@ SELECT 1;
 	}
 	want := []ReportSection{
 		{File: "r.sql", Line: 1, Title: "Temporal breakdown", About: "First line, second line.", Chart: "stacked_bar",
-			X:   Axis{Cols: []string{"label", "rank"}, Label: "rank"},
-			Y:   Axis{Cols: []string{"idle_us", "busy_us"}, Unit: "µs", Label: "GPU time"},
-			SQL: "SELECT label, rank, idle_us, busy_us\nFROM t",
+			X:      Axis{Cols: []string{"label", "rank"}, Label: "rank"},
+			Y:      Axis{Cols: []string{"idle_us", "busy_us"}, Unit: "µs", Label: "GPU time"},
+			SQL:    "SELECT label, rank, idle_us, busy_us\nFROM t",
 			Source: strings.Join(strings.Split(src, "\n")[:12], "\n")},
 		{File: "r.sql", Line: 14, Title: "Queue", Chart: "step", Foreach: "SELECT 1 AS report_rank",
 			Facet: []string{"label", "rank"}, Series: []string{"stream"},
