@@ -9,6 +9,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"sync"
 
@@ -82,7 +83,9 @@ func (db *DB) Close() error {
 	if db.Path != "" {
 		db.SQL.Exec("CHECKPOINT")
 	}
-	return db.SQL.Close()
+	err := db.SQL.Close()
+	os.Remove(memorySettings(db.Path)["temp_directory"]) // DuckDB leaves its spill directory behind, empty
+	return err
 }
 
 // frameTables are the stored results of queries' _hta_frame_build macro, one per mode: the input every

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPipelinedLoadMatchesOneByOne: eight ranks loaded in one call (each file parsed while the one
+// before it is inserted) give the same rows in every table as eight calls of one file each.
+func TestPipelinedLoadMatchesOneByOne(t *testing.T) {
+	ctx := context.Background()
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "traces", "dlrm_8ranks", "*.json.gz"))
+	if len(files) != 8 {
+		t.Fatalf("%d dlrm files", len(files))
+	}
+	piped := openTestDB(t)
+	if _, err := piped.Load(ctx, files, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	single := openTestDB(t)
+	for i, f := range files {
+		// --rank-from index would number every lone file 0: these files name their rank.
+		res, err := single.Load(ctx, []string{f}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].TraceID != i {
+			t.Fatalf("trace id %d for file %d", res[0].TraceID, i)
+		}
+	}
+	want, got := tableFingerprints(t, single), tableFingerprints(t, piped)
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: pipelined %s, one by one %s", k, got[k], w)
+		}
+	}
+}
+
+// TestPipelinedLoadStopsAtBadFile: the file after a bad one is parsed ahead but never inserted, and
+// the files before it stay loaded.
+func TestPipelinedLoadStopsAtBadFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
+	bad := filepath.Join(dir, "rank1.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "ts": "soon"}]}`), 0o644)
+	third := filepath.Join(dir, "rank2.json")
+	os.WriteFile(third, []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`), 0o644)
+	db := openTestDB(t)
+	res, err := db.Load(context.Background(), []string{good, bad, third}, LoadOptions{RankFrom: RankIndex})
+	if err == nil || !strings.Contains(err.Error(), "load "+bad) {
+		t.Fatalf("error %v, want one naming %s", err, bad)
+	}
+	if len(res) != 1 || queryInt(t, db, `SELECT count(*) FROM traces`) != 1 {
+		t.Errorf("results %v, %d traces; want the first file only", res, queryInt(t, db, `SELECT count(*) FROM traces`))
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'a'`); n != 0 {
+		t.Errorf("%d events of the file after the bad one", n)
+	}
+}
+
+// TestMemorySettings: DuckDB gets a memory limit below its own default and a temp directory it can
+// write, the limit can be overridden, and a load far above the limit spills and completes.
+func TestMemorySettings(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.duckdb")
+	t.Setenv(MemoryLimitEnv, "80MB")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var limit, tmp string
+	if err := db.SQL.QueryRow(`SELECT current_setting('memory_limit'), current_setting('temp_directory')`).Scan(&limit, &tmp); err != nil {
+		t.Fatal(err)
+	}
+	if limit != "76.2 MiB" || tmp != path+".tmp" {
+		t.Errorf("memory_limit %q, temp_directory %q; want 76.2 MiB and %s.tmp", limit, tmp, path)
+	}
+	// 10 steps of ns_resolution: 137k events, 24.5 MB of JSON, a database that holds more than the
+	// limit while the frames are built: DuckDB evicts to the file and spills the rest.
+	src := filepath.Join("..", "testdata", "traces", "ns_resolution", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+	paths, err := Inflate(ctx, src, InflateOptions{Ranks: 1, Steps: 10, Seed: 1, OutDir: filepath.Join(dir, "in")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustLoad(t, db, paths...)
+	if res[0].Events < 130_000 || queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`) < 50_000 {
+		t.Errorf("load under an 80 MB limit: %+v", res)
+	}
+
+	db.Close()
+	if _, err := os.Stat(path + ".tmp"); err == nil {
+		t.Errorf("%s.tmp left behind after Close", path)
+	}
+
+	t.Setenv(MemoryLimitEnv, "")
+	if total := memTotalBytes(); total > 0 {
+		got := memorySettings("")
+		if got["memory_limit"] == "" || !strings.HasPrefix(got["temp_directory"], os.TempDir()) {
+			t.Errorf("default settings %v", got)
+		}
+	}
+}
