@@ -382,11 +382,14 @@ SELECT label, comm_hash, coll_key, split_part(coll_key, '#', 1) AS op, any_value
 FROM per_rank
 GROUP BY label, comm_hash, coll_key;
 
--- @view nccl_kernel_explain  One row per Kineto NCCL kernel matched to plugin operations: what inside it dominated. Join critical_path on (label, rank = kineto_rank, ev_idx = kineto_ev_idx).
+-- @view nccl_kernel_explain  One row per Kineto NCCL kernel matched to plugin operations: what inside it dominated.
+-- The critical-path hook: join critical_path on label, rank = kineto_rank and ev_idx IN (kineto_ev_idx, kineto_op_ev_idx),
+-- since the path crosses a collective either through its kernel or through the CPU op that waits for it.
 -- @column label               Trace set
 -- @column kineto_trace_id     Kineto trace
 -- @column kineto_rank         Its rank
 -- @column kineto_ev_idx       ev_idx of the NCCL kernel in events
+-- @column kineto_op_ev_idx    ev_idx of the innermost nccl:* / record_param_comms / c10d::* CPU event around its launch
 -- @column comm_hash           Communicator
 -- @column coll_key            Collective instance (see nccl_rank_skew)
 -- @column ops                 Plugin operations launched by this kernel (a P2P group has several)
@@ -411,14 +414,25 @@ b AS (
            max(recv_wait_us) AS rw, max(recv_flush_wait_us) AS rfw, max(recv_gpu_wait_us) AS rgw
     FROM nccl_collective_breakdown GROUP BY ALL
 ),
+cpu AS (
+    SELECT l.trace_id, l.ev_idx, arg_max(a.ev_idx, a.depth) AS op_ev_idx
+    FROM kernel_launches l
+    JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
+         AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
+         AND (a.name LIKE 'nccl:%' OR a.name = 'record_param_comms' OR a.name LIKE 'c10d::%')
+    WHERE l.trace_id IN (SELECT kineto_trace_id FROM _nccl_trace_map) AND regexp_matches(l.name, '^nccl(Dev)?Kernel')
+    GROUP BY ALL
+),
 k AS (
-    SELECT c.label, c.kineto_trace_id, c.kineto_rank, c.kineto_ev_idx, any_value(c.comm_hash) AS comm_hash,
+    SELECT c.label, c.kineto_trace_id, c.kineto_rank, c.kineto_ev_idx, any_value(cpu.op_ev_idx) AS kineto_op_ev_idx,
+           any_value(c.comm_hash) AS comm_hash,
            min(c.coll_key) AS coll_key, count(*) AS ops, sum(c.bytes)::BIGINT AS bytes, any_value(c.kineto_kernel_us) AS kernel_us,
            greatest(max(c.last_arrival_ts) - min(c.api_ts), 0) / 1e3 AS arrival_wait_us,
            coalesce(max(b.sgw), 0) AS send_gpu_wait_us, coalesce(max(b.spw), 0) AS send_peer_wait_us,
            coalesce(max(b.sw), 0) AS send_wait_us, coalesce(max(b.rw), 0) AS recv_wait_us,
            coalesce(max(b.rfw), 0) AS recv_flush_wait_us, coalesce(max(b.rgw), 0) AS recv_gpu_wait_us
     FROM c LEFT JOIN b USING (trace_id, op_idx)
+    LEFT JOIN cpu ON cpu.trace_id = c.kineto_trace_id AND cpu.ev_idx = c.kineto_ev_idx
     GROUP BY c.label, c.kineto_trace_id, c.kineto_rank, c.kineto_ev_idx
 )
 SELECT k.*,
