@@ -376,17 +376,25 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 }
 
 func (g *CPGraph) window() error {
-	f, o := g.F, g.opts
+	var err error
+	g.WindowStart, g.WindowEnd, err = Window(g.F, g.opts)
+	return err
+}
+
+// Window returns the analysed time range [start, end] (ns) of options o on frame f: the span of
+// annotation instances o.Instance..o.InstanceEnd (file order), or the whole trace when o.Annotation
+// is empty. Both critical-path algorithms use it.
+func Window(f *Frame, o Options) (start, end int64, err error) {
 	if o.Annotation == "" {
-		g.WindowStart, g.WindowEnd = math.MaxInt64, math.MinInt64
-		for r := range f.TS {
-			g.WindowStart = min(g.WindowStart, f.TS[r])
-			g.WindowEnd = max(g.WindowEnd, f.TS[r]+f.Dur[r])
-		}
 		if f.Len() == 0 {
-			return fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
+			return 0, 0, fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
 		}
-		return nil
+		start, end = math.MaxInt64, math.MinInt64
+		for r := range f.TS {
+			start = min(start, f.TS[r])
+			end = max(end, f.TS[r]+f.Dur[r])
+		}
+		return start, end, nil
 	}
 	match := make([]bool, len(f.Syms))
 	for i, s := range f.Syms {
@@ -399,21 +407,21 @@ func (g *CPGraph) window() error {
 		}
 	}
 	if len(rows) == 0 {
-		return fmt.Errorf("%w: no event name contains %q", ErrAnnotationNotFound, o.Annotation)
+		return 0, 0, fmt.Errorf("%w: no event name contains %q", ErrAnnotationNotFound, o.Annotation)
 	}
 	a, b := o.Instance, o.InstanceEnd
 	if b < 0 {
 		b = a
 	}
 	if a < 0 || a >= len(rows) || b < a || b >= len(rows) {
-		return fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)
+		return 0, 0, fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)
 	}
-	g.WindowStart, g.WindowEnd = math.MaxInt64, math.MinInt64
+	start, end = math.MaxInt64, math.MinInt64
 	for _, r := range rows[a : b+1] {
-		g.WindowStart = min(g.WindowStart, f.TS[r])
-		g.WindowEnd = max(g.WindowEnd, f.TS[r]+f.Dur[r])
+		start = min(start, f.TS[r])
+		end = max(end, f.TS[r]+f.Dur[r])
 	}
-	return nil
+	return start, end, nil
 }
 
 func (g *CPGraph) validate() error {

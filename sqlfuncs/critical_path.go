@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -23,7 +22,7 @@ import (
 //
 // Common positional arguments (cpArgs): label, rank, annotation, instance, instance_end, algorithm,
 // data_load_events (JSON array of strings), add_zero_weight_launch_edges, strict_negative_weights,
-// compat.
+// compat, aggregate (ctda only).
 
 type cpArgs struct {
 	label     string
@@ -31,14 +30,15 @@ type cpArgs struct {
 	opts      graph.Options
 	algorithm string
 	dataLoad  []string
+	aggregate bool // ctda: aggregate events into CDG nodes (false: event-level nodes)
 }
 
-const cpArgCount = 10
+const cpArgCount = 11
 
 func cpArgTypes(extra ...duckdb.Type) []duckdb.TypeInfo {
 	ts := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT,
 		duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN,
-		duckdb.TYPE_BOOLEAN}
+		duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN}
 	ts = append(ts, extra...)
 	out := make([]duckdb.TypeInfo, len(ts))
 	for i, t := range ts {
@@ -81,10 +81,9 @@ func parseCPArgs(args []any) (cpArgs, error) {
 	a.opts.ZeroWeightLaunchEdges = args[7].(bool)
 	a.opts.StrictNegativeWeights = args[8].(bool)
 	a.opts.Compat = args[9].(bool)
+	a.aggregate = args[10].(bool)
 	switch a.algorithm {
-	case "hta":
-	case "ctda":
-		return a, errors.New("algorithm 'ctda' is not implemented yet (use algorithm := 'hta')")
+	case "hta", "ctda":
 	default:
 		return a, fmt.Errorf("unknown algorithm %q (want 'hta' or 'ctda')", a.algorithm)
 	}
@@ -158,6 +157,9 @@ const cpCacheSize = 8
 
 // cpGraph returns the graph of a call's window (built, or from the cache).
 func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, error) {
+	if a.algorithm != "hta" {
+		return nil, cpTrace{}, fmt.Errorf("algorithm %q: this function supports algorithm := 'hta' only (ctda: critical_path, critical_path_summary, hotspots, cdg_nodes, cdg_edges)", a.algorithm)
+	}
 	tResolve := time.Now()
 	tr, err := resolveTrace(ctx, env.DB, a.label, a.rank)
 	if err != nil {
@@ -300,6 +302,13 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if a.algorithm == "ctda" {
+			c, tr, err := ctdaGraph(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			return ctdaPathTable(c, tr, graph.DataLoadRegexps(a.dataLoad)), nil
+		}
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
 			return nil, err
@@ -311,6 +320,13 @@ func init() {
 		a, err := parseCPArgs(args)
 		if err != nil {
 			return nil, err
+		}
+		if a.algorithm == "ctda" {
+			c, tr, err := ctdaGraph(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			return ctdaSummaryTable(c, tr, graph.DataLoadRegexps(a.dataLoad)), nil
 		}
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
@@ -374,48 +390,69 @@ func init() {
 }
 
 // summaryTable is HTA's summary() over the path edges with the given weights (HTA: the edges' own
-// weights), plus the path length (pathLen, ns), the window and CPCR.
+// weights), plus the path length (pathLen, ns), the window, CPCR and the busy bound.
 func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, pathLen int64, dataLoad []*regexp.Regexp) *cpTable {
-	sums := map[string]int64{}
-	var order []string
-	var total, attributed int64
+	var s cpSummary
 	bd := g.NewBounder(dataLoad)
 	for _, e := range edges {
-		b := bd.BoundBy(e)
-		if _, ok := sums[b]; !ok {
-			order = append(order, b)
-		}
 		w := weights[e]
-		sums[b] += w
-		total += w
+		s.add(bd.BoundBy(e), w)
 		if g.Attr[e] >= 0 {
-			attributed += w
+			s.attributed += w
 		}
 	}
-	sortStrings(order)
-	t := &cpTable{n: len(order)}
+	s.pathLen, s.edges = pathLen, len(edges)
+	end := g.SpanEnd()
+	s.window = end - g.WindowStart
+	s.busy = graph.BusyBoundOf(g.F, g.WindowStart, end)
+	return s.table(tr)
+}
+
+// cpSummary accumulates a summary: time per bound_by bucket and the path's totals (ns).
+type cpSummary struct {
+	sums                       map[string]int64
+	order                      []string
+	total, attributed, pathLen int64
+	edges                      int
+	window, busy               int64
+}
+
+func (s *cpSummary) add(bound string, w int64) {
+	if s.sums == nil {
+		s.sums = map[string]int64{}
+	}
+	if _, ok := s.sums[bound]; !ok {
+		s.order = append(s.order, bound)
+	}
+	s.sums[bound] += w
+	s.total += w
+}
+
+func (s *cpSummary) table(tr cpTrace) *cpTable {
+	sortStrings(s.order)
+	t := &cpTable{n: len(s.order)}
 	label, rank, bound := t.col("label", cpString), t.col("rank", cpInt), t.col("bound_by", cpString)
 	dur, pct := t.col("duration_us", cpFloat), t.col("pct", cpFloat)
 	plen, nedges, win, cpcr := t.col("path_length_us", cpFloat), t.col("path_edges", cpInt), t.col("window_us", cpFloat), t.col("cpcr", cpFloat)
-	window := g.WindowEnd - g.WindowStart
-	for _, b := range order {
+	busy := t.col("busy_bound", cpFloat)
+	ratio := func(a, b int64) (float64, bool) {
+		if b <= 0 {
+			return 0, false
+		}
+		return float64(a) / float64(b), true
+	}
+	for _, b := range s.order {
 		label.addString(tr.label, true)
 		rank.addInt(tr.rank, true)
 		bound.addString(b, true)
-		dur.addFloat(usOf(sums[b]), true)
-		p := 0.0
-		if total != 0 {
-			p = float64(sums[b]) / float64(total) * 100
-		}
-		pct.addFloat(p, total != 0)
-		plen.addFloat(usOf(pathLen), true)
-		nedges.addInt(int64(len(edges)), true)
-		win.addFloat(usOf(window), true)
-		c := 0.0
-		if window > 0 {
-			c = float64(attributed) / float64(window)
-		}
-		cpcr.addFloat(c, window > 0)
+		dur.addFloat(usOf(s.sums[b]), true)
+		p, ok := ratio(s.sums[b]*100, s.total)
+		pct.addFloat(p, ok)
+		plen.addFloat(usOf(s.pathLen), true)
+		nedges.addInt(int64(s.edges), true)
+		win.addFloat(usOf(s.window), true)
+		cpcr.addFloat(ratio(s.attributed, s.window))
+		busy.addFloat(ratio(s.busy, s.window))
 	}
 	return t
 }

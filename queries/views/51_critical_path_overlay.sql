@@ -15,6 +15,6 @@ CREATE OR REPLACE MACRO export_critical_path_overlay(rank := 0, output_dir := NU
 SELECT * FROM _cp_overlay(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'hta',
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    false, coalesce(compat, hta_compat()),
+    false, coalesce(compat, hta_compat()), true,
     coalesce(output_dir, '')::VARCHAR, coalesce(only_show_critical_events, true),
     coalesce(show_all_edges, false));

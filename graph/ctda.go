@@ -1,0 +1,1029 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// CTDA-CPA: the cross-thread dependency-aware critical path of Yang, Li, Huang and Guo ("Hotspot
+// Identification in Large Model Training"), built from the method's description (its code is not
+// public). Where HTA's graph has two nodes per event and treats CPU threads as independent, the
+// computation dependency graph (CDG) here aggregates events into a few hundred nodes:
+//
+//   - CPU time is cut into atoms, each owned by the innermost event running on the thread. The
+//     threads of a process that run Python (the main thread, the autograd threads, any thread with
+//     python_function frames) form one logical thread: the GIL lets one of them run at a time. An
+//     event that another such thread pre-empts (the main thread's run_backward while the autograd
+//     thread works) is waiting, and its own time is dropped.
+//   - Consecutive atoms of a thread form one CPU node while they share a training phase (from the
+//     phase rules, inherited from the innermost classified ancestor), launch onto one stream, and no
+//     synchronisation call ends the node. aggregate=false makes every owner change a new node.
+//   - All GPU events a CPU node launches form one GPU node.
+//   - Edges: sequential (thread order; stream order), call (CPU node → its GPU node), sync (GPU node
+//     → the CPU node after a device/stream/event synchronisation; GPU → GPU for cudaStreamWaitEvent)
+//     and cross-thread (consecutive nodes of one logical thread on different threads).
+//
+// The path is found by backtracking on effective end times from the latest-ending node (Algorithm 1
+// of the paper), not by summing weights: a trace's start times are the real schedule.
+
+// PhaseRule classifies events by name: the first rule (in priority order) whose pattern matches.
+type PhaseRule struct {
+	Pattern *regexp.Regexp
+	Phase   string
+}
+
+// CTDAOptions are the window options plus the phase rules and whether to aggregate.
+type CTDAOptions struct {
+	Options
+	Phases    []PhaseRule
+	Aggregate bool
+}
+
+// CDGNode is one node of the computation dependency graph.
+type CDGNode struct {
+	GPU      bool
+	Pid, Tid int64 // CPU: the thread; GPU: the GPU process and the stream
+	// Stream: for a CPU node the stream its launches go to (-1 none); for a GPU node its stream.
+	Stream     int64
+	Phase      string // CPU: training phase ('' when no rule applies); GPU: the launcher's
+	Start, End int64
+	// FirstLaunchEnd: end of the node's first launch call (CPU nodes that launch), else End. It is
+	// the CPU node's effective end as seen by the GPU node it launched.
+	FirstLaunchEnd int64
+	MainRow        int32 // frame row naming the node: its outermost CPU event, or its first GPU event
+	Launcher       int32 // GPU nodes: the CPU node that launched it (-1 none)
+	Launched       int32 // CPU nodes: the GPU node it launched (-1 none)
+	Events         int32 // events in the node
+	first, last    int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
+}
+
+// CDG is the computation dependency graph of one window and its critical path.
+type CDG struct {
+	F                      *Frame
+	WindowStart, WindowEnd int64
+	// SpanEnd: the end of the analysed span, the window's end or the end of the last work launched
+	// in it (a GPU running behind the CPU finishes a step's kernels after the step's annotation).
+	SpanEnd int64
+	Nodes   []CDGNode
+	// G holds the edges: EdgeDependency (CPU sequential), EdgeKernelKernel (stream order),
+	// EdgeLaunchDelay (call), EdgeSyncDependency, EdgeCrossThread.
+	G       *Graph
+	atoms   []ctdaAtom // CPU atoms grouped by node
+	gpuRows []int32    // GPU rows grouped by node
+	Path    []PathStep
+	// Counted: Σ over the path of the time its nodes' events cover inside their counted segments.
+	Counted int64
+	// BusyBound: time of the window covered by cpu_op, runtime/driver and GPU events (ns); no path
+	// can cover more.
+	BusyBound int64
+}
+
+type ctdaAtom struct {
+	start, end int64
+	row        int32
+	busy       bool // inside a cpu_op or runtime/driver event (what CPCR and the busy bound count)
+}
+
+// PathStep is one node of the path, in time order. The node counts for [Lo, Hi]: Lo is the later of
+// its start and the previous step's effective end, Hi its own effective end as seen by the next
+// step (a CPU node followed by the GPU node it launched ends at its first launch).
+type PathStep struct {
+	Node    int32
+	Edge    int32 // edge from the previous step (-1 for the first)
+	Lo, Hi  int64
+	Gap     int64 // Lo − the previous step's effective end: time only the edge explains
+	Counted int64 // time covered by the node's events inside [Lo, Hi]
+}
+
+// CDG edge kinds, as graph edge types.
+const (
+	cdgSequential  = EdgeDependency
+	cdgStreamOrder = EdgeKernelKernel
+	cdgCall        = EdgeLaunchDelay
+	cdgSync        = EdgeSyncDependency
+	cdgCrossThread = EdgeCrossThread
+)
+
+// CDGEdgeKind names a CDG edge type by the paper's dependency kind.
+func CDGEdgeKind(t uint8) string {
+	switch t {
+	case cdgSequential, cdgStreamOrder:
+		return "sequential"
+	case cdgCall:
+		return "call"
+	case cdgSync:
+		return "sync"
+	case cdgCrossThread:
+		return "cross_thread"
+	}
+	return EdgeTypeName(t)
+}
+
+// Atom returns the CPU atoms of a node: time pieces and the frame row owning each.
+func (c *CDG) Atoms(node int32, fn func(start, end int64, row int32)) {
+	n := c.Nodes[node]
+	if n.GPU {
+		for _, r := range c.gpuRows[n.first:n.last] {
+			fn(c.F.TS[r], c.F.TS[r]+c.F.Dur[r], r)
+		}
+		return
+	}
+	for _, a := range c.atoms[n.first:n.last] {
+		fn(a.start, a.end, a.row)
+	}
+}
+
+var syncCallNames = map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true,
+	"cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpy2D": true, "cudaMemcpyFromSymbol": true,
+	"cudaMemcpyToSymbol": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
+	"hipEventSynchronize": true, "hipMemcpy": true, "cuCtxSynchronize": true, "cuStreamSynchronize": true,
+	"cuEventSynchronize": true}
+
+// deviceSyncNames synchronise with every stream (used when the trace has no cuda_sync records).
+var deviceSyncNames = map[string]bool{"cudaDeviceSynchronize": true, "hipDeviceSynchronize": true,
+	"cuCtxSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,
+	"hipStreamSynchronize": true, "hipEventSynchronize": true, "cuStreamSynchronize": true,
+	"cuEventSynchronize": true}
+
+// ctdaCPUCat: categories of CPU events that occupy a thread.
+func ctdaCPUCat(c string) bool {
+	switch c {
+	case "cpu_op", "Operator", "python_function", "user_annotation", "cuda_runtime", "cuda_driver", "Runtime":
+		return true
+	}
+	return strings.Contains(c, "runtime") || strings.Contains(c, "driver")
+}
+
+// ctdaBusyCat: categories counted by the busy bound (cpu_op and runtime/driver).
+func ctdaBusyCat(c string) bool {
+	return c == "cpu_op" || c == "Operator" || (ctdaCPUCat(c) && c != "python_function" && c != "user_annotation")
+}
+
+func ctdaGPUWork(c string) bool { return c != "cuda_sync" && c != "gpu_user_annotation" }
+
+// BuildCTDA builds the CDG of a window of f and backtracks its critical path.
+func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
+	ws, we, err := Window(f, o.Options)
+	if err != nil {
+		return nil, err
+	}
+	c := &CDG{F: f, WindowStart: ws, WindowEnd: we}
+	n := f.Len()
+	row := rowIndex(f)
+	isCPU := make([]bool, len(f.Syms))
+	isBusy := make([]bool, len(f.Syms))
+	isGPUWork := make([]bool, len(f.Syms))
+	isPython := make([]bool, len(f.Syms))
+	isAutograd := make([]bool, len(f.Syms))
+	isSyncCall := make([]bool, len(f.Syms))
+	isDeviceSync := make([]bool, len(f.Syms))
+	phaseOf := make([]int16, len(f.Syms)) // index into phases, -1 none
+	var phases []string
+	for i, s := range f.Syms {
+		isCPU[i], isBusy[i], isGPUWork[i] = ctdaCPUCat(s), ctdaBusyCat(s), ctdaGPUWork(s)
+		isPython[i] = s == "python_function"
+		isAutograd[i] = strings.HasPrefix(s, "autograd::engine::evaluate_function")
+		isSyncCall[i], isDeviceSync[i] = syncCallNames[s], deviceSyncNames[s]
+		phaseOf[i] = -1
+		for _, r := range o.Phases {
+			if r.Pattern.MatchString(s) {
+				k := slices.Index(phases, r.Phase)
+				if k < 0 {
+					k = len(phases)
+					phases = append(phases, r.Phase)
+				}
+				phaseOf[i] = int16(k)
+				break
+			}
+		}
+	}
+
+	// Rows of the window: CPU events starting in it (dur > 0); GPU work they launched, or that
+	// starts in the window when its launcher is unknown.
+	type laneKey struct{ pid, tid int64 }
+	cpuRows := map[laneKey][]int32{}
+	inWindow := make([]bool, n)
+	var gpuAll []int32
+	for r := 0; r < n; r++ {
+		if f.Stream[r] == -1 && isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && f.TS[r] <= we {
+			k := laneKey{f.Pid[r], f.Tid[r]}
+			cpuRows[k] = append(cpuRows[k], int32(r))
+			inWindow[r] = true
+		}
+	}
+	// GPU work: what the window's CPU events launched, then (earlier) work still running in the
+	// analysed span — a GPU running behind the CPU executes the previous step's kernels first, and
+	// the stream order makes the window's kernels wait for them.
+	launcher := make([]int32, n) // GPU row → launching CPU row in the window, -1 none
+	spanEnd := we
+	for r := 0; r < n; r++ {
+		launcher[r] = -1
+		if f.Stream[r] < 0 || !isGPUWork[f.Cat[r]] {
+			continue
+		}
+		if l := row(f.IndexCorr[r]); l >= 0 && inWindow[l] && f.Stream[l] == -1 {
+			launcher[r] = l
+			gpuAll = append(gpuAll, int32(r))
+			spanEnd = max(spanEnd, f.TS[r]+f.Dur[r])
+		}
+	}
+	for r := 0; r < n; r++ {
+		if f.Stream[r] >= 0 && isGPUWork[f.Cat[r]] && launcher[r] < 0 && f.TS[r] < spanEnd && f.TS[r]+f.Dur[r] > ws {
+			gpuAll = append(gpuAll, int32(r))
+		}
+	}
+	launches := make([]int32, n) // CPU row → first GPU row it launched, -1 none
+	for i := range launches {
+		launches[i] = -1
+	}
+	for _, r := range gpuAll {
+		if l := launcher[r]; l >= 0 && (launches[l] < 0 || f.TS[r] < f.TS[launches[l]]) {
+			launches[l] = r
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// Logical threads: per process, the Python threads are one; every other thread is its own.
+	lanes := make([]laneKey, 0, len(cpuRows))
+	for k := range cpuRows {
+		lanes = append(lanes, k)
+	}
+	slices.SortFunc(lanes, func(a, b laneKey) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid))
+	})
+	pythonLane := func(k laneKey) bool {
+		for _, r := range cpuRows[k] {
+			nm := f.Name[r]
+			if isPython[f.Cat[r]] || isAutograd[nm] || strings.HasPrefix(f.Syms[nm], "ProfilerStep#") {
+				return true
+			}
+		}
+		return false
+	}
+	// A process's main thread (tid = pid) joins its Python threads: without Python stacks the
+	// autograd thread is still recognisable, the main thread not.
+	hasPython := map[int64]bool{}
+	isPyLane := map[laneKey]bool{}
+	for _, k := range lanes {
+		if pythonLane(k) {
+			isPyLane[k], hasPython[k.pid] = true, true
+		}
+	}
+	for _, k := range lanes {
+		if k.tid == k.pid && hasPython[k.pid] {
+			isPyLane[k] = true
+		}
+	}
+	var groups [][]laneKey
+	byPid := map[int64]int{}
+	for _, k := range lanes {
+		if !isPyLane[k] {
+			groups = append(groups, []laneKey{k})
+			continue
+		}
+		if gi, ok := byPid[k.pid]; ok {
+			groups[gi] = append(groups[gi], k)
+			continue
+		}
+		byPid[k.pid] = len(groups)
+		groups = append(groups, []laneKey{k})
+	}
+
+	// Atoms and phases per thread, then per logical thread; nodes.
+	phase := make([]int16, n)
+	cpuNodeOfRow := make([]int32, n)
+	for i := range cpuNodeOfRow {
+		cpuNodeOfRow[i] = -1
+	}
+	var logical [][]int32 // node ids per logical thread, in time order
+	for _, grp := range groups {
+		var atoms []ctdaAtom
+		var atomTid []int32 // index into grp
+		for gi, k := range grp {
+			rows := cpuRows[k]
+			slices.SortFunc(rows, func(a, b int32) int {
+				return cmp.Or(cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(f.Dur[b], f.Dur[a]), cmp.Compare(a, b))
+			})
+			before := len(atoms)
+			atoms = threadAtoms(f, rows, phaseOf, phase, isBusy, atoms)
+			for range atoms[before:] {
+				atomTid = append(atomTid, int32(gi))
+			}
+		}
+		if len(grp) > 1 {
+			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp))
+		}
+		var ids []int32
+		for i := 0; i < len(atoms); {
+			k := grp[atomTid[i]]
+			nd := CDGNode{Pid: k.pid, Tid: k.tid, Stream: -1, Start: atoms[i].start, MainRow: -1, Launcher: -1, Launched: -1,
+				first: int32(len(c.atoms))}
+			ph := int16(-1)
+			firstLaunch := int64(-1)
+			j := i
+			for ; j < len(atoms); j++ {
+				a := atoms[j]
+				ls := int64(-1)
+				if g := launches[a.row]; g >= 0 {
+					ls = f.Stream[g]
+				}
+				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], isSyncCall, phase[a.row], ph, ls, nd.Stream) {
+					break
+				}
+				if ph < 0 && phase[a.row] >= 0 {
+					ph = phase[a.row]
+				}
+				if ls >= 0 {
+					if nd.Stream < 0 {
+						nd.Stream = ls
+					}
+					if firstLaunch < 0 {
+						firstLaunch = f.TS[a.row] + f.Dur[a.row]
+					}
+				}
+				if cpuNodeOfRow[a.row] != int32(len(c.Nodes)) {
+					cpuNodeOfRow[a.row] = int32(len(c.Nodes))
+					nd.Events++
+					// The longest event starting in the node names it (else its first owner).
+					if nd.MainRow < 0 || (f.TS[a.row] >= nd.Start && (f.TS[nd.MainRow] < nd.Start || f.Dur[a.row] > f.Dur[nd.MainRow])) {
+						nd.MainRow = a.row
+					}
+				}
+				nd.End = max(nd.End, a.end)
+				c.atoms = append(c.atoms, a)
+			}
+			if ph >= 0 {
+				nd.Phase = phases[ph]
+			}
+			nd.FirstLaunchEnd = nd.End
+			if firstLaunch >= 0 {
+				nd.FirstLaunchEnd = min(firstLaunch, nd.End)
+			}
+			nd.last = int32(len(c.atoms))
+			ids = append(ids, int32(len(c.Nodes)))
+			c.Nodes = append(c.Nodes, nd)
+			i = j
+		}
+		logical = append(logical, ids)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	nCPU := len(c.Nodes)
+
+	// GPU nodes: the GPU rows of one launching CPU node (one stream); rows without a launcher in
+	// the window form one node per stream.
+	slices.SortFunc(gpuAll, func(a, b int32) int {
+		na, nb := int32(-1), int32(-1)
+		if l := launcher[a]; l >= 0 {
+			na = cpuNodeOfRow[l]
+		}
+		if l := launcher[b]; l >= 0 {
+			nb = cpuNodeOfRow[l]
+		}
+		return cmp.Or(cmp.Compare(na, nb), cmp.Compare(f.Stream[a], f.Stream[b]), cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b))
+	})
+	gpuNodeOfCPU := map[[2]int64]int32{}
+	gpuNodeOfRow := make([]int32, n)
+	for i := range gpuNodeOfRow {
+		gpuNodeOfRow[i] = -1
+	}
+	launcherNode := map[int32]int32{} // GPU node → CPU node
+	for _, r := range gpuAll {
+		cn := int32(-1)
+		if l := launcher[r]; l >= 0 {
+			cn = cpuNodeOfRow[l]
+		}
+		key := [2]int64{int64(cn), f.Stream[r]}
+		id, ok := gpuNodeOfCPU[key]
+		if !ok || !o.Aggregate {
+			id = int32(len(c.Nodes))
+			ph := ""
+			if cn >= 0 {
+				ph = c.Nodes[cn].Phase
+				launcherNode[id] = cn
+				c.Nodes[cn].Launched = id
+			}
+			c.Nodes = append(c.Nodes, CDGNode{GPU: true, Pid: f.Pid[r], Tid: f.Stream[r], Stream: f.Stream[r], Phase: ph, Launcher: cn, Launched: -1,
+				Start: f.TS[r], End: f.TS[r] + f.Dur[r], MainRow: r, first: int32(len(c.gpuRows)), last: int32(len(c.gpuRows))})
+			gpuNodeOfCPU[key] = id
+		}
+		nd := &c.Nodes[id]
+		c.gpuRows = append(c.gpuRows, r)
+		nd.last++
+		nd.Events++
+		nd.Start = min(nd.Start, f.TS[r])
+		nd.End = max(nd.End, f.TS[r]+f.Dur[r])
+		nd.FirstLaunchEnd = nd.End
+		gpuNodeOfRow[r] = id
+	}
+	// A GPU node launched by several CPU-node-less rows keeps per-node order; the CPU node's stream
+	// may differ from a memcpy's (a launch onto another stream started a new node, so not here).
+
+	// Edges.
+	b := NewBuilder(len(c.Nodes), 3*len(c.Nodes))
+	gap := func(u, v int32) int64 { return c.Nodes[v].Start - c.effEnd(u, v) }
+	add := func(u, v int32, t uint8) {
+		if u == v || u < 0 || v < 0 {
+			return
+		}
+		b.AddEdge(u, v, gap(u, v), t)
+	}
+	// Sequential on each thread, cross-thread within a logical thread.
+	for _, ids := range logical {
+		lastOf := map[int64]int32{}
+		for i, v := range ids {
+			nd := c.Nodes[v]
+			if u, ok := lastOf[nd.Tid]; ok {
+				add(u, v, cdgSequential)
+			}
+			if i > 0 {
+				if u := ids[i-1]; c.Nodes[u].Tid != nd.Tid {
+					add(u, v, cdgCrossThread)
+				}
+			}
+			lastOf[nd.Tid] = v
+		}
+	}
+	// Calls.
+	for g := int32(nCPU); g < int32(len(c.Nodes)); g++ {
+		if cn, ok := launcherNode[g]; ok {
+			add(cn, g, cdgCall)
+		}
+	}
+	// Stream order.
+	type streamKey struct{ pid, stream int64 }
+	byStream := map[streamKey][]int32{}
+	for g := int32(nCPU); g < int32(len(c.Nodes)); g++ {
+		k := streamKey{c.Nodes[g].Pid, c.Nodes[g].Stream}
+		byStream[k] = append(byStream[k], g)
+	}
+	streamKeys := make([]streamKey, 0, len(byStream))
+	for k, ids := range byStream {
+		slices.SortFunc(ids, func(a, b int32) int {
+			return cmp.Or(cmp.Compare(c.Nodes[a].Start, c.Nodes[b].Start), cmp.Compare(a, b))
+		})
+		for i := 1; i < len(ids); i++ {
+			add(ids[i-1], ids[i], cdgStreamOrder)
+		}
+		streamKeys = append(streamKeys, k)
+	}
+	slices.SortFunc(streamKeys, func(a, b streamKey) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream))
+	})
+	// launchTime: when a GPU node's work was enqueued (its first launch call's start).
+	launchAt := make([]int64, len(c.Nodes))
+	for g := nCPU; g < len(c.Nodes); g++ {
+		launchAt[g] = c.Nodes[g].Start
+		for _, r := range c.gpuRows[c.Nodes[g].first:c.Nodes[g].last] {
+			if l := launcher[r]; l >= 0 {
+				launchAt[g] = min(launchAt[g], f.TS[l])
+			}
+		}
+	}
+	launchTime := func(g int32) int64 { return launchAt[g] }
+	// lastLaunched: the last GPU node of a stream enqueued before time t (-1 none).
+	lastLaunched := func(k streamKey, t int64) int32 {
+		best, bt := int32(-1), int64(0)
+		for _, g := range byStream[k] {
+			if lt := launchTime(g); lt < t && (best < 0 || lt >= bt) {
+				best, bt = g, lt
+			}
+		}
+		return best
+	}
+	// firstLaunchedAfter: the first GPU node of a stream enqueued at or after t (-1 none).
+	firstLaunchedAfter := func(k streamKey, t int64) int32 {
+		best, bt := int32(-1), int64(0)
+		for _, g := range byStream[k] {
+			if lt := launchTime(g); lt >= t && (best < 0 || lt < bt) {
+				best, bt = g, lt
+			}
+		}
+		return best
+	}
+	// nextOnThread: the CPU node after the one holding a sync call (where its dependency lands).
+	nextOnThread := func(cpuRow int32) int32 {
+		cn := cpuNodeOfRow[cpuRow]
+		if cn < 0 {
+			return -1
+		}
+		tid := c.Nodes[cn].Tid
+		for v := cn + 1; v < int32(nCPU); v++ {
+			if c.Nodes[v].Tid == tid && c.Nodes[v].Pid == c.Nodes[cn].Pid {
+				return v
+			}
+		}
+		return -1
+	}
+	sawSync := false
+	var recordRow map[int64]int32 // CPU correlation id → row (cudaEventRecord lookups)
+	for r := 0; r < n; r++ {
+		if f.Syms[f.Cat[r]] != "cuda_sync" {
+			continue
+		}
+		call := row(f.IndexCorr[r])
+		if call < 0 || !inWindow[call] {
+			continue
+		}
+		sawSync = true
+		t := f.TS[call]
+		pid := f.Pid[r]
+		switch f.Syms[f.Name[r]] {
+		case "Context Sync":
+			dst := nextOnThread(call)
+			for _, k := range streamKeys {
+				if g := lastLaunched(k, t); g >= 0 {
+					add(g, dst, cdgSync)
+				}
+			}
+		case "Stream Sync":
+			if g := lastLaunched(streamKey{pid, f.Stream[r]}, t); g >= 0 {
+				add(g, nextOnThread(call), cdgSync)
+			}
+		case "Event Sync", "Stream Wait Event":
+			if recordRow == nil {
+				recordRow = map[int64]int32{}
+				for q := range f.Corr {
+					if f.Stream[q] == -1 && f.Corr[q] >= 0 {
+						recordRow[f.Corr[q]] = int32(q)
+					}
+				}
+			}
+			rec, ok := recordRow[f.WaitOnCorr[r]]
+			if !ok {
+				rec = -1
+			}
+			if rec < 0 || f.WaitOnStream[r] < 0 {
+				continue
+			}
+			src := lastLaunched(streamKey{pid, f.WaitOnStream[r]}, f.TS[rec])
+			if src < 0 {
+				continue
+			}
+			if f.Syms[f.Name[r]] == "Event Sync" {
+				add(src, nextOnThread(call), cdgSync)
+			} else if dst := firstLaunchedAfter(streamKey{pid, f.Stream[r]}, t); dst >= 0 {
+				add(src, dst, cdgSync)
+			}
+		}
+	}
+	if !sawSync {
+		// No sync records: a synchronising call waits for its own memcpy, or for every stream.
+		for _, ids := range logical {
+			for _, v := range ids {
+				for _, a := range c.atoms[c.Nodes[v].first:c.Nodes[v].last] {
+					nm := f.Name[a.row]
+					if !isSyncCall[nm] {
+						continue
+					}
+					dst := nextOnThread(a.row)
+					if g := launches[a.row]; g >= 0 && !isDeviceSync[nm] {
+						add(gpuNodeOfRow[g], dst, cdgSync)
+						continue
+					}
+					for _, k := range streamKeys {
+						if g := lastLaunched(k, f.TS[a.row]); g >= 0 {
+							add(g, dst, cdgSync)
+						}
+					}
+				}
+			}
+		}
+	}
+	c.G = b.Build()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.SpanEnd = we
+	for _, nd := range c.Nodes {
+		c.SpanEnd = max(c.SpanEnd, nd.End)
+	}
+	c.backtrack()
+	c.BusyBound = busyBound(f, ws, c.SpanEnd, isBusy, isGPUWork)
+	return c, nil
+}
+
+// splits reports whether atom b starts a new CPU node after atom a (same logical thread): on a
+// thread change, after a synchronisation call, on a phase change, on a launch onto another stream,
+// and, without aggregation, whenever the owning event changes.
+func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, isSyncCall []bool, bPhase, nodePhase int16, bStream, nodeStream int64) bool {
+	switch {
+	case threadChange:
+		return true
+	case b.row != a.row && (!aggregate || isSyncCall[c.F.Name[a.row]]):
+		return true
+	case bPhase >= 0 && nodePhase >= 0 && bPhase != nodePhase:
+		return true
+	case bStream >= 0 && nodeStream >= 0 && bStream != nodeStream:
+		return true
+	}
+	return false
+}
+
+// rowIndex returns a lookup from event index to frame row (-1 when absent).
+func rowIndex(f *Frame) func(int64) int32 {
+	var maxIdx int64 = -1
+	for _, e := range f.EvIdx {
+		maxIdx = max(maxIdx, e)
+	}
+	rowOf := make([]int32, maxIdx+1)
+	for i := range rowOf {
+		rowOf[i] = -1
+	}
+	for r, e := range f.EvIdx {
+		rowOf[e] = int32(r)
+	}
+	return func(ev int64) int32 {
+		if ev < 0 || ev > maxIdx {
+			return -1
+		}
+		return rowOf[ev]
+	}
+}
+
+// threadAtoms cuts one thread's time into atoms owned by the innermost running event, appending
+// them to atoms; it sets each row's phase (its own rule, else its parent's). rows are sorted by
+// start, longer first.
+func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
+	var stack []int32
+	var busyDepth []bool // per stack entry: it or an enclosing event is busy
+	var cur int64
+	emit := func(owner int32, from, to int64) {
+		if to <= from {
+			return
+		}
+		busy := busyDepth[len(busyDepth)-1]
+		if k := len(atoms) - 1; k >= 0 && atoms[k].row == owner && atoms[k].end == from && atoms[k].busy == busy {
+			atoms[k].end = to
+			return
+		}
+		atoms = append(atoms, ctdaAtom{from, to, owner, busy})
+	}
+	end := func(r int32) int64 { return f.TS[r] + f.Dur[r] }
+	popUntil := func(t int64) {
+		for len(stack) > 0 && end(stack[len(stack)-1]) <= t {
+			top := stack[len(stack)-1]
+			emit(top, cur, end(top))
+			cur = max(cur, end(top))
+			stack, busyDepth = stack[:len(stack)-1], busyDepth[:len(busyDepth)-1]
+		}
+	}
+	for _, r := range rows {
+		popUntil(f.TS[r])
+		if len(stack) > 0 {
+			emit(stack[len(stack)-1], cur, f.TS[r])
+		}
+		cur = f.TS[r]
+		phase[r] = phaseOf[f.Name[r]]
+		if phase[r] < 0 && len(stack) > 0 {
+			phase[r] = phase[stack[len(stack)-1]]
+		}
+		busy := isBusy[f.Cat[r]] || (len(busyDepth) > 0 && busyDepth[len(busyDepth)-1])
+		stack, busyDepth = append(stack, r), append(busyDepth, busy)
+	}
+	popUntil(1<<62 - 1)
+	return atoms
+}
+
+// dropPreempted merges the atoms of a logical thread's threads into time order and drops the
+// atoms of events another thread pre-empted: while the autograd thread runs, the main thread's
+// run_backward only waits.
+func dropPreempted(atoms []ctdaAtom, tid []int32, threads int) ([]ctdaAtom, []int32) {
+	idx := make([]int32, len(atoms))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(atoms[a].start, atoms[b].start) })
+	lastEnd := make([]int64, threads)
+	lastAtom := make([]int32, threads)
+	for i := range lastAtom {
+		lastAtom[i] = -1
+	}
+	waiting := map[int32]bool{}
+	for _, i := range idx {
+		a := atoms[i]
+		for t := range threads {
+			if int32(t) != tid[i] && lastAtom[t] >= 0 && lastEnd[t] > a.start {
+				waiting[atoms[lastAtom[t]].row] = true
+			}
+		}
+		lastEnd[tid[i]], lastAtom[tid[i]] = a.end, i
+	}
+	outA := make([]ctdaAtom, 0, len(atoms))
+	outT := make([]int32, 0, len(atoms))
+	for _, i := range idx {
+		if !waiting[atoms[i].row] {
+			outA, outT = append(outA, atoms[i]), append(outT, tid[i])
+		}
+	}
+	return outA, outT
+}
+
+// effEnd is node u's effective end as seen by its successor v: a CPU node launching v ends at its
+// first launch; otherwise its end.
+func (c *CDG) effEnd(u, v int32) int64 {
+	nu := c.Nodes[u]
+	if !nu.GPU && v >= 0 && c.Nodes[v].GPU {
+		return nu.FirstLaunchEnd
+	}
+	return nu.End
+}
+
+// backtrack walks Algorithm 1 from the latest-ending node and fills Path and Counted.
+func (c *CDG) backtrack() {
+	if len(c.Nodes) == 0 {
+		return
+	}
+	start := int32(-1)
+	var bestCPU, bestGPU int32 = -1, -1
+	for v, nd := range c.Nodes {
+		if nd.GPU {
+			if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
+				bestGPU = int32(v)
+			}
+		} else if bestCPU < 0 || nd.End > c.Nodes[bestCPU].End {
+			bestCPU = int32(v)
+		}
+	}
+	start = bestCPU
+	if bestGPU >= 0 && (bestCPU < 0 || c.Nodes[bestGPU].End > c.Nodes[bestCPU].End) {
+		start = bestGPU
+	}
+	visited := make([]bool, len(c.Nodes))
+	var rev []int32 // nodes, last first
+	var revEdge []int32
+	v, via := start, int32(-1)
+	for v >= 0 && !visited[v] {
+		visited[v] = true
+		rev, revEdge = append(rev, v), append(revEdge, via)
+		next, nextEdge := int32(-1), int32(-1)
+		var nextEnd int64
+		consider := func(e int32) {
+			u := c.G.Src[e]
+			if visited[u] {
+				return
+			}
+			end := c.effEnd(u, v)
+			if next < 0 || end > nextEnd || (end == nextEnd && c.Nodes[u].GPU && !c.Nodes[next].GPU) {
+				next, nextEdge, nextEnd = u, e, end
+			}
+		}
+		nd := c.Nodes[v]
+		in := c.G.In(v)
+		if !nd.GPU {
+			for _, e := range in {
+				if c.G.Type[e] == cdgSync {
+					consider(e)
+				}
+			}
+			if next < 0 {
+				for _, e := range in {
+					if !c.Nodes[c.G.Src[e]].GPU {
+						consider(e)
+					}
+				}
+			}
+		} else {
+			for _, e := range in {
+				consider(e)
+			}
+		}
+		v, via = next, nextEdge
+	}
+	// Forward order; counted segments.
+	c.Path = make([]PathStep, len(rev))
+	prevEff := c.WindowStart
+	for i := range rev {
+		k := len(rev) - 1 - i
+		node := rev[k]
+		step := PathStep{Node: node, Edge: -1}
+		if i > 0 {
+			step.Edge = revEdge[k+1]
+		}
+		hi := c.Nodes[node].End
+		if k > 0 {
+			hi = c.effEnd(node, rev[k-1])
+		}
+		lo := max(c.Nodes[node].Start, prevEff)
+		if i > 0 {
+			step.Gap = max(0, lo-prevEff)
+		}
+		step.Lo, step.Hi = lo, max(lo, hi)
+		step.Counted = c.covered(node, step.Lo, step.Hi, nil)
+		c.Counted += step.Counted
+		c.Path[i] = step
+		prevEff = max(prevEff, hi)
+	}
+}
+
+// covered returns the time in [lo, hi] the node's work covers, calling fn with each covered piece's
+// owner row when fn is not nil. A CPU node and the GPU node it launched are one piece of work: a
+// GPU node progresses as fast as its launcher issues work and the GPU runs it, and a CPU node that
+// stalls between launches (the caching allocator, a hidden synchronisation) waits for its own GPU
+// work; so either node's segment counts the union of both nodes' time. CPU time counts towards
+// the total only inside cpu_op or runtime events (as the busy bound), while fn sees all of it.
+// Overlaps count once.
+func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) int64 {
+	if hi <= lo {
+		return 0
+	}
+	type piece struct {
+		s, e int64
+		row  int32
+		busy bool
+	}
+	var ps []piece
+	collect := func(v int32) {
+		c.pieces(v, func(s, e int64, r int32, busy bool) {
+			s, e = max(s, lo), min(e, hi)
+			if e > s && (busy || fn != nil) {
+				ps = append(ps, piece{s, e, r, busy})
+			}
+		})
+	}
+	collect(node)
+	if l := c.Nodes[node].Launcher; l >= 0 {
+		collect(l)
+		slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(a.s, b.s) })
+	} else if l := c.Nodes[node].Launched; l >= 0 {
+		collect(l)
+		slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(a.s, b.s) })
+	}
+	var total int64
+	cursor := lo
+	for _, p := range ps {
+		s := max(p.s, cursor)
+		if p.e <= s {
+			continue
+		}
+		if p.busy {
+			total += p.e - s
+		}
+		if fn != nil {
+			fn(p.row, p.e-s)
+		}
+		cursor = p.e
+	}
+	return total
+}
+
+// pieces calls fn with each time piece of a node (CPU atoms; GPU events) and whether it is busy.
+func (c *CDG) pieces(node int32, fn func(start, end int64, row int32, busy bool)) {
+	n := c.Nodes[node]
+	if n.GPU {
+		for _, r := range c.gpuRows[n.first:n.last] {
+			fn(c.F.TS[r], c.F.TS[r]+c.F.Dur[r], r, true)
+		}
+		return
+	}
+	for _, a := range c.atoms[n.first:n.last] {
+		fn(a.start, a.end, a.row, a.busy)
+	}
+}
+
+// Hotspot is one event name's share of the critical path.
+type Hotspot struct {
+	Name, Cat string
+	Dur       int64 // ns
+}
+
+// Hotspots groups the path's counted time by the owning event's name (innermost event for CPU
+// time, the GPU event for GPU time), longest first.
+func (c *CDG) Hotspots() []Hotspot {
+	type key struct{ name, cat int32 }
+	sums := map[key]int64{}
+	for _, s := range c.Path {
+		c.covered(s.Node, s.Lo, s.Hi, func(r int32, ns int64) {
+			sums[key{c.F.Name[r], c.F.Cat[r]}] += ns
+		})
+	}
+	out := make([]Hotspot, 0, len(sums))
+	for k, d := range sums {
+		out = append(out, Hotspot{c.F.Syms[k.name], c.F.Syms[k.cat], d})
+	}
+	SortHotspots(out)
+	return out
+}
+
+// SortHotspots orders hotspots by duration, longest first, then by name.
+func SortHotspots(h []Hotspot) {
+	slices.SortFunc(h, func(a, b Hotspot) int {
+		return cmp.Or(cmp.Compare(b.Dur, a.Dur), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Cat, b.Cat))
+	})
+}
+
+// busyBound is the time of [ws, we] covered by busy CPU events or GPU work (ns).
+func busyBound(f *Frame, ws, we int64, isBusy, isGPUWork []bool) int64 {
+	type iv struct{ s, e int64 }
+	var ivs []iv
+	for r := range f.TS {
+		cat := f.Cat[r]
+		ok := (f.Stream[r] == -1 && isBusy[cat]) || (f.Stream[r] >= 0 && isGPUWork[cat])
+		if !ok || f.Dur[r] <= 0 {
+			continue
+		}
+		s, e := max(f.TS[r], ws), min(f.TS[r]+f.Dur[r], we)
+		if e > s {
+			ivs = append(ivs, iv{s, e})
+		}
+	}
+	return unionLength(len(ivs), func(i int) (int64, int64) { return ivs[i].s, ivs[i].e })
+}
+
+// unionLength is the total length of the union of n intervals.
+func unionLength(n int, at func(int) (int64, int64)) int64 {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		sa, _ := at(a)
+		sb, _ := at(b)
+		return cmp.Compare(sa, sb)
+	})
+	var total, cs, ce int64
+	open := false
+	for _, i := range idx {
+		s, e := at(i)
+		if !open || s > ce {
+			if open {
+				total += ce - cs
+			}
+			cs, ce, open = s, e, true
+			continue
+		}
+		ce = max(ce, e)
+	}
+	if open {
+		total += ce - cs
+	}
+	return total
+}
+
+// String describes the graph's size (for timing logs).
+func (c *CDG) String() string {
+	return fmt.Sprintf("CDG: %d nodes, %d edges, path %d nodes", len(c.Nodes), len(c.G.Src), len(c.Path))
+}
+
+// SpanBoundBy classifies the time of a path node as HTA's bound_by buckets do: a CPU node in the
+// DataLoad phase (or whose naming event matches a data-load pattern) is data_loading, other CPU
+// nodes cpu_bound; a GPU node of collectives is gpu_communication_bound, else gpu_compute_bound.
+func (c *CDG) SpanBoundBy(node int32, dataLoad []*regexp.Regexp) string {
+	nd := c.Nodes[node]
+	name := ShortName(c.F.Syms[c.F.Name[nd.MainRow]])
+	if !nd.GPU {
+		if nd.Phase == "DataLoad" {
+			return BoundDataLoading
+		}
+		for _, re := range dataLoad {
+			if re.MatchString(name) {
+				return BoundDataLoading
+			}
+		}
+		return BoundCPU
+	}
+	if commKernel.MatchString(name) {
+		return BoundCommunication
+	}
+	return BoundGPUCompute
+}
+
+// EdgeBoundBy classifies the waiting time an edge explains: launch delay for call edges, kernel
+// gaps for stream order, '' for the other dependencies.
+func (c *CDG) EdgeBoundBy(e int32) string {
+	switch c.G.Type[e] {
+	case cdgCall:
+		return BoundLaunch
+	case cdgStreamOrder:
+		return BoundKernelKernel
+	}
+	return ""
+}
+
+// SpanEnd is the end of HTA's analysed span: the window's end or the end of the last clipped event
+// (GPU work launched in the window may finish after it).
+func (g *CPGraph) SpanEnd() int64 {
+	end := g.WindowEnd
+	for _, r := range g.Clipped {
+		end = max(end, g.F.TS[r]+g.F.Dur[r])
+	}
+	return end
+}
+
+// BusyBoundOf is the busy bound of [ws, we] on f (ns): the time covered by cpu_op, runtime/driver
+// and GPU events, which no critical path can exceed.
+func BusyBoundOf(f *Frame, ws, we int64) int64 {
+	isBusy := make([]bool, len(f.Syms))
+	isGPUWork := make([]bool, len(f.Syms))
+	for i, s := range f.Syms {
+		isBusy[i], isGPUWork[i] = ctdaBusyCat(s), ctdaGPUWork(s)
+	}
+	return busyBound(f, ws, we, isBusy, isGPUWork)
+}

@@ -1,0 +1,264 @@
+package graph
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"testing"
+
+	dg "github.com/dominikbraun/graph"
+)
+
+// frameBuilder makes small hand-built frames: times in µs, stored as ns.
+type frameBuilder struct {
+	f  Frame
+	in Interner
+}
+
+func (b *frameBuilder) add(pid, tid int64, cat, name string, tsUS, durUS float64, stream int64) int64 {
+	ev := int64(len(b.f.EvIdx))
+	b.f.EvIdx = append(b.f.EvIdx, ev)
+	b.f.Cat = append(b.f.Cat, b.in.Intern(cat))
+	b.f.Name = append(b.f.Name, b.in.Intern(name))
+	b.f.Pid = append(b.f.Pid, pid)
+	b.f.Tid = append(b.f.Tid, tid)
+	b.f.TS = append(b.f.TS, int64(tsUS*1000))
+	b.f.Dur = append(b.f.Dur, int64(durUS*1000))
+	b.f.Stream = append(b.f.Stream, stream)
+	b.f.Corr = append(b.f.Corr, -1)
+	b.f.IndexCorr = append(b.f.IndexCorr, -1)
+	b.f.WaitOnStream = append(b.f.WaitOnStream, -1)
+	b.f.WaitOnCorr = append(b.f.WaitOnCorr, -1)
+	return ev
+}
+
+// cpu adds a CPU event on process 1.
+func (b *frameBuilder) cpu(tid int64, cat, name string, ts, dur float64) int64 {
+	return b.add(1, tid, cat, name, ts, dur, -1)
+}
+
+// launch adds a runtime launch call on tid and the GPU event it launches on stream.
+func (b *frameBuilder) launch(tid int64, call string, ts, dur float64, stream int64, kernel string, kts, kdur float64) (int64, int64) {
+	c := b.cpu(tid, "cuda_runtime", call, ts, dur)
+	k := b.add(0, stream, "kernel", kernel, kts, kdur, stream)
+	corr := int64(1000 + c)
+	b.f.Corr[c], b.f.Corr[k] = corr, corr
+	b.f.IndexCorr[c], b.f.IndexCorr[k] = k, c
+	return c, k
+}
+
+func (b *frameBuilder) frame() *Frame {
+	b.f.Syms = b.in.Syms
+	return &b.f
+}
+
+var testPhases = []PhaseRule{
+	{regexp.MustCompile(`^enumerate\(DataLoader\)`), "DataLoad"},
+	{regexp.MustCompile(`^autograd::engine::evaluate_function|Backward[0-9]*$`), "Backward"},
+	{regexp.MustCompile(`(?i)loss`), "Loss"},
+	{regexp.MustCompile(`^Optimizer\.step#`), "Update"},
+	{regexp.MustCompile(`^## forward ##`), "Forward"},
+}
+
+func buildCTDA(t *testing.T, f *Frame, aggregate bool) *CDG {
+	t.Helper()
+	c, err := BuildCTDA(context.Background(), f, CTDAOptions{Options: Options{Annotation: "ProfilerStep"}, Phases: testPhases, Aggregate: aggregate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CDG must be a DAG: checked with dominikbraun/graph (small graphs only).
+	lib, err := c.G.Library(nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dg.TopologicalSort(lib); err != nil {
+		t.Fatalf("CDG is not a DAG: %v", err)
+	}
+	return c
+}
+
+func pathNames(c *CDG) []string {
+	var out []string
+	for _, s := range c.Path {
+		out = append(out, c.F.Syms[c.F.Name[c.Nodes[s.Node].MainRow]])
+	}
+	return out
+}
+
+func (c *CDG) nodeOf(t *testing.T, ev int64) int32 {
+	t.Helper()
+	for v := range c.Nodes {
+		found := false
+		c.pieces(int32(v), func(_, _ int64, r int32, _ bool) {
+			if c.F.EvIdx[r] == ev {
+				found = true
+			}
+		})
+		if found {
+			return int32(v)
+		}
+	}
+	t.Fatalf("event %d is in no node", ev)
+	return -1
+}
+
+// TestCTDAAutogradThread: the backward pass runs on the autograd thread while the main thread waits
+// in run_backward; the path must cross to the main thread and reach its forward and data loading.
+func TestCTDAAutogradThread(t *testing.T) {
+	var b frameBuilder
+	const main, bwd = 1, 2
+	b.cpu(main, "user_annotation", "ProfilerStep#1", 0, 1000)
+	b.cpu(main, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 200)
+	b.cpu(main, "cpu_op", "aten::stack", 10, 180)
+	b.cpu(main, "user_annotation", "## forward ##", 200, 200)
+	b.cpu(main, "cpu_op", "aten::linear", 210, 180)
+	b.launch(main, "cudaLaunchKernel", 220, 10, 7, "gemm_fwd", 235, 100)
+	b.cpu(main, "cpu_op", "aten::cross_entropy_loss", 400, 50)
+	b.launch(main, "cudaLaunchKernel", 410, 10, 7, "loss_kernel", 420, 20)
+	b.cpu(main, "python_function", "torch/autograd/graph.py(814): _engine_run_backward", 460, 400)
+	b.cpu(bwd, "cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 470, 300)
+	b.launch(bwd, "cudaLaunchKernel", 480, 10, 7, "gemm_bwd", 495, 250)
+	b.cpu(main, "user_annotation", "Optimizer.step#SGD.step", 870, 100)
+	b.launch(main, "cudaLaunchKernel", 880, 10, 7, "sgd_kernel", 890, 60)
+	c := buildCTDA(t, b.frame(), true)
+
+	var phases []string
+	crossThread := false
+	for i, s := range c.Path {
+		nd := c.Nodes[s.Node]
+		if !nd.GPU && !slices.Contains(phases, nd.Phase) {
+			phases = append(phases, nd.Phase)
+		}
+		if i > 0 && c.G.Type[s.Edge] == EdgeCrossThread {
+			crossThread = true
+		}
+	}
+	for _, want := range []string{"DataLoad", "Forward", "Loss", "Backward", "Update"} {
+		if !slices.Contains(phases, want) {
+			t.Errorf("path misses phase %s: CPU phases %v, path %v", want, phases, pathNames(c))
+		}
+	}
+	if !crossThread {
+		t.Errorf("no cross-thread edge on the path %v", pathNames(c))
+	}
+	// run_backward only waits: it is in no node.
+	for _, a := range c.atoms {
+		if c.F.Syms[c.F.Name[a.row]] == "torch/autograd/graph.py(814): _engine_run_backward" {
+			t.Errorf("the waiting run_backward frame owns an atom %+v", a)
+		}
+	}
+	// HTA's algorithm sees the main thread only: its path never reaches the backward kernels' launcher.
+	if c.Counted <= 0 || c.Counted > c.SpanEnd-c.WindowStart {
+		t.Errorf("counted %d outside (0, %d]", c.Counted, c.SpanEnd-c.WindowStart)
+	}
+	if c.Counted > c.BusyBound {
+		t.Errorf("counted %d > busy bound %d", c.Counted, c.BusyBound)
+	}
+}
+
+// TestCTDALatestEndWins is the paper's Figure 6: A launches B (long, ends early) on one stream and
+// C (shorter, ends late) on another; D waits for both. The latest-end path A→C→D must win over the
+// longest-duration path A→B→D.
+func TestCTDALatestEndWins(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 300)
+	b.cpu(1, "cpu_op", "A", 0, 40)
+	_, kB := b.launch(1, "cudaLaunchKernel", 5, 5, 1, "B", 12, 150) // 12..162
+	_, kC := b.launch(1, "cudaLaunchKernel", 20, 5, 2, "C", 100, 90) // 100..190
+	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 45, 150)
+	b.cpu(1, "cpu_op", "D", 200, 50)
+	c := buildCTDA(t, b.frame(), true)
+	nB, nC := c.nodeOf(t, kB), c.nodeOf(t, kC)
+	var onPath []int32
+	for _, s := range c.Path {
+		onPath = append(onPath, s.Node)
+	}
+	if !slices.Contains(onPath, nC) || slices.Contains(onPath, nB) {
+		t.Errorf("path %v: want C (node %d) and not B (node %d)", pathNames(c), nC, nB)
+	}
+	if last := c.Nodes[c.Path[len(c.Path)-1].Node]; c.F.Syms[c.F.Name[last.MainRow]] != "D" {
+		t.Errorf("path ends at %v, want D", pathNames(c))
+	}
+	// The sync edges: from the last GPU node of both streams into D's node.
+	nD := c.nodeOf(t, int64(len(c.F.EvIdx)-1))
+	for _, g := range []int32{nB, nC} {
+		if e := c.G.Edge(g, nD); e < 0 || c.G.Type[e] != EdgeSyncDependency {
+			t.Errorf("no sync edge %d→%d", g, nD)
+		}
+	}
+}
+
+// TestCTDASyncRecords: cuda_sync records make stream-sync, event-sync and stream-wait edges.
+func TestCTDASyncRecords(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+	_, k1 := b.launch(1, "cudaLaunchKernel", 0, 5, 1, "k1", 10, 100) // stream 1: 10..110
+	rec := b.cpu(1, "cuda_runtime", "cudaEventRecord", 6, 2)
+	b.f.Corr[rec] = 77
+	wait := b.cpu(1, "cuda_runtime", "cudaStreamWaitEvent", 9, 2)
+	swe := b.add(0, 2, "cuda_sync", "Stream Wait Event", 11, 0, 2)
+	b.f.IndexCorr[swe], b.f.WaitOnStream[swe], b.f.WaitOnCorr[swe] = wait, 1, 77
+	_, k2 := b.launch(1, "cudaLaunchKernel", 12, 5, 2, "k2", 110, 50) // stream 2 waits for k1
+	ssync := b.cpu(1, "cuda_runtime", "cudaStreamSynchronize", 20, 150)
+	ss := b.add(0, 2, "cuda_sync", "Stream Sync", 160, 10, 2)
+	b.f.IndexCorr[ss] = ssync
+	after1 := b.cpu(1, "cpu_op", "after_stream_sync", 175, 10)
+	_, k3 := b.launch(1, "cudaLaunchKernel", 190, 5, 3, "k3", 200, 100)
+	rec2 := b.cpu(1, "cuda_runtime", "cudaEventRecord", 196, 2)
+	b.f.Corr[rec2] = 88
+	esync := b.cpu(1, "cuda_runtime", "cudaEventSynchronize", 200, 110)
+	es := b.add(0, 3, "cuda_sync", "Event Sync", 300, 5, -1)
+	b.f.IndexCorr[es], b.f.WaitOnStream[es], b.f.WaitOnCorr[es] = esync, 3, 88
+	after2 := b.cpu(1, "cpu_op", "after_event_sync", 320, 10)
+	c := buildCTDA(t, b.frame(), true)
+	for _, e := range []struct {
+		name     string
+		from, to int64
+	}{{"stream wait", k1, k2}, {"stream sync", k2, after1}, {"event sync", k3, after2}} {
+		u, v := c.nodeOf(t, e.from), c.nodeOf(t, e.to)
+		if id := c.G.Edge(u, v); id < 0 || c.G.Type[id] != EdgeSyncDependency {
+			t.Errorf("%s: no sync edge %d→%d", e.name, u, v)
+		}
+	}
+	// The path ends at after_event_sync and reaches k3 through the event sync.
+	names := pathNames(c)
+	if names[len(names)-1] != "after_event_sync" || !slices.Contains(names, "k3") {
+		t.Errorf("path %v: want ... k3, after_event_sync", names)
+	}
+}
+
+// TestCTDAEffectiveTime: a CPU node whose first launch starts a long kernel counts only up to the end
+// of that launch call; the rest of its time overlaps GPU work.
+func TestCTDAEffectiveTime(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 100)
+	b.cpu(1, "cpu_op", "aten::big", 0, 100)
+	b.launch(1, "cudaLaunchKernel", 10, 2, 7, "long_kernel", 15, 500)
+	b.launch(1, "cudaLaunchKernel", 50, 2, 7, "tail_kernel", 515, 5)
+	c := buildCTDA(t, b.frame(), true)
+	if len(c.Path) != 2 || c.Nodes[c.Path[0].Node].GPU || !c.Nodes[c.Path[1].Node].GPU {
+		t.Fatalf("path %v: want the CPU node then its GPU node", pathNames(c))
+	}
+	cpu := c.Path[0]
+	if cpu.Hi != 12_000 {
+		t.Errorf("CPU node counted until %d ns, want 12000 (end of its first launch)", cpu.Hi)
+	}
+	if cpu.Counted > 12_000 {
+		t.Errorf("CPU node counts %d ns, more than its effective time", cpu.Counted)
+	}
+	// Hotspots: the kernels dominate; aten::big gets its effective time only.
+	hs := c.Hotspots()
+	if hs[0].Name != "long_kernel" {
+		t.Errorf("top hotspot %+v, want long_kernel", hs[0])
+	}
+	for _, h := range hs {
+		if h.Name == "aten::big" && h.Dur > 12_000 {
+			t.Errorf("aten::big counted %d ns beyond its effective time", h.Dur)
+		}
+	}
+	// Without aggregation every owner change is a node: more nodes, same end.
+	ev := buildCTDA(t, b.frame(), false)
+	if len(ev.Nodes) <= len(c.Nodes) {
+		t.Errorf("aggregate=false: %d nodes, aggregated %d", len(ev.Nodes), len(c.Nodes))
+	}
+}

@@ -1,0 +1,57 @@
+-- Cross-thread critical path (CTDA-CPA, design.md §5; graph/ctda.go, sqlfuncs/critical_path_ctda.go): hotspots
+-- and the computation dependency graph. critical_path / critical_path_summary take algorithm := 'ctda' too.
+-- Parameters are critical_path's (50_critical_path.sql); phases come from the phase_rules table.
+
+-- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
+-- @column label          Trace set
+-- @column rank           Rank
+-- @column name           Event name
+-- @column category       Event category
+-- @column duration_us    Path time attributed to events of this name, µs
+-- @column proportion     Share of the path's attributed time (0–1)
+-- @column prop_in_total  Share of the window's end-to-end time (0–1)
+CREATE OR REPLACE MACRO hotspots(rank := 0, annotation := 'ProfilerStep', instance := 0, top := 20, algorithm := 'ctda',
+    instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true) AS TABLE
+SELECT * FROM _hotspots(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'ctda'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), false, false, coalesce(compat, hta_compat()),
+    coalesce(aggregate, true), coalesce(top, 20)::BIGINT);
+
+-- @macro cdg_nodes(rank, annotation, instance, instance_end, label, compat, aggregate)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
+-- @column label                Trace set
+-- @column rank                 Rank
+-- @column node                 Node id (CPU nodes first, in logical-thread order, then GPU nodes)
+-- @column kind                 cpu or gpu
+-- @column pid                  Process (GPU: the GPU's process)
+-- @column tid                  Thread (NULL for GPU nodes)
+-- @column stream               Stream the node launches onto (CPU; -1 none) or runs on (GPU)
+-- @column phase                Training phase from phase_rules (GPU: the launcher's); NULL when no rule applies
+-- @column ts                   Start, ns
+-- @column end_ts               End, ns
+-- @column dur_us               end_ts − ts, µs
+-- @column first_launch_end_ts  End of the node's first launch call, ns (its effective end towards its GPU node)
+-- @column events               Events in the node
+-- @column name                 Name of the node's longest event (CPU) or first event (GPU)
+-- @column ev_idx               Event index of that event
+-- @column on_critical_path     Node lies on the critical path
+-- @column counted_us           Time the node's events cover inside its counted span on the path, µs (NULL off the path)
+CREATE OR REPLACE MACRO cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    label := NULL, compat := NULL, aggregate := true) AS TABLE
+SELECT * FROM _cdg_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'ctda', '[]', false, false,
+    coalesce(compat, hta_compat()), coalesce(aggregate, true));
+
+-- @macro cdg_edges(rank, annotation, instance, instance_end, label, compat, aggregate)  One row per dependency of the CDG (algorithm 'ctda').
+-- @column label             Trace set
+-- @column rank              Rank
+-- @column src_node          Node the dependency leaves (cdg_nodes.node)
+-- @column dst_node          Node that waits for it
+-- @column dependency        sequential (thread or stream order), call (CPU node → its GPU node), sync (device, stream or event synchronisation; GPU → GPU for cudaStreamWaitEvent) or cross_thread (GIL hand-off within a process's Python threads)
+-- @column edge_type         The critical_path edge type it appears as
+-- @column gap_us            dst's start − src's effective end, µs (negative when they overlap)
+-- @column on_critical_path  Edge lies on the critical path
+CREATE OR REPLACE MACRO cdg_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
+    label := NULL, compat := NULL, aggregate := true) AS TABLE
+SELECT * FROM _cdg_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
+    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'ctda', '[]', false, false,
+    coalesce(compat, hta_compat()), coalesce(aggregate, true));

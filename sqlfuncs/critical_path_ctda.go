@@ -1,0 +1,355 @@
+package sqlfuncs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"tracesql/graph"
+)
+
+// The cross-thread critical path (algorithm := 'ctda', graph/ctda.go): critical_path and
+// critical_path_summary rows, hotspots, and the CDG's nodes and edges. The phase rules are read from
+// the phase_rules table at each call, so an edited rule takes effect at once.
+
+// ctdaPhaseRules reads phase_rules in priority order and compiles the patterns.
+func ctdaPhaseRules(ctx context.Context, env *Env) ([]graph.PhaseRule, string, error) {
+	rows, err := env.DB.QueryContext(ctx, `SELECT priority, pattern, phase FROM phase_rules
+		WHERE pattern IS NOT NULL AND phase IS NOT NULL ORDER BY priority NULLS LAST, rowid`)
+	if err != nil {
+		return nil, "", fmt.Errorf("read phase_rules: %w", err)
+	}
+	defer rows.Close()
+	var out []graph.PhaseRule
+	var key strings.Builder
+	for rows.Next() {
+		var prio *int64
+		var pat, phase string
+		if err := rows.Scan(&prio, &pat, &phase); err != nil {
+			return nil, "", fmt.Errorf("read phase_rules: %w", err)
+		}
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, "", fmt.Errorf("phase_rules: pattern %q (phase %s) is not a valid regular expression: %v", pat, phase, err)
+		}
+		out = append(out, graph.PhaseRule{Pattern: re, Phase: phase})
+		fmt.Fprintf(&key, "%s\x00%s\x00", pat, phase)
+	}
+	return out, key.String(), rows.Err()
+}
+
+type ctdaCacheEntry struct {
+	key  string
+	c    *graph.CDG
+	tr   cpTrace
+	used time.Time
+}
+
+var ctdaCache struct {
+	sync.Mutex
+	entries []*ctdaCacheEntry
+}
+
+// ctdaGraph returns the CDG of a call's window (built, or from the cache).
+func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, error) {
+	tr, err := resolveTrace(ctx, env.DB, a.label, a.rank)
+	if err != nil {
+		return nil, tr, err
+	}
+	rules, rulesKey, err := ctdaPhaseRules(ctx, env)
+	if err != nil {
+		return nil, tr, err
+	}
+	key := fmt.Sprintf("%p|%d|%d|%+v|%v|%s", env, tr.id, tr.events, a.opts, a.aggregate, rulesKey)
+	ctdaCache.Lock()
+	for _, e := range ctdaCache.entries {
+		if e.key == key {
+			e.used = time.Now()
+			ctdaCache.Unlock()
+			return e.c, tr, nil
+		}
+	}
+	ctdaCache.Unlock()
+	t0 := time.Now()
+	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat, int(tr.events))
+	if err != nil {
+		return nil, tr, err
+	}
+	t1 := time.Now()
+	c, err := graph.BuildCTDA(ctx, f, graph.CTDAOptions{Options: a.opts, Phases: rules, Aggregate: a.aggregate})
+	if cpTiming {
+		fmt.Fprintf(os.Stderr, "ctda: read %d rows %v, build %v (%v)\n", f.Len(), t1.Sub(t0), time.Since(t1), c)
+	}
+	if err != nil {
+		return nil, tr, fmt.Errorf("critical path (ctda) of label %q rank %d: %w", tr.label, tr.rank, err)
+	}
+	ctdaCache.Lock()
+	defer ctdaCache.Unlock()
+	if len(ctdaCache.entries) >= cpCacheSize {
+		oldest := 0
+		for i, e := range ctdaCache.entries {
+			if e.used.Before(ctdaCache.entries[oldest].used) {
+				oldest = i
+			}
+		}
+		ctdaCache.entries = append(ctdaCache.entries[:oldest], ctdaCache.entries[oldest+1:]...)
+	}
+	ctdaCache.entries = append(ctdaCache.entries, &ctdaCacheEntry{key, c, tr, time.Now()})
+	return c, tr, nil
+}
+
+// ctdaRow is one critical_path row of the ctda path: the dependency edge into a step (edge >= 0)
+// or the step's own counted span (edge < 0).
+type ctdaRow struct {
+	step     int
+	edge     int32
+	src      int32
+	dst      int32
+	weight   int64
+	from, to int64
+}
+
+func ctdaRows(c *graph.CDG) []ctdaRow {
+	var out []ctdaRow
+	prevEnd := int64(0)
+	for i, s := range c.Path {
+		if i > 0 {
+			prev := c.Path[i-1].Node
+			out = append(out, ctdaRow{i, s.Edge, prev, s.Node, s.Gap, prevEnd, s.Lo})
+		}
+		out = append(out, ctdaRow{i, -1, s.Node, s.Node, s.Hi - s.Lo, s.Lo, s.Hi})
+		prevEnd = s.Hi
+	}
+	return out
+}
+
+func ctdaEdgeType(c *graph.CDG, r ctdaRow) string {
+	if r.edge < 0 {
+		return graph.EdgeTypeName(graph.EdgeOperator)
+	}
+	return graph.EdgeTypeName(c.G.Type[r.edge])
+}
+
+func ctdaBound(c *graph.CDG, r ctdaRow, dataLoad []*regexp.Regexp) string {
+	if r.edge < 0 {
+		return c.SpanBoundBy(r.dst, dataLoad)
+	}
+	return c.EdgeBoundBy(r.edge)
+}
+
+// ctdaPathTable is critical_path for algorithm 'ctda': per path step, the edge into it (weight:
+// the time only the dependency explains) and its counted span (weight: its length; the attributed
+// event is the node's naming event).
+func ctdaPathTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+	rows := ctdaRows(c)
+	f := c.F
+	t := &cpTable{n: len(rows)}
+	label, rank, seq := t.col("label", cpString), t.col("rank", cpInt), t.col("seq", cpInt)
+	src, dst := t.col("src_node", cpInt), t.col("dst_node", cpInt)
+	srcEv, dstEv, ev := t.col("src_ev_idx", cpInt), t.col("dst_ev_idx", cpInt), t.col("ev_idx", cpInt)
+	name, cat, pid, tid, stream := t.col("name", cpString), t.col("cat", cpString), t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt)
+	typ, w, bound, ts, endTS := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("bound_by", cpString), t.col("ts", cpInt), t.col("end_ts", cpInt)
+	for i, r := range rows {
+		label.addString(tr.label, true)
+		rank.addInt(tr.rank, true)
+		seq.addInt(int64(i), true)
+		src.addInt(int64(r.src), true)
+		dst.addInt(int64(r.dst), true)
+		srcEv.addInt(f.EvIdx[c.Nodes[r.src].MainRow], true)
+		dstEv.addInt(f.EvIdx[c.Nodes[r.dst].MainRow], true)
+		span := r.edge < 0
+		m := c.Nodes[r.dst].MainRow
+		ev.addInt(f.EvIdx[m], span)
+		name.addString(f.Syms[f.Name[m]], span)
+		cat.addString(f.Syms[f.Cat[m]], span)
+		pid.addInt(f.Pid[m], span)
+		tid.addInt(f.Tid[m], span)
+		stream.addInt(f.Stream[m], span)
+		typ.addString(ctdaEdgeType(c, r), true)
+		w.addFloat(usOf(r.weight), true)
+		bound.addString(ctdaBound(c, r, dataLoad), true)
+		ts.addInt(r.from, true)
+		endTS.addInt(r.to, true)
+	}
+	return t
+}
+
+// ctdaSummaryTable is critical_path_summary for 'ctda': CPCR is the time the path's events cover
+// inside their counted spans over the window.
+func ctdaSummaryTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+	var s cpSummary
+	rows := ctdaRows(c)
+	for _, r := range rows {
+		s.add(ctdaBound(c, r, dataLoad), r.weight)
+		s.pathLen += r.weight
+	}
+	s.attributed, s.edges = c.Counted, len(rows)
+	s.window, s.busy = c.SpanEnd-c.WindowStart, c.BusyBound
+	return s.table(tr)
+}
+
+// hotspotTable groups a path's counted time by event name (ctda: graph.CDG.Hotspots; hta: the
+// weights of the path's attributed edges).
+func hotspotTable(tr cpTrace, hs []graph.Hotspot, top int, window int64) *cpTable {
+	var total int64
+	for _, h := range hs {
+		total += h.Dur
+	}
+	if top >= 0 && len(hs) > top {
+		hs = hs[:top]
+	}
+	t := &cpTable{n: len(hs)}
+	label, rank, name, cat := t.col("label", cpString), t.col("rank", cpInt), t.col("name", cpString), t.col("category", cpString)
+	dur, prop, inTotal := t.col("duration_us", cpFloat), t.col("proportion", cpFloat), t.col("prop_in_total", cpFloat)
+	for _, h := range hs {
+		label.addString(tr.label, true)
+		rank.addInt(tr.rank, true)
+		name.addString(h.Name, true)
+		cat.addString(h.Cat, true)
+		dur.addFloat(usOf(h.Dur), true)
+		prop.addFloat(float64(h.Dur)/float64(max(total, 1)), total > 0)
+		inTotal.addFloat(float64(h.Dur)/float64(max(window, 1)), window > 0)
+	}
+	return t
+}
+
+func htaHotspots(g *graph.CPGraph) []graph.Hotspot {
+	type key struct{ name, cat int32 }
+	sums := map[key]int64{}
+	for _, e := range g.Path.Edges {
+		r := g.Attr[e]
+		if r < 0 || g.GW[e] <= 0 {
+			continue
+		}
+		sums[key{g.F.Name[r], g.F.Cat[r]}] += g.GW[e]
+	}
+	out := make([]graph.Hotspot, 0, len(sums))
+	for k, d := range sums {
+		out = append(out, graph.Hotspot{Name: g.F.Syms[k.name], Cat: g.F.Syms[k.cat], Dur: d})
+	}
+	graph.SortHotspots(out)
+	return out
+}
+
+func init() {
+	cpRegister("_hotspots", cpArgTypes(duckdb.TYPE_BIGINT), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		top := args[cpArgCount].(int64)
+		if a.algorithm == "ctda" {
+			c, tr, err := ctdaGraph(ctx, env, a)
+			if err != nil {
+				return nil, err
+			}
+			return hotspotTable(tr, c.Hotspots(), int(top), c.SpanEnd-c.WindowStart), nil
+		}
+		g, tr, err := cpGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		return hotspotTable(tr, htaHotspots(g), int(top), g.SpanEnd()-g.WindowStart), nil
+	})
+
+	ctdaOnly := func(fn string, a cpArgs) error {
+		if a.algorithm != "ctda" {
+			return fmt.Errorf("%s: the CDG exists for algorithm := 'ctda' only (HTA's graph: cp_graph_nodes / cp_graph_edges)", fn)
+		}
+		return nil
+	}
+	cpRegister("_cdg_nodes", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err == nil {
+			err = ctdaOnly("cdg_nodes", a)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c, tr, err := ctdaGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		step := make([]int, len(c.Nodes))
+		for i := range step {
+			step[i] = -1
+		}
+		for i, s := range c.Path {
+			step[s.Node] = i
+		}
+		f := c.F
+		t := &cpTable{n: len(c.Nodes)}
+		label, rank, node, kind := t.col("label", cpString), t.col("rank", cpInt), t.col("node", cpInt), t.col("kind", cpString)
+		pid, tid, stream, phase := t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt), t.col("phase", cpString)
+		ts, endTS, durUS, launchEnd := t.col("ts", cpInt), t.col("end_ts", cpInt), t.col("dur_us", cpFloat), t.col("first_launch_end_ts", cpInt)
+		events, name, ev := t.col("events", cpInt), t.col("name", cpString), t.col("ev_idx", cpInt)
+		crit, counted := t.col("on_critical_path", cpBool), t.col("counted_us", cpFloat)
+		for v, nd := range c.Nodes {
+			label.addString(tr.label, true)
+			rank.addInt(tr.rank, true)
+			node.addInt(int64(v), true)
+			k := "cpu"
+			if nd.GPU {
+				k = "gpu"
+			}
+			kind.addString(k, true)
+			pid.addInt(nd.Pid, true)
+			tid.addInt(nd.Tid, !nd.GPU)
+			stream.addInt(nd.Stream, true)
+			phase.addString(nd.Phase, nd.Phase != "")
+			ts.addInt(nd.Start, true)
+			endTS.addInt(nd.End, true)
+			durUS.addFloat(usOf(nd.End-nd.Start), true)
+			launchEnd.addInt(nd.FirstLaunchEnd, !nd.GPU && nd.Stream >= 0)
+			events.addInt(int64(nd.Events), true)
+			name.addString(f.Syms[f.Name[nd.MainRow]], true)
+			ev.addInt(f.EvIdx[nd.MainRow], true)
+			crit.addBool(step[v] >= 0, true)
+			if step[v] >= 0 {
+				counted.addFloat(usOf(c.Path[step[v]].Counted), true)
+			} else {
+				counted.addFloat(0, false)
+			}
+		}
+		return t, nil
+	})
+	cpRegister("_cdg_edges", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+		a, err := parseCPArgs(args)
+		if err == nil {
+			err = ctdaOnly("cdg_edges", a)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c, tr, err := ctdaGraph(ctx, env, a)
+		if err != nil {
+			return nil, err
+		}
+		onPath := make([]bool, len(c.G.Src))
+		for _, s := range c.Path {
+			if s.Edge >= 0 {
+				onPath[s.Edge] = true
+			}
+		}
+		t := &cpTable{n: len(c.G.Src)}
+		label, rank, src, dst := t.col("label", cpString), t.col("rank", cpInt), t.col("src_node", cpInt), t.col("dst_node", cpInt)
+		dep, typ, gap, crit := t.col("dependency", cpString), t.col("edge_type", cpString), t.col("gap_us", cpFloat), t.col("on_critical_path", cpBool)
+		for e := range c.G.Src {
+			label.addString(tr.label, true)
+			rank.addInt(tr.rank, true)
+			src.addInt(int64(c.G.Src[e]), true)
+			dst.addInt(int64(c.G.Dst[e]), true)
+			dep.addString(graph.CDGEdgeKind(c.G.Type[e]), true)
+			typ.addString(graph.EdgeTypeName(c.G.Type[e]), true)
+			gap.addFloat(usOf(c.G.W[e]), true)
+			crit.addBool(onPath[e], true)
+		}
+		return t, nil
+	})
+}
