@@ -996,7 +996,7 @@ func (c *CDG) SpanBoundBy(node int32, dataLoad []*regexp.Regexp) string {
 }
 
 // EdgeBoundBy classifies the waiting time an edge explains: launch delay for call edges, kernel
-// gaps for stream order, '' for the other dependencies.
+// gaps for stream order, ” for the other dependencies.
 func (c *CDG) EdgeBoundBy(e int32) string {
 	switch c.G.Type[e] {
 	case cdgCall:

@@ -163,7 +163,7 @@ func TestCTDALatestEndWins(t *testing.T) {
 	var b frameBuilder
 	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 300)
 	b.cpu(1, "cpu_op", "A", 0, 40)
-	_, kB := b.launch(1, "cudaLaunchKernel", 5, 5, 1, "B", 12, 150) // 12..162
+	_, kB := b.launch(1, "cudaLaunchKernel", 5, 5, 1, "B", 12, 150)  // 12..162
 	_, kC := b.launch(1, "cudaLaunchKernel", 20, 5, 2, "C", 100, 90) // 100..190
 	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 45, 150)
 	b.cpu(1, "cpu_op", "D", 200, 50)
