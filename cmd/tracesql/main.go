@@ -59,6 +59,8 @@ type options struct {
 	rankFrom string
 	maxRows  int
 	traces   []string
+	// ncclOffset is --nccl-clock-offset: NCCL profiler-plugin → Kineto clock offset(s), ns.
+	ncclOffset string
 }
 
 func parseArgs(args []string, errOut io.Writer) (*options, error) {
@@ -71,6 +73,7 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
 	fs.StringVar(&o.label, "label", "trace", "label of the trace set being loaded")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
+	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
 	fs.Usage = func() {
 		fmt.Fprint(errOut, usage)
@@ -157,6 +160,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := loadTraces(ctx, s, traces, s.loadOpts); err != nil {
 			s.reportErr(err)
 			return 1
+		}
+	}
+	if o.ncclOffset != "" {
+		if err := db.SetNCCLClockOffset(ctx, s.loadOpts.Label, o.ncclOffset); err != nil {
+			fmt.Fprintf(stderr, "tracesql: %v\n", err)
+			return 2
 		}
 	}
 
