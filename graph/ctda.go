@@ -79,7 +79,8 @@ type CDG struct {
 	Counted int64
 	// BusyBound: time of the window covered by cpu_op, runtime/driver and GPU events (ns); no path
 	// can cover more.
-	BusyBound int64
+	BusyBound  int64
+	annotation string // the window's annotation pattern
 }
 
 type ctdaAtom struct {
@@ -171,7 +172,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CDG{F: f, WindowStart: ws, WindowEnd: we}
+	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, annotation: o.Annotation}
 	n := f.Len()
 	row := rowIndex(f)
 	isCPU := make([]bool, len(f.Syms))
@@ -188,16 +189,22 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		isPython[i] = s == "python_function"
 		isAutograd[i] = strings.HasPrefix(s, "autograd::engine::evaluate_function")
 		isSyncCall[i], isDeviceSync[i] = syncCallNames[s], deviceSyncNames[s]
-		phaseOf[i] = -1
+		phaseOf[i] = -2 // not classified yet: only the names of the window's CPU events are
+	}
+	classify := func(sym int32) {
+		if phaseOf[sym] != -2 {
+			return
+		}
+		phaseOf[sym] = -1
 		for _, r := range o.Phases {
-			if r.Pattern.MatchString(s) {
+			if r.Pattern.MatchString(f.Syms[sym]) {
 				k := slices.Index(phases, r.Phase)
 				if k < 0 {
 					k = len(phases)
 					phases = append(phases, r.Phase)
 				}
-				phaseOf[i] = int16(k)
-				break
+				phaseOf[sym] = int16(k)
+				return
 			}
 		}
 	}
@@ -213,6 +220,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			k := laneKey{f.Pid[r], f.Tid[r]}
 			cpuRows[k] = append(cpuRows[k], int32(r))
 			inWindow[r] = true
+			classify(f.Name[r])
 		}
 	}
 	// GPU work: what the window's CPU events launched, then (earlier) work still running in the
@@ -834,43 +842,60 @@ func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) in
 	if hi <= lo {
 		return 0
 	}
-	type piece struct {
-		s, e int64
-		row  int32
-		busy bool
+	gpu, cpu := node, c.Nodes[node].Launched
+	if c.Nodes[node].GPU {
+		cpu = c.Nodes[node].Launcher
+	} else {
+		gpu, cpu = cpu, node
 	}
-	var ps []piece
-	collect := func(v int32) {
+	// Where CPU and GPU time overlap, the side that paces the pair gets it: the GPU when its
+	// events fill at least half of its node's span, else the launching CPU node.
+	first, second := cpu, gpu
+	if gpu >= 0 {
+		nd := c.Nodes[gpu]
+		var busy int64
+		c.pieces(gpu, func(s, e int64, _ int32, _ bool) { busy += e - s })
+		if 2*busy >= nd.End-nd.Start {
+			first, second = gpu, cpu
+		}
+	}
+	type iv struct{ s, e int64 }
+	var taken []iv
+	var total int64
+	take := func(v int32, avoid []iv) {
+		if v < 0 {
+			return
+		}
+		cursor, k := lo, 0
 		c.pieces(v, func(s, e int64, r int32, busy bool) {
-			s, e = max(s, lo), min(e, hi)
-			if e > s && (busy || fn != nil) {
-				ps = append(ps, piece{s, e, r, busy})
+			s, e = max(s, lo, cursor), min(e, hi)
+			for s < e {
+				for k < len(avoid) && avoid[k].e <= s {
+					k++
+				}
+				end := e
+				if k < len(avoid) && avoid[k].s < e {
+					if avoid[k].s <= s {
+						s = avoid[k].e
+						continue
+					}
+					end = avoid[k].s
+				}
+				if busy {
+					total += end - s
+				}
+				if fn != nil {
+					fn(r, end-s)
+				}
+				taken = append(taken, iv{s, end})
+				s = end
 			}
+			cursor = max(cursor, e)
 		})
 	}
-	collect(node)
-	if l := c.Nodes[node].Launcher; l >= 0 {
-		collect(l)
-		slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(a.s, b.s) })
-	} else if l := c.Nodes[node].Launched; l >= 0 {
-		collect(l)
-		slices.SortStableFunc(ps, func(a, b piece) int { return cmp.Compare(a.s, b.s) })
-	}
-	var total int64
-	cursor := lo
-	for _, p := range ps {
-		s := max(p.s, cursor)
-		if p.e <= s {
-			continue
-		}
-		if p.busy {
-			total += p.e - s
-		}
-		if fn != nil {
-			fn(p.row, p.e-s)
-		}
-		cursor = p.e
-	}
+	take(first, nil)
+	firstTaken := slices.Clone(taken)
+	take(second, firstTaken)
 	return total
 }
 
@@ -896,12 +921,22 @@ type Hotspot struct {
 
 // Hotspots groups the path's counted time by the owning event's name (innermost event for CPU
 // time, the GPU event for GPU time), longest first.
+//
+// Two kinds of time are left out: synchronisation calls (their time is the GPU work they wait for,
+// which the path attributes to that work when it matters) and the window's own annotation (its
+// self time is the step's unprofiled gaps, not an event's work).
 func (c *CDG) Hotspots() []Hotspot {
 	type key struct{ name, cat int32 }
+	skip := make([]bool, len(c.F.Syms))
+	for i, s := range c.F.Syms {
+		skip[i] = syncCallNames[s] || (c.annotation != "" && strings.Contains(s, c.annotation))
+	}
 	sums := map[key]int64{}
 	for _, s := range c.Path {
 		c.covered(s.Node, s.Lo, s.Hi, func(r int32, ns int64) {
-			sums[key{c.F.Name[r], c.F.Cat[r]}] += ns
+			if !skip[c.F.Name[r]] {
+				sums[key{c.F.Name[r], c.F.Cat[r]}] += ns
+			}
 		})
 	}
 	out := make([]Hotspot, 0, len(sums))
