@@ -1,0 +1,102 @@
+package main
+
+// The HTA side of the bench: with HTA_SRC pointing at a HolisticTraceAnalysis checkout and a python3
+// that imports pandas and networkx, the same inputs are analysed by HTA in the same run and each row
+// gets HTA's time and the tracesql/HTA ratio.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+type htaRunner struct {
+	src    string
+	reason string // why HTA cannot run; "" when it can
+}
+
+func findHTA() htaRunner {
+	src := os.Getenv("HTA_SRC")
+	if src == "" {
+		return htaRunner{reason: "HTA_SRC is not set (point it at a HolisticTraceAnalysis checkout; python3 needs pandas and networkx)"}
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		return htaRunner{reason: "python3 not found"}
+	}
+	cmd := exec.Command("python3", "-c", "import pandas, networkx, hta")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return htaRunner{reason: "python3 cannot import pandas, networkx and hta from " + src + ": " + lines[len(lines)-1]}
+	}
+	return htaRunner{src: src}
+}
+
+// htaScript times HTA 0.6's load and the analyses that have a tracesql row, one JSON line each.
+const htaScript = `
+import json, sys, time
+from hta.trace_analysis import TraceAnalysis
+def emit(step, t0, err=None):
+    print(json.dumps({"step": step, "ms": (time.perf_counter() - t0) * 1000, "error": err}), flush=True)
+t0 = time.perf_counter()
+ta = TraceAnalysis(trace_dir=sys.argv[1])
+emit("load", t0)
+calls = [
+    ("temporal_breakdown", lambda: ta.get_temporal_breakdown(visualize=False)),
+    ("idle_time_breakdown", lambda: ta.get_idle_time_breakdown(visualize=False)),
+    ("kernel_breakdown", lambda: ta.get_gpu_kernel_breakdown(visualize=False)),
+    ("comm_comp_overlap", lambda: ta.get_comm_comp_overlap(visualize=False)),
+    ("kernel_launch_stats", lambda: ta.get_cuda_kernel_launch_stats(visualize=False)),
+    ("queue_length_summary", lambda: ta.get_queue_length_summary(ranks=[0])),
+    ("memory_bw_summary", lambda: ta.get_memory_bw_summary(ranks=[0])),
+    ("potential_stragglers", lambda: ta.get_potential_stragglers()),
+    ("critical_path hta", lambda: ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)),
+]
+for step, f in calls:
+    t0 = time.perf_counter()
+    try:
+        f()
+        emit(step, t0)
+    except Exception as e:
+        emit(step, t0, repr(e)[:80])
+`
+
+// run analyses the directory of paths with HTA and fills rows' htaMS where HTA has the same step.
+func (h htaRunner) run(ctx context.Context, paths []string, rows []row, errOut io.Writer) {
+	fmt.Fprintf(errOut, "bench: running HTA on %s\n", filepath.Dir(paths[0]))
+	cmd := exec.CommandContext(ctx, "python3", "-c", htaScript, filepath.Dir(paths[0]))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+h.src)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	byStep := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r struct {
+			Step  string  `json:"step"`
+			MS    float64 `json:"ms"`
+			Error *string `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Error == nil {
+			byStep[r.Step] = r.MS
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "bench: HTA failed: %v: %s\n", err, lastLine(stderr.String()))
+	}
+	for i := range rows {
+		rows[i].htaMS = byStep[rows[i].name]
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
