@@ -862,12 +862,16 @@ func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) in
 	type iv struct{ s, e int64 }
 	var taken []iv
 	var total int64
-	take := func(v int32, avoid []iv) {
+	// take adds v's pieces of one kind (busy or not) outside the avoid intervals.
+	take := func(v int32, wantBusy bool, avoid []iv) {
 		if v < 0 {
 			return
 		}
 		cursor, k := lo, 0
 		c.pieces(v, func(s, e int64, r int32, busy bool) {
+			if busy != wantBusy {
+				return
+			}
 			s, e = max(s, lo, cursor), min(e, hi)
 			for s < e {
 				for k < len(avoid) && avoid[k].e <= s {
@@ -893,9 +897,20 @@ func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) in
 			cursor = max(cursor, e)
 		})
 	}
-	take(first, nil)
-	firstTaken := slices.Clone(taken)
-	take(second, firstTaken)
+	// Busy time first (the pacing side's, then the other's), then, for attribution only, the
+	// non-busy CPU time (Python frames, annotations) where neither is busy.
+	sorted := func() []iv {
+		out := slices.Clone(taken)
+		slices.SortFunc(out, func(a, b iv) int { return cmp.Compare(a.s, b.s) })
+		return out
+	}
+	take(first, true, nil)
+	take(second, true, sorted())
+	if fn != nil {
+		busyTaken := sorted()
+		take(first, false, busyTaken)
+		take(second, false, busyTaken)
+	}
 	return total
 }
 

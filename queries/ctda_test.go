@@ -1,0 +1,193 @@
+package queries_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tracesql/engine"
+	"tracesql/internal/htaref"
+)
+
+// ctdaOpen loads one trace from ../shared/traces (skipping when absent).
+func ctdaOpen(t *testing.T, rel string) *sql.DB {
+	t.Helper()
+	_, hta := htaref.Root(t)
+	path := filepath.Join(filepath.Dir(hta), rel)
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Load(context.Background(), []string{path}, engine.LoadOptions{}); err != nil {
+		t.Skipf("load %s: %v", rel, err)
+	}
+	return db.SQL
+}
+
+type cpCoverage struct{ cpcr, busy float64 }
+
+func ctdaCoverage(t *testing.T, db *sql.DB, algorithm, annotation string, instance int) cpCoverage {
+	t.Helper()
+	var c cpCoverage
+	q := fmt.Sprintf(`SELECT max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := '%s', annotation := '%s', instance := %d)`,
+		algorithm, annotation, instance)
+	if err := db.QueryRow(q).Scan(&c.cpcr, &c.busy); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return c
+}
+
+// TestCTDACoverage: on real traces with an autograd thread, CTDA's path covers at least 90 % of the
+// busy bound and more than HTA's single-thread path on the same window. The traces listed in
+// ctdaShortfalls do not reach that yet; for them the test checks the invariants only and logs the
+// numbers (see the README's "Cross-thread critical path" section for why).
+func TestCTDACoverage(t *testing.T) {
+	cases := []struct {
+		trace, annotation string
+		instances         int
+		meetsTarget       bool
+	}{
+		{"kineto/resnet50_num_workers_0", "", 1, true},
+		{"tracelens/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz", "", 1, true},
+		{"param/linear_kineto.json.gz", "", 1, true},
+		{"param/resnet_kineto.json.gz", "", 1, false},
+		{"hta/trace_filter/sampled_rank-0.json.gz", "ProfilerStep", 2, false},
+		{"tracelens/mi300/resnet_act_checkpoint.json.gz", "ProfilerStep", 3, false},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.trace, "/", "_"), func(t *testing.T) {
+			db := ctdaOpen(t, c.trace)
+			for i := range c.instances {
+				ctda := ctdaCoverage(t, db, "ctda", c.annotation, i)
+				hta := ctdaCoverage(t, db, "hta", c.annotation, i)
+				t.Logf("instance %d: CPCR ctda %.3f, hta %.3f, busy bound %.3f", i, ctda.cpcr, hta.cpcr, ctda.busy)
+				if ctda.busy != hta.busy {
+					t.Errorf("instance %d: busy bound differs between algorithms: %v vs %v", i, ctda.busy, hta.busy)
+				}
+				if ctda.cpcr <= 0 || ctda.cpcr > ctda.busy+0.001 {
+					t.Errorf("instance %d: ctda CPCR %.4f outside (0, busy bound %.4f]", i, ctda.cpcr, ctda.busy)
+				}
+				if c.meetsTarget && (ctda.cpcr < 0.9*ctda.busy || ctda.cpcr <= hta.cpcr) {
+					t.Errorf("instance %d: ctda CPCR %.3f, want ≥ 0.9 × %.3f and > hta's %.3f", i, ctda.cpcr, ctda.busy, hta.cpcr)
+				}
+			}
+		})
+	}
+}
+
+// TestCTDAHotspotsSingleThread: on single-thread traces the two algorithms agree on what is hot.
+func TestCTDAHotspotsSingleThread(t *testing.T) {
+	const ann = `[param|pytorch.model.alex_net|0|0|0|measure|forward]`
+	for _, c := range []struct {
+		dir        string
+		wantShared int
+	}{{"critical_path/alexnet", 10}, {"critical_path/simple_add", 8}} {
+		d := cpFindDir(t, c.dir)
+		db := htaref.Open(t, d).SQL
+		top := func(alg string) []string {
+			rows, err := db.Query(`SELECT name FROM hotspots(annotation := ?, instance := 1, top := 10, algorithm := ?, compat := true)`, ann, alg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var s string
+				if err := rows.Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, s)
+			}
+			return out
+		}
+		ctda, hta := top("ctda"), top("hta")
+		shared := 0
+		for _, n := range ctda {
+			for _, m := range hta {
+				if n == m {
+					shared++
+				}
+			}
+		}
+		if len(ctda) != 10 || shared < c.wantShared || ctda[0] != hta[0] {
+			t.Errorf("%s: %d of the top 10 shared (want ≥ %d), first %q vs %q\nctda %q\nhta  %q", c.dir, shared, c.wantShared, ctda[0], hta[0], ctda, hta)
+		}
+	}
+}
+
+// TestCTDAFunctions: the public macros are NULL-safe, the tables hang together, edited phase rules
+// take effect, and bad input gets clear errors.
+func TestCTDAFunctions(t *testing.T) {
+	db := ctdaOpen(t, "tracelens/mi300/resnet_act_checkpoint.json.gz")
+	one := func(q string) int64 {
+		t.Helper()
+		var n int64
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	for _, fn := range []string{"hotspots", "cdg_nodes", "cdg_edges"} {
+		omitted := one(`SELECT count(*) FROM ` + fn + `()`)
+		extra := ""
+		if fn == "hotspots" {
+			extra = ", top := NULL, algorithm := NULL"
+		}
+		nulls := one(`SELECT count(*) FROM ` + fn + `(rank := NULL, annotation := NULL, instance := NULL, instance_end := NULL, label := NULL, compat := NULL, aggregate := NULL` + extra + `)`)
+		if omitted == 0 || omitted != nulls {
+			t.Errorf("%s: %d rows with omitted args, %d with NULLs", fn, omitted, nulls)
+		}
+	}
+	// Every path step is a node on the critical path, and the path crosses threads.
+	if n := one(`SELECT count(*) FROM critical_path(algorithm := 'ctda') p LEFT JOIN cdg_nodes() n ON n.node = p.dst_node WHERE NOT coalesce(n.on_critical_path, false)`); n != 0 {
+		t.Errorf("%d critical_path rows point at nodes off the path", n)
+	}
+	if n := one(`SELECT count(DISTINCT tid) FROM cdg_nodes() WHERE on_critical_path AND kind = 'cpu'`); n < 2 {
+		t.Errorf("the path visits %d CPU threads, want main and autograd", n)
+	}
+	if n := one(`SELECT count(*) FROM cdg_edges() WHERE dependency = 'cross_thread'`); n == 0 {
+		t.Error("no cross-thread edges")
+	}
+	// The summary's buckets add up to the path length; hotspot proportions to at most 1.
+	var sum, plen float64
+	if err := db.QueryRow(`SELECT sum(duration_us), max(path_length_us) FROM critical_path_summary(algorithm := 'ctda')`).Scan(&sum, &plen); err != nil {
+		t.Fatal(err)
+	}
+	if d := sum - plen; d > 0.01 || d < -0.01 {
+		t.Errorf("summary buckets sum to %v, path length %v", sum, plen)
+	}
+	var props float64
+	if err := db.QueryRow(`SELECT sum(proportion) FROM hotspots(top := 100000)`).Scan(&props); err != nil || props > 1.0001 || props < 0.5 {
+		t.Errorf("hotspot proportions sum to %v (%v)", props, err)
+	}
+	// The aggregated graph is small; the event-level one is not.
+	agg, ev := one(`SELECT count(*) FROM cdg_nodes()`), one(`SELECT count(*) FROM cdg_nodes(aggregate := false)`)
+	if agg > 1000 || ev < 10*agg {
+		t.Errorf("CDG nodes: aggregated %d, event-level %d", agg, ev)
+	}
+	// Phase rules are data: removing the Backward rule changes the phases at once.
+	before := one(`SELECT count(*) FROM cdg_nodes() WHERE phase = 'Backward'`)
+	if _, err := db.Exec(`DELETE FROM phase_rules WHERE phase = 'Backward'`); err != nil {
+		t.Fatal(err)
+	}
+	if after := one(`SELECT count(*) FROM cdg_nodes() WHERE phase = 'Backward'`); before == 0 || after != 0 {
+		t.Errorf("Backward nodes: %d before deleting the rule, %d after", before, after)
+	}
+	if _, err := db.Exec(`INSERT INTO phase_rules VALUES (1, '([', 'Broken')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ q, want string }{
+		{`SELECT * FROM cdg_nodes()`, "not a valid regular expression"},
+		{`SELECT * FROM hotspots(algorithm := 'x')`, "unknown algorithm"},
+		{`SELECT * FROM critical_path_whatif(algorithm := 'ctda')`, "supports algorithm := 'hta' only"},
+		{`SELECT * FROM cdg_edges(rank := 3)`, "no trace with rank 3"},
+	} {
+		if _, err := db.Query(c.q); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want error containing %q", c.q, err, c.want)
+		}
+	}
+}
