@@ -5,8 +5,10 @@ package engine
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,7 +32,36 @@ func insertBatches(ctx context.Context, dc driver.Conn, table string, schema *ar
 	for _, f := range schema.Fields() {
 		names = append(names, f.Name)
 	}
-	app, err := duckdb.NewAppenderWithColumns(dc, "", "", table, names)
+	// The rows go through a staging table of plain types: the Appender stores a Go string bound for
+	// a JSON column as a JSON string value, not as the document it holds, while INSERT … SELECT
+	// casts VARCHAR to JSON by parsing it (as the Arrow path does).
+	stage := fmt.Sprintf("_tracesql_stage_%d", stageSeq.Add(1))
+	var cols strings.Builder
+	for i, n := range names {
+		typ := "VARCHAR"
+		if i < len(consts) {
+			if !strings.HasPrefix(consts[i][1], "'") {
+				typ = "BIGINT"
+			}
+		} else {
+			switch schema.Field(i - len(consts)).Type.ID() {
+			case arrow.INT64:
+				typ = "BIGINT"
+			case arrow.FLOAT64:
+				typ = "DOUBLE"
+			}
+		}
+		if i > 0 {
+			cols.WriteString(", ")
+		}
+		fmt.Fprintf(&cols, "%q %s", n, typ)
+	}
+	exec := dc.(driver.ExecerContext)
+	if _, err := exec.ExecContext(ctx, fmt.Sprintf("CREATE TEMP TABLE %s (%s)", stage, cols.String()), nil); err != nil {
+		return fmt.Errorf("staging table: %w", err)
+	}
+	defer exec.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+stage, nil)
+	app, err := duckdb.NewAppenderWithColumns(dc, "", "", stage, names)
 	if err != nil {
 		return err
 	}
@@ -61,8 +92,14 @@ func insertBatches(ctx context.Context, dc driver.Conn, table string, schema *ar
 			}
 		}
 	}
-	return app.Close()
+	if err := app.Close(); err != nil {
+		return err
+	}
+	_, err = exec.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s BY NAME SELECT * FROM %s", table, stage), nil)
+	return err
 }
+
+var stageSeq atomic.Int64
 
 func literalValue(s string) driver.Value {
 	if strings.HasPrefix(s, "'") {
