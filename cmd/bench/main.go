@@ -49,11 +49,12 @@ func main() {
 }
 
 type config struct {
-	workdir string
-	src     string
-	sizes   []preset
-	gzip    bool
-	timeout time.Duration
+	workdir  string
+	src      string
+	sizes    []preset
+	gzip     bool
+	timeout  time.Duration
+	loadOnly bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -65,13 +66,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	src := fs.String("src", "", "trace to inflate (default: ../shared/traces/hta/df_index_resolver, or testdata's ns_resolution with -quick)")
 	gz := fs.Bool("gzip", false, "generate .json.gz inputs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "time limit of one analysis")
+	loadOnly := fs.Bool("load-only", false, "measure the load only (no analyses)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout}
+	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout, loadOnly: *loadOnly}
 	if *quick {
 		cfg.sizes = []preset{presets["quick"]}
 	} else {
@@ -237,6 +239,12 @@ func benchPreset(ctx context.Context, w, errOut io.Writer, cfg config, p preset,
 	rows := []row{{name: "load", ms: ms(loadTime), note: fmt.Sprintf("%.1f MB/s, peak RSS %.0f MB", mbps, float64(peak)/1e6)}}
 
 	resetPeakRSS()
+	if cfg.loadOnly {
+		db.Close()
+		printRows(w, rows, false)
+		fmt.Fprintln(w)
+		return nil
+	}
 	rows = append(rows, analyses(ctx, db, cfg, errOut)...)
 	analysisPeak := peakRSS()
 	db.Close()
