@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -132,8 +131,8 @@ func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cp
 	return found[0], nil
 }
 
-// The graph cache: the last few built graphs per database, so that what-if calls and the
-// path/summary/nodes/edges functions on the same window only re-weight.
+// cpCacheKey identifies an HTA graph: the database, the trace (and its event count, which changes
+// when a trace is reloaded) and the options.
 type cpCacheKey struct {
 	env    *Env
 	trace  int64
@@ -141,19 +140,7 @@ type cpCacheKey struct {
 	opts   string
 }
 
-type cpCacheEntry struct {
-	key  cpCacheKey
-	g    *graph.CPGraph
-	tr   cpTrace
-	used time.Time
-}
-
-var cpCache struct {
-	sync.Mutex
-	entries []*cpCacheEntry
-}
-
-const cpCacheSize = 8
+var cpCache graphCache[cpCacheKey, *graph.CPGraph]
 
 // cpGraph returns the graph of a call's window (built, or from the cache).
 func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, error) {
@@ -166,15 +153,9 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 		return nil, tr, err
 	}
 	key := cpCacheKey{env, tr.id, tr.events, fmt.Sprintf("%+v", a.opts)}
-	cpCache.Lock()
-	for _, e := range cpCache.entries {
-		if e.key == key {
-			e.used = time.Now()
-			cpCache.Unlock()
-			return e.g, tr, nil
-		}
+	if g, ok := cpCache.get(key); ok {
+		return g, tr, nil
 	}
-	cpCache.Unlock()
 	t0 := time.Now()
 	if cpTiming {
 		fmt.Fprintf(os.Stderr, "cp: resolve %v\n", time.Since(tResolve))
@@ -191,18 +172,7 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 	if err != nil {
 		return nil, tr, fmt.Errorf("critical path of label %q rank %d: %w", tr.label, tr.rank, err)
 	}
-	cpCache.Lock()
-	defer cpCache.Unlock()
-	if len(cpCache.entries) >= cpCacheSize {
-		oldest := 0
-		for i, e := range cpCache.entries {
-			if e.used.Before(cpCache.entries[oldest].used) {
-				oldest = i
-			}
-		}
-		cpCache.entries = append(cpCache.entries[:oldest], cpCache.entries[oldest+1:]...)
-	}
-	cpCache.entries = append(cpCache.entries, &cpCacheEntry{key, g, tr, time.Now()})
+	cpCache.put(key, g)
 	return g, tr, nil
 }
 
@@ -508,9 +478,8 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 
 // ResetCriticalPathCache forgets every cached critical-path graph (benchmarks use it to time full builds).
 func ResetCriticalPathCache() {
-	cpCache.Lock()
-	cpCache.entries = nil
-	cpCache.Unlock()
+	cpCache.reset()
+	ctdaCache.reset()
 }
 
 // cpTiming (TRACESQL_CP_TIMING set) prints the read and build times of each graph to stderr.

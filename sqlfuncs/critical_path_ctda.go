@@ -6,7 +6,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -44,17 +43,8 @@ func ctdaPhaseRules(ctx context.Context, env *Env) ([]graph.PhaseRule, string, e
 	return out, key.String(), rows.Err()
 }
 
-type ctdaCacheEntry struct {
-	key  string
-	c    *graph.CDG
-	tr   cpTrace
-	used time.Time
-}
-
-var ctdaCache struct {
-	sync.Mutex
-	entries []*ctdaCacheEntry
-}
+// ctdaCache is keyed by database, trace, options and the phase rules' text.
+var ctdaCache graphCache[string, *graph.CDG]
 
 // ctdaGraph returns the CDG of a call's window (built, or from the cache).
 func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, error) {
@@ -67,15 +57,9 @@ func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, er
 		return nil, tr, err
 	}
 	key := fmt.Sprintf("%p|%d|%d|%+v|%v|%s", env, tr.id, tr.events, a.opts, a.aggregate, rulesKey)
-	ctdaCache.Lock()
-	for _, e := range ctdaCache.entries {
-		if e.key == key {
-			e.used = time.Now()
-			ctdaCache.Unlock()
-			return e.c, tr, nil
-		}
+	if c, ok := ctdaCache.get(key); ok {
+		return c, tr, nil
 	}
-	ctdaCache.Unlock()
 	t0 := time.Now()
 	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat, int(tr.events))
 	if err != nil {
@@ -89,18 +73,7 @@ func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, er
 	if err != nil {
 		return nil, tr, fmt.Errorf("critical path (ctda) of label %q rank %d: %w", tr.label, tr.rank, err)
 	}
-	ctdaCache.Lock()
-	defer ctdaCache.Unlock()
-	if len(ctdaCache.entries) >= cpCacheSize {
-		oldest := 0
-		for i, e := range ctdaCache.entries {
-			if e.used.Before(ctdaCache.entries[oldest].used) {
-				oldest = i
-			}
-		}
-		ctdaCache.entries = append(ctdaCache.entries[:oldest], ctdaCache.entries[oldest+1:]...)
-	}
-	ctdaCache.entries = append(ctdaCache.entries, &ctdaCacheEntry{key, c, tr, time.Now()})
+	ctdaCache.put(key, c)
 	return c, tr, nil
 }
 
