@@ -124,20 +124,6 @@ func CDGEdgeKind(t uint8) string {
 	return EdgeTypeName(t)
 }
 
-// Atom returns the CPU atoms of a node: time pieces and the frame row owning each.
-func (c *CDG) Atoms(node int32, fn func(start, end int64, row int32)) {
-	n := c.Nodes[node]
-	if n.GPU {
-		for _, r := range c.gpuRows[n.first:n.last] {
-			fn(c.F.TS[r], c.F.TS[r]+c.F.Dur[r], r)
-		}
-		return
-	}
-	for _, a := range c.atoms[n.first:n.last] {
-		fn(a.start, a.end, a.row)
-	}
-}
-
 var syncCallNames = map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true,
 	"cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpy2D": true, "cudaMemcpyFromSymbol": true,
 	"cudaMemcpyToSymbol": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
@@ -161,7 +147,7 @@ func ctdaCPUCat(c string) bool {
 
 // ctdaBusyCat: categories counted by the busy bound (cpu_op and runtime/driver).
 func ctdaBusyCat(c string) bool {
-	return c == "cpu_op" || c == "Operator" || (ctdaCPUCat(c) && c != "python_function" && c != "user_annotation")
+	return ctdaCPUCat(c) && c != "python_function" && c != "user_annotation"
 }
 
 func ctdaGPUWork(c string) bool { return c != "cuda_sync" && c != "gpu_user_annotation" }
