@@ -130,6 +130,11 @@ var syncCallNames = map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSy
 	"hipEventSynchronize": true, "hipMemcpy": true, "cuCtxSynchronize": true, "cuStreamSynchronize": true,
 	"cuEventSynchronize": true}
 
+// streamWaitNames make a stream wait for an event recorded on another: no CPU wait, but a GPU → GPU
+// dependency, so they end a CPU node like the synchronisation calls (the work launched after one is
+// the work that waits).
+var streamWaitNames = map[string]bool{"cudaStreamWaitEvent": true, "hipStreamWaitEvent": true, "cuStreamWaitEvent": true}
+
 // deviceSyncNames synchronise with every stream (used when the trace has no cuda_sync records).
 var deviceSyncNames = map[string]bool{"cudaDeviceSynchronize": true, "hipDeviceSynchronize": true,
 	"cuCtxSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,
@@ -161,12 +166,22 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, annotation: o.Annotation}
 	n := f.Len()
 	row := rowIndex(f)
+	// linked: the row an event's index_correlation names. 0 means "correlated but the partner is
+	// absent" (a GPU event whose launch happened before profiling began), not event 0.
+	linked := func(r int) int32 {
+		if f.IndexCorr[r] <= 0 {
+			return -1
+		}
+		return row(f.IndexCorr[r])
+	}
 	isCPU := make([]bool, len(f.Syms))
 	isBusy := make([]bool, len(f.Syms))
 	isGPUWork := make([]bool, len(f.Syms))
 	isPython := make([]bool, len(f.Syms))
 	isAutograd := make([]bool, len(f.Syms))
 	isSyncCall := make([]bool, len(f.Syms))
+	isStreamWait := make([]bool, len(f.Syms))
+	endsNode := make([]bool, len(f.Syms)) // a node ends after these calls
 	isDeviceSync := make([]bool, len(f.Syms))
 	phaseOf := make([]int16, len(f.Syms)) // index into phases, -1 none
 	var phases []string
@@ -175,6 +190,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		isPython[i] = s == "python_function"
 		isAutograd[i] = strings.HasPrefix(s, "autograd::engine::evaluate_function")
 		isSyncCall[i], isDeviceSync[i] = syncCallNames[s], deviceSyncNames[s]
+		isStreamWait[i] = streamWaitNames[s]
+		endsNode[i] = isSyncCall[i] || isStreamWait[i]
 		phaseOf[i] = -2 // not classified yet: only the names of the window's CPU events are
 	}
 	classify := func(sym int32) {
@@ -219,7 +236,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		if f.Stream[r] < 0 || !isGPUWork[f.Cat[r]] {
 			continue
 		}
-		if l := row(f.IndexCorr[r]); l >= 0 && inWindow[l] && f.Stream[l] == -1 {
+		if l := linked(r); l >= 0 && inWindow[l] && f.Stream[l] == -1 {
 			launcher[r] = l
 			gpuAll = append(gpuAll, int32(r))
 			spanEnd = max(spanEnd, f.TS[r]+f.Dur[r])
@@ -327,7 +344,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				if g := launches[a.row]; g >= 0 {
 					ls = f.Stream[g]
 				}
-				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], isSyncCall, phase[a.row], ph, ls, nd.Stream) {
+				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, phase[a.row], ph, ls, nd.Stream) {
 					break
 				}
 				if ph < 0 && phase[a.row] >= 0 {
@@ -371,17 +388,20 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	nCPU := len(c.Nodes)
 
-	// GPU nodes: the GPU rows of one launching CPU node (one stream); rows without a launcher in
-	// the window form one node per stream.
+	// GPU nodes: the GPU rows of one launching CPU node (one stream); work launched before the
+	// window (orphans) forms one node per stream and run between inferred waits (orphanWaits).
+	orphanRun, orphanEdges := orphanWaits(f, gpuAll, launcher)
+	groupOf := func(r int32) int64 {
+		if run := orphanRun[r]; run >= 0 {
+			return -2 - int64(run)
+		}
+		if l := launcher[r]; l >= 0 {
+			return int64(cpuNodeOfRow[l])
+		}
+		return -1
+	}
 	slices.SortFunc(gpuAll, func(a, b int32) int {
-		na, nb := int32(-1), int32(-1)
-		if l := launcher[a]; l >= 0 {
-			na = cpuNodeOfRow[l]
-		}
-		if l := launcher[b]; l >= 0 {
-			nb = cpuNodeOfRow[l]
-		}
-		return cmp.Or(cmp.Compare(na, nb), cmp.Compare(f.Stream[a], f.Stream[b]), cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(groupOf(a), groupOf(b)), cmp.Compare(f.Stream[a], f.Stream[b]), cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b))
 	})
 	gpuNodeOfCPU := map[[2]int64]int32{}
 	gpuNodeOfRow := make([]int32, n)
@@ -394,7 +414,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		if l := launcher[r]; l >= 0 {
 			cn = cpuNodeOfRow[l]
 		}
-		key := [2]int64{int64(cn), f.Stream[r]}
+		key := [2]int64{groupOf(r), f.Stream[r]}
 		id, ok := gpuNodeOfCPU[key]
 		if !ok || !o.Aggregate {
 			id = int32(len(c.Nodes))
@@ -471,6 +491,13 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	slices.SortFunc(streamKeys, func(a, b streamKey) int {
 		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream))
 	})
+	// Waits of the work launched before the window, inferred from the schedule (orphanWaits).
+	for _, e := range orphanEdges {
+		u, v := gpuNodeOfRow[e[0]], gpuNodeOfRow[e[1]]
+		if u >= 0 && v >= 0 && c.Nodes[u].End <= c.Nodes[v].Start {
+			add(u, v, cdgSync)
+		}
+	}
 	// launchTime: when a GPU node's work was enqueued (its first launch call's start).
 	launchAt := make([]int64, len(c.Nodes))
 	for g := nCPU; g < len(c.Nodes); g++ {
@@ -502,27 +529,30 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		return best
 	}
-	// nextOnThread: the CPU node after the one holding a sync call (where its dependency lands).
-	nextOnThread := func(cpuRow int32) int32 {
-		cn := cpuNodeOfRow[cpuRow]
-		if cn < 0 {
-			return -1
-		}
-		tid := c.Nodes[cn].Tid
+	// nextOnThreadNode: the CPU node after cn on its thread (-1 none).
+	nextOnThreadNode := func(cn int32) int32 {
 		for v := cn + 1; v < int32(nCPU); v++ {
-			if c.Nodes[v].Tid == tid && c.Nodes[v].Pid == c.Nodes[cn].Pid {
+			if c.Nodes[v].Tid == c.Nodes[cn].Tid && c.Nodes[v].Pid == c.Nodes[cn].Pid {
 				return v
 			}
 		}
 		return -1
 	}
+	// nextOnThread: the CPU node after the one holding a sync call (where its dependency lands).
+	nextOnThread := func(cpuRow int32) int32 {
+		if cn := cpuNodeOfRow[cpuRow]; cn >= 0 {
+			return nextOnThreadNode(cn)
+		}
+		return -1
+	}
 	sawSync := false
-	var recordRow map[int64]int32 // CPU correlation id → row (cudaEventRecord lookups)
+	waitRecorded := map[int32]bool{} // stream-wait calls a "Stream Wait Event" record explains
+	var recordRow map[int64]int32    // CPU correlation id → row (cudaEventRecord lookups)
 	for r := 0; r < n; r++ {
 		if f.Syms[f.Cat[r]] != "cuda_sync" {
 			continue
 		}
-		call := row(f.IndexCorr[r])
+		call := linked(r)
 		if call < 0 || !inWindow[call] {
 			continue
 		}
@@ -542,6 +572,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				add(g, nextOnThread(call), cdgSync)
 			}
 		case "Event Sync", "Stream Wait Event":
+			if f.Syms[f.Name[r]] == "Stream Wait Event" {
+				waitRecorded[call] = true
+			}
 			if recordRow == nil {
 				recordRow = map[int64]int32{}
 				for q := range f.Corr {
@@ -564,6 +597,40 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			if f.Syms[f.Name[r]] == "Event Sync" {
 				add(src, nextOnThread(call), cdgSync)
 			} else if dst := firstLaunchedAfter(streamKey{pid, f.Stream[r]}, t); dst >= 0 {
+				add(src, dst, cdgSync)
+			}
+		}
+	}
+	// Stream waits without a record (ROCm traces, older CUDA ones): the waiting stream is the one
+	// the thread launches onto next, and the event waited for was recorded on another stream before
+	// the call. Which one the trace does not say; the schedule does: the waiting work started after
+	// it ended. The latest-ending such GPU node is the dependency (an earlier one cannot have held
+	// the waiting work back).
+	for _, ids := range logical {
+		for _, v := range ids {
+			for _, a := range c.atoms[c.Nodes[v].first:c.Nodes[v].last] {
+				if !isStreamWait[f.Name[a.row]] || waitRecorded[a.row] {
+					continue
+				}
+				dst := int32(-1)
+				for w := nextOnThread(a.row); w >= 0 && dst < 0; w = nextOnThreadNode(w) {
+					dst = c.Nodes[w].Launched
+				}
+				if dst < 0 {
+					continue
+				}
+				t, nd := f.TS[a.row], c.Nodes[dst]
+				src := int32(-1)
+				for _, k := range streamKeys {
+					if k.pid != nd.Pid || k.stream == nd.Stream {
+						continue
+					}
+					for _, g := range byStream[k] {
+						if launchTime(g) < t && c.Nodes[g].End <= nd.Start && (src < 0 || c.Nodes[g].End > c.Nodes[src].End) {
+							src = g
+						}
+					}
+				}
 				add(src, dst, cdgSync)
 			}
 		}
@@ -605,13 +672,13 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 }
 
 // splits reports whether atom b starts a new CPU node after atom a (same logical thread): on a
-// thread change, after a synchronisation call, on a phase change, on a launch onto another stream,
-// and, without aggregation, whenever the owning event changes.
-func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, isSyncCall []bool, bPhase, nodePhase int16, bStream, nodeStream int64) bool {
+// thread change, after a synchronisation or stream-wait call (endsNode), on a phase change, on a
+// launch onto another stream, and, without aggregation, whenever the owning event changes.
+func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode []bool, bPhase, nodePhase int16, bStream, nodeStream int64) bool {
 	switch {
 	case threadChange:
 		return true
-	case b.row != a.row && (!aggregate || isSyncCall[c.F.Name[a.row]]):
+	case b.row != a.row && (!aggregate || endsNode[c.F.Name[a.row]]):
 		return true
 	case bPhase >= 0 && nodePhase >= 0 && bPhase != nodePhase:
 		return true
@@ -619,6 +686,93 @@ func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, isSyncCal
 		return true
 	}
 	return false
+}
+
+// orphanWaits infers the waits of GPU work launched before the window (orphans, launcher[r] < 0):
+// its launch calls are not in the window, so neither are its synchronisation calls. Such work was
+// queued when the window began, so when its stream idles before an orphan event, the stream was
+// waiting; if an event on another stream of the same device ended inside that idle gap, the latest
+// one to end is what it waited for (the stream resumed after it). The orphans of a stream form one
+// run between such waits (a new run starts at the waiting event, and one ends at the event waited
+// for, when that is an orphan too). It returns each row's run (-1: not an orphan) and the inferred
+// edges as (waited-for row, waiting row).
+func orphanWaits(f *Frame, gpuAll []int32, launcher []int32) ([]int32, [][2]int32) {
+	run := make([]int32, len(f.TS))
+	for i := range run {
+		run[i] = -1
+	}
+	type key struct{ pid, stream int64 }
+	byStream := map[key][]int32{}
+	orphans := false
+	for _, r := range gpuAll {
+		k := key{f.Pid[r], f.Stream[r]}
+		byStream[k] = append(byStream[k], r)
+		orphans = orphans || launcher[r] < 0
+	}
+	if !orphans {
+		return run, nil
+	}
+	keys := make([]key, 0, len(byStream))
+	byEnd := map[key][]int32{} // each stream's rows by end time
+	for k, rows := range byStream {
+		slices.SortFunc(rows, func(a, b int32) int { return cmp.Or(cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b)) })
+		e := slices.Clone(rows)
+		slices.SortFunc(e, func(a, b int32) int {
+			return cmp.Or(cmp.Compare(f.TS[a]+f.Dur[a], f.TS[b]+f.Dur[b]), cmp.Compare(a, b))
+		})
+		byEnd[k] = e
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream)) })
+	end := func(r int32) int64 { return f.TS[r] + f.Dur[r] }
+	waitsAfter := map[int32]bool{} // a run starts at these rows
+	endsRun := map[int32]bool{}    // a run ends after these rows
+	var edges [][2]int32
+	for _, k := range keys {
+		var prevEnd int64
+		for i, w := range byStream[k] {
+			if i > 0 && launcher[w] < 0 && f.TS[w] > prevEnd {
+				// The latest end on another stream of the device inside (prevEnd, ts].
+				src := int32(-1)
+				for _, o := range keys {
+					if o.pid != k.pid || o == k {
+						continue
+					}
+					e := byEnd[o]
+					j, _ := slices.BinarySearchFunc(e, f.TS[w]+1, func(r int32, t int64) int { return cmp.Compare(end(r), t) })
+					if j > 0 && end(e[j-1]) > prevEnd && (src < 0 || end(e[j-1]) > end(src)) {
+						src = e[j-1]
+					}
+				}
+				if src >= 0 {
+					edges = append(edges, [2]int32{src, w})
+					waitsAfter[w] = true
+					if launcher[src] < 0 {
+						endsRun[src] = true
+					}
+				}
+			}
+			if i == 0 {
+				prevEnd = end(w)
+			}
+			prevEnd = max(prevEnd, end(w))
+		}
+	}
+	next := int32(0)
+	for _, k := range keys {
+		prev := int32(-1)
+		for _, r := range byStream[k] {
+			if launcher[r] >= 0 {
+				continue
+			}
+			if prev < 0 || waitsAfter[r] || endsRun[prev] {
+				next++
+			}
+			run[r] = next - 1
+			prev = r
+		}
+	}
+	return run, edges
 }
 
 // rowIndex returns a lookup from event index to frame row (-1 when absent).
@@ -735,6 +889,29 @@ func (c *CDG) backtrack() {
 	if len(c.Nodes) == 0 {
 		return
 	}
+	// The start: the node whose work ends last. A CPU node's work ends with its last cpu_op or
+	// runtime event: Python frames or annotations after it (the profiler's own step() frame,
+	// trailing the last step for as long as the GPU takes to drain) are no work a path could end
+	// in. A node a synchronisation releases has waited for the GPU until its start, so that is
+	// work too. When no CPU node has work, a CPU node's end counts.
+	workEnd := make([]int64, len(c.Nodes))
+	anyWork := false
+	for v, nd := range c.Nodes {
+		workEnd[v] = -1
+		c.pieces(int32(v), func(_, e int64, _ int32, busy bool) {
+			if busy {
+				workEnd[v] = max(workEnd[v], e)
+			}
+		})
+		if !nd.GPU {
+			for _, e := range c.G.In(int32(v)) {
+				if c.G.Type[e] == cdgSync {
+					workEnd[v] = max(workEnd[v], nd.Start)
+				}
+			}
+		}
+		anyWork = anyWork || (!nd.GPU && workEnd[v] >= 0)
+	}
 	start := int32(-1)
 	var bestCPU, bestGPU int32 = -1, -1
 	for v, nd := range c.Nodes {
@@ -742,12 +919,19 @@ func (c *CDG) backtrack() {
 			if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
 				bestGPU = int32(v)
 			}
-		} else if bestCPU < 0 || nd.End > c.Nodes[bestCPU].End {
+			continue
+		}
+		if !anyWork {
+			workEnd[v] = nd.End
+		}
+		// Ties go to the later node (a thread's nodes are numbered in time order): the node a
+		// synchronisation releases, not the one holding the call.
+		if workEnd[v] >= 0 && (bestCPU < 0 || workEnd[v] >= workEnd[bestCPU]) {
 			bestCPU = int32(v)
 		}
 	}
 	start = bestCPU
-	if bestGPU >= 0 && (bestCPU < 0 || c.Nodes[bestGPU].End > c.Nodes[bestCPU].End) {
+	if bestGPU >= 0 && (bestCPU < 0 || c.Nodes[bestGPU].End > workEnd[bestCPU]) {
 		start = bestGPU
 	}
 	visited := make([]bool, len(c.Nodes))
