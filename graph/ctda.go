@@ -260,6 +260,17 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return nil, err
 	}
 
+	// launchDone: when a launch call had enqueued its work, as the GPU work sees it. Normally the
+	// call's end. A call still running when its GPU work started (a cudaMemcpyAsync from pageable
+	// memory, a blocking cudaMemcpy) waited for the stream to reach the work, so its end says when
+	// the stream got there, not when the work was enqueued: its start does.
+	launchDone := func(call int32) int64 {
+		if g := launches[call]; g >= 0 && f.TS[call]+f.Dur[call] >= f.TS[g] && f.TS[call] < f.TS[g] {
+			return f.TS[call]
+		}
+		return f.TS[call] + f.Dur[call]
+	}
+
 	// Logical threads: per process, the Python threads are one; every other thread is its own.
 	lanes := make([]laneKey, 0, len(cpuRows))
 	for k := range cpuRows {
@@ -355,7 +366,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 						nd.Stream = ls
 					}
 					if firstLaunch < 0 {
-						firstLaunch = f.TS[a.row] + f.Dur[a.row]
+						firstLaunch = launchDone(a.row)
 					}
 				}
 				if cpuNodeOfRow[a.row] != int32(len(c.Nodes)) {

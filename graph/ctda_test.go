@@ -262,3 +262,143 @@ func TestCTDAEffectiveTime(t *testing.T) {
 		t.Errorf("aggregate=false: %d nodes, aggregated %d", len(ev.Nodes), len(c.Nodes))
 	}
 }
+
+// orphan adds a GPU event whose launch is not in the trace (index_correlation 0: correlated, the
+// partner absent), as when profiling starts while the GPU still runs earlier work.
+func (b *frameBuilder) orphan(stream int64, kernel string, ts, dur float64) int64 {
+	k := b.add(0, stream, "kernel", kernel, ts, dur, stream)
+	b.f.Corr[k], b.f.IndexCorr[k] = 5000+k, 0
+	return k
+}
+
+func onPath(c *CDG, v int32) bool {
+	for _, s := range c.Path {
+		if s.Node == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCTDAOrphanWaits: GPU work launched before the window (a GPU running behind the CPU) has no
+// launch calls in the window. index_correlation 0 must not tie it to event 0; each stream's orphans
+// split into runs where the stream idled until another stream's event ended, with an edge from that
+// event, so the walk follows the GPU backlog across streams back to the window's start.
+func TestCTDAOrphanWaits(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "cpu_op", "aten::first", 0, 20) // event 0: orphans must not join its node
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 400)
+	a1 := b.orphan(1, "a1", 0, 100)    // stream 1 busy 0..100
+	b1 := b.orphan(2, "b1", 50, 150)   // stream 2: 50..200
+	a2 := b.orphan(1, "a2", 205, 95)   // stream 1 idles 100..205: waits for b1
+	a3 := b.orphan(1, "a3", 300.5, 40) // back to back with a2: same run
+	b.cpu(1, "cpu_op", "aten::mm", 30, 20)
+	_, k := b.launch(1, "cudaLaunchKernel", 35, 5, 1, "mm_kernel", 341, 59) // queued behind the backlog
+	c := buildCTDA(t, b.frame(), true)
+	nA1, nB1, nA2, nA3, nK := c.nodeOf(t, a1), c.nodeOf(t, b1), c.nodeOf(t, a2), c.nodeOf(t, a3), c.nodeOf(t, k)
+	if nA1 == nA2 || nA2 != nA3 {
+		t.Errorf("stream 1 runs: a1 %d, a2 %d, a3 %d; want a1 alone, a2 with a3", nA1, nA2, nA3)
+	}
+	if e := c.G.Edge(nB1, nA2); e < 0 || c.G.Type[e] != EdgeSyncDependency {
+		t.Errorf("no inferred wait edge b1 → a2")
+	}
+	if c.G.Edge(nA1, nA2) < 0 {
+		t.Errorf("no stream-order edge a1 → a2")
+	}
+	for _, v := range []int32{nB1, nA2, nK} {
+		if !onPath(c, v) {
+			t.Errorf("node %d not on the path %v", v, pathNames(c))
+		}
+	}
+	if c.Nodes[0].Launched >= 0 && c.Nodes[c.Nodes[0].Launched].Events > 1 {
+		t.Errorf("event 0's node launched %d GPU events, want its own only", c.Nodes[c.Nodes[0].Launched].Events)
+	}
+	// The path is the backlog b1 (50..200), a2 and a3 (205..300, 300.5..340.5), mm_kernel (341..400).
+	if want := int64((150 + 95 + 40 + 59) * 1000); c.Counted < want {
+		t.Errorf("counted %d ns, want ≥ %d", c.Counted, want)
+	}
+}
+
+// TestCTDAStreamWaitCall: without cuda_sync records, a cudaStreamWaitEvent ends the CPU node and
+// the work launched after it (on the stream launched onto next) depends on the latest-ending GPU
+// node of another stream that was launched before the call and ended before that work started.
+func TestCTDAStreamWaitCall(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 600)
+	_, k0 := b.launch(1, "hipLaunchKernel", 0, 5, 1, "short", 10, 20)   // stream 1: 10..30
+	_, k1 := b.launch(1, "hipLaunchKernel", 6, 5, 2, "comm", 12, 400)   // stream 2: 12..412
+	_, k2 := b.launch(1, "hipLaunchKernel", 12, 5, 3, "late", 400, 200) // stream 3: 400..600, still running
+	wait := b.cpu(1, "cuda_runtime", "hipStreamWaitEvent", 20, 3)
+	_, k3 := b.launch(1, "hipLaunchKernel", 24, 5, 1, "after_wait", 414, 50) // stream 1 idles until comm ends
+	c := buildCTDA(t, b.frame(), true)
+	n0, n1, n2, n3 := c.nodeOf(t, k0), c.nodeOf(t, k1), c.nodeOf(t, k2), c.nodeOf(t, k3)
+	if n0 == n3 {
+		t.Fatalf("the launches before and after %s share GPU node %d", "hipStreamWaitEvent", n0)
+	}
+	if e := c.G.Edge(n1, n3); e < 0 || c.G.Type[e] != EdgeSyncDependency {
+		t.Errorf("no inferred wait edge comm → after_wait")
+	}
+	if c.G.Edge(n2, n3) >= 0 {
+		t.Errorf("edge from %q, which was still running when after_wait started", "late")
+	}
+	if cn := c.nodeOf(t, wait); c.Nodes[cn].End != c.F.TS[wait]+c.F.Dur[wait] {
+		t.Errorf("the CPU node holding the wait call does not end with it")
+	}
+}
+
+// TestCTDAStartsAtWork: a Python frame trailing the step (the profiler's step(), open while the GPU
+// drains) holds no work; the walk starts at the GPU work that ends last, not in the frame.
+func TestCTDAStartsAtWork(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 100)
+	b.cpu(1, "cpu_op", "aten::mm", 0, 20)
+	b.launch(1, "cudaLaunchKernel", 5, 5, 7, "gemm", 12, 300) // 12..312
+	b.cpu(1, "python_function", "torch/profiler/profiler.py(811): step", 30, 320)
+	c := buildCTDA(t, b.frame(), true)
+	last := c.Nodes[c.Path[len(c.Path)-1].Node]
+	if !last.GPU {
+		t.Errorf("path ends at CPU node %q, want the gemm kernel: %v", c.F.Syms[c.F.Name[last.MainRow]], pathNames(c))
+	}
+	if want := int64(300_000); c.Counted < want {
+		t.Errorf("counted %d ns, want ≥ %d (the kernel)", c.Counted, want)
+	}
+}
+
+// TestCTDABlockingLaunch: a cudaMemcpyAsync from pageable memory returns only once the stream has
+// run the copy. Its end is not when the copy was enqueued, so the copy's predecessor is the kernel
+// the stream was busy with (the CPU was waiting), not the CPU call. (The stream sync after the copy
+// puts the copy on the path.)
+func TestCTDABlockingLaunch(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 400)
+	b.cpu(1, "user_annotation", "## forward ##", 0, 15)
+	b.cpu(1, "cpu_op", "aten::conv", 0, 10)
+	_, k0 := b.launch(1, "cudaLaunchKernel", 2, 5, 7, "conv_kernel", 8, 300) // 8..308
+	b.cpu(1, "user_annotation", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 18, 304)
+	b.cpu(1, "cpu_op", "aten::to", 20, 300)
+	_, cp := b.launch(1, "cudaMemcpyAsync", 25, 290, 7, "Memcpy HtoD (Pageable -> Device)", 309, 5) // call 25..315
+	b.cpu(1, "cuda_runtime", "cudaStreamSynchronize", 316, 2)
+	b.cpu(1, "user_annotation", "## forward ##", 325, 35)
+	b.cpu(1, "cpu_op", "aten::relu", 330, 10)
+	b.launch(1, "cudaLaunchKernel", 332, 5, 7, "relu_kernel", 338, 20)
+	c := buildCTDA(t, b.frame(), true)
+	nK0, nCp := c.nodeOf(t, k0), c.nodeOf(t, cp)
+	if nK0 == nCp {
+		t.Fatalf("conv_kernel and the copy share node %d", nK0)
+	}
+	if want := int64(25_000); c.Nodes[c.Nodes[nCp].Launcher].FirstLaunchEnd != want {
+		t.Errorf("the copy's launcher ends at %d as seen by the copy, want %d (the call's start)", c.Nodes[c.Nodes[nCp].Launcher].FirstLaunchEnd, want)
+	}
+	found := false
+	for i := 1; i < len(c.Path); i++ {
+		if c.Path[i].Node == nCp {
+			found = true
+			if c.Path[i-1].Node != nK0 {
+				t.Errorf("the copy follows node %d (%v), want conv_kernel", c.Path[i-1].Node, pathNames(c))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the copy is not on the path %v", pathNames(c))
+	}
+}

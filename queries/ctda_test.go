@@ -42,23 +42,23 @@ func ctdaCoverage(t *testing.T, db *sql.DB, algorithm, annotation string, instan
 }
 
 // TestCTDACoverage: on real traces with an autograd thread, CTDA's path covers at least 90 % of the
-// busy bound and more than HTA's single-thread path on the same window (issue 5's target). Cases
-// with meetsTarget false do not reach it; for them the test checks the invariants only and logs the
-// numbers (see the README's "Cross-thread critical path" section for why). threads: the CPU threads
-// the first window's path must visit (the path crosses from the autograd to the main thread).
+// busy bound and more than HTA's single-thread path on the same window (issue 5's target). Every
+// window must beat HTA; meets lists, per instance, whether the window reaches 90 % of the bound
+// (where it does not, the README's "Cross-thread critical path" section says which busy time no
+// dependency explains). threads: the CPU threads the first window's path must visit (the path
+// crosses from the autograd to the main thread).
 func TestCTDACoverage(t *testing.T) {
 	cases := []struct {
 		trace, annotation string
-		instances         int
-		meetsTarget       bool
+		meets             []bool
 		threads           int
 	}{
-		{"kineto/resnet50_num_workers_0", "", 1, true, 1},
-		{"tracelens/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz", "", 1, true, 2},
-		{"param/linear_kineto.json.gz", "", 1, true, 2},
-		{"param/resnet_kineto.json.gz", "", 1, false, 0},
-		{"hta/trace_filter/sampled_rank-0.json.gz", "ProfilerStep", 2, false, 0},
-		{"tracelens/mi300/resnet_act_checkpoint.json.gz", "ProfilerStep", 3, true, 0},
+		{"kineto/resnet50_num_workers_0", "", []bool{true}, 1},
+		{"tracelens/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz", "", []bool{true}, 2},
+		{"param/linear_kineto.json.gz", "", []bool{true}, 2},
+		{"param/resnet_kineto.json.gz", "", []bool{false}, 0},
+		{"hta/trace_filter/sampled_rank-0.json.gz", "ProfilerStep", []bool{false, true}, 0},
+		{"tracelens/mi300/resnet_act_checkpoint.json.gz", "ProfilerStep", []bool{true, true, true}, 0},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.trace, "/", "_"), func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestCTDACoverage(t *testing.T) {
 			if threads < c.threads {
 				t.Errorf("the path visits %d CPU threads, want ≥ %d", threads, c.threads)
 			}
-			for i := range c.instances {
+			for i, meets := range c.meets {
 				ctda := ctdaCoverage(t, db, "ctda", c.annotation, i)
 				hta := ctdaCoverage(t, db, "hta", c.annotation, i)
 				t.Logf("instance %d: CPCR ctda %.3f, hta %.3f, busy bound %.3f", i, ctda.cpcr, hta.cpcr, ctda.busy)
@@ -81,8 +81,11 @@ func TestCTDACoverage(t *testing.T) {
 				if ctda.cpcr <= 0 || ctda.cpcr > ctda.busy+0.001 {
 					t.Errorf("instance %d: ctda CPCR %.4f outside (0, busy bound %.4f]", i, ctda.cpcr, ctda.busy)
 				}
-				if c.meetsTarget && (ctda.cpcr < 0.9*ctda.busy || ctda.cpcr <= hta.cpcr) {
-					t.Errorf("instance %d: ctda CPCR %.3f, want ≥ 0.9 × %.3f and > hta's %.3f", i, ctda.cpcr, ctda.busy, hta.cpcr)
+				if ctda.cpcr <= hta.cpcr {
+					t.Errorf("instance %d: ctda CPCR %.3f, want > hta's %.3f", i, ctda.cpcr, hta.cpcr)
+				}
+				if meets && ctda.cpcr < 0.9*ctda.busy {
+					t.Errorf("instance %d: ctda CPCR %.3f, want ≥ 0.9 × busy bound %.3f", i, ctda.cpcr, ctda.busy)
 				}
 			}
 		})
