@@ -29,7 +29,7 @@ SELECT * FROM _hotspots(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
 -- @column ts                   Start, ns
 -- @column end_ts               End, ns
 -- @column dur_us               end_ts − ts, µs
--- @column first_launch_end_ts  End of the node's first launch call, ns (its effective end towards its GPU node)
+-- @column first_launch_end_ts  End of the node's first launch call, ns (its effective end towards its GPU node; the call's start when the call was still running as its GPU work began)
 -- @column events               Events in the node
 -- @column name                 Name of the node's longest event (CPU) or first event (GPU)
 -- @column ev_idx               Event index of that event
