@@ -101,7 +101,7 @@ var (
 		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str)
 	eventsSchema = fields("ev_idx", i64, "cat", str, "cat_class", str, "name", str, "pid", i64, "tid", i64,
 		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str,
-		"step", i64, "parent_idx", i64, "depth", i64)
+		"step", i64, "parent_idx", i64, "depth", i64, "link_idx", i64)
 	flowsSchema    = fields("ev_idx", i64, "ph", str, "id", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "bp", str)
 	countersSchema = fields("ev_idx", i64, "name", str, "cat", str, "pid", i64, "tid", i64, "ts", i64, "id", str, "key", str, "value", f64)
 	instantsSchema = fields("ev_idx", i64, "ph", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "scope", str, "args", str)
@@ -112,8 +112,18 @@ var (
 // cpuFacts are the per-event facts the derived-column pass needs, kept outside Arrow for speed.
 type cpuFacts struct {
 	class   uint8
+	link    uint8 // linkNone, linkCPU or linkGPU: the event's side when launches are paired with GPU events
 	stepNum int64 // N of ProfilerStep#N, -1 otherwise
 }
+
+// The sides of the launch ↔ GPU-event pairing by correlation id (events.link_idx). They follow HTA's
+// dataframe: only events with a category other than Trace and a duration take part, and the GPU side is
+// an event on a stream with a correlation id, or an Event Sync / Context Sync record.
+const (
+	linkNone uint8 = iota
+	linkCPU
+	linkGPU
+)
 
 // parsedBatch is one rawBatch turned into Arrow record batches, one per target table.
 type parsedBatch struct {
@@ -282,6 +292,12 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(e.Field(11), hot.externalID, hot.hasExt)
 			appendArgs(e.Field(12), &ev)
 			f := cpuFacts{class: cls, stepNum: -1}
+			if hasDur && ev.hasCat && string(ev.cat) != "Trace" {
+				f.link = linkCPU
+				if (streamOK && hot.hasCorr && hot.correlation >= 0) || string(ev.name) == "Event Sync" || string(ev.name) == "Context Sync" {
+					f.link = linkGPU
+				}
+			}
 			if cls == classUserAnnotation {
 				f.stepNum = profilerStep(ev.name)
 			}

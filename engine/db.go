@@ -5,8 +5,9 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -28,8 +29,8 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database at path, or an in-memory one for "", and installs the
-// schema and views. Views are re-created on every open so that a database written by an older
-// tracesql gets the current definitions.
+// schema and views. A database written by another tracesql version gets the current definitions
+// (and its tables are migrated); one written by this version is used as it is.
 func Open(ctx context.Context, path string) (*DB, error) {
 	dsn := path
 	q := url.Values{}
@@ -68,14 +69,57 @@ func (db *DB) install(ctx context.Context) error {
 	if err := sqlfuncs.Register(ctx, db.SQL); err != nil {
 		return fmt.Errorf("install functions: %w", err)
 	}
-	for _, stmts := range [][]string{queries.Schema(), queries.Views()} {
+	sum := installHash()
+	if db.Path != "" {
+		// A file written by this very tracesql already holds every table, view and macro: re-creating
+		// them costs most of a re-open (hundreds of statements, each logged and checkpointed).
+		var stored string
+		err := db.SQL.QueryRowContext(ctx, `SELECT hash FROM _tracesql_install`).Scan(&stored)
+		if err == nil && stored == sum {
+			return nil
+		}
+	}
+	var traces int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'traces'`).Scan(&traces); err != nil {
+		return fmt.Errorf("install schema: %w", err)
+	}
+	for _, stmts := range [][]string{queries.Schema(), {migrateMarker}, queries.Views()} {
 		for _, s := range stmts {
+			if s == migrateMarker {
+				if err := db.migrate(ctx); err != nil {
+					return fmt.Errorf("migrate: %w", err)
+				}
+				continue
+			}
 			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
 				return fmt.Errorf("install schema: %w", err)
 			}
 		}
 	}
-	return db.fillFrames(ctx)
+	if traces > 0 {
+		if _, err := db.SQL.ExecContext(ctx, frameInsertSQL("true")); err != nil {
+			return fmt.Errorf("build _hta_frame_default: %w", err)
+		}
+	}
+	if _, err := db.SQL.ExecContext(ctx, `CREATE OR REPLACE TABLE _tracesql_install AS SELECT ?::VARCHAR AS hash`, sum); err != nil {
+		return fmt.Errorf("install schema: %w", err)
+	}
+	return nil
+}
+
+// migrateMarker separates the tables from the views in install order: migrate runs there.
+const migrateMarker = "-- migrate"
+
+// installHash identifies the schema and views this binary installs.
+func installHash() string {
+	h := sha256.New()
+	for _, stmts := range [][]string{queries.Schema(), queries.Views()} {
+		for _, s := range stmts {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
@@ -88,48 +132,54 @@ func (db *DB) Close() error {
 	return err
 }
 
-// frameTables are the stored results of queries' _hta_frame_build macro, one per mode: the input every
-// analysis reads (queries/views/10_hta_frame.sql). Computing them once per trace keeps analyses fast.
-var frameTables = [...]struct {
-	table  string
-	compat bool
-}{{"_hta_frame_default", false}, {"_hta_frame_compat", true}}
-
-// buildFrames stores the analysis frames of one freshly inserted trace.
-func buildFrames(ctx context.Context, ex driver.ExecerContext, traceID int) error {
-	for _, f := range frameTables {
-		q := fmt.Sprintf(`INSERT INTO %s SELECT * FROM _hta_frame_build(%t, %d)`, f.table, f.compat, traceID)
-		if _, err := ex.ExecContext(ctx, q, nil); err != nil {
-			return fmt.Errorf("build %s: %w", f.table, err)
-		}
-	}
-	return nil
-}
-
-// fillFrames builds the frames of traces loaded by a tracesql that did not store them yet.
-func (db *DB) fillFrames(ctx context.Context) error {
-	for _, f := range frameTables {
-		rows, err := db.SQL.QueryContext(ctx, fmt.Sprintf(
-			`SELECT trace_id FROM traces WHERE trace_id NOT IN (SELECT DISTINCT trace_id FROM %s) ORDER BY 1`, f.table))
-		if err != nil {
+// migrate brings a database written by another tracesql version to the current tables before the views
+// are installed: events gets link_idx if it has none, and the stored frame is dropped, to be rebuilt
+// after the views with the current definition (rebuildFrame). The compat frame was a table once.
+func (db *DB) migrate(ctx context.Context) error {
+	for _, t := range []string{"_hta_frame_default", "_hta_frame_compat"} { // rebuilt / now a view
+		var n int
+		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?`, t).Scan(&n); err != nil {
 			return err
 		}
-		var ids []int
-		for rows.Next() {
-			var id int
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		for _, id := range ids {
-			q := fmt.Sprintf(`INSERT INTO %s SELECT * FROM _hta_frame_build(%t, %d)`, f.table, f.compat, id)
-			if _, err := db.SQL.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("build %s: %w", f.table, err)
+		if n > 0 {
+			if _, err := db.SQL.ExecContext(ctx, "DROP TABLE "+t); err != nil {
+				return fmt.Errorf("drop old frame table %s: %w", t, err)
 			}
 		}
 	}
-	return nil
+	var hasLink int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns()
+		WHERE schema_name = 'main' AND table_name = 'events' AND column_name = 'link_idx'`).Scan(&hasLink); err != nil {
+		return err
+	}
+	if hasLink > 0 {
+		return nil
+	}
+	if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE events ADD COLUMN link_idx BIGINT"); err != nil {
+		return fmt.Errorf("add events.link_idx: %w", err)
+	}
+	_, err := db.SQL.ExecContext(ctx, fillLinksSQL("true"))
+	return err
+}
+
+// fillLinksSQL sets events.link_idx of the rows matching where (a predicate on events) in SQL, for data
+// that did not come through the loader, which computes it in Go (derive.go, links): the same pairing.
+func fillLinksSQL(where string) string {
+	return `UPDATE events e SET link_idx = l.linked FROM (
+	    WITH s AS (
+	        SELECT trace_id, ev_idx, correlation,
+	               (coalesce(stream, -1) >= 0 AND correlation >= 0) OR coalesce(name IN ('Event Sync', 'Context Sync'), false) AS gpu
+	        FROM events
+	        WHERE (` + where + `) AND dur IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace' AND correlation IS NOT NULL AND correlation <> -1
+	    )
+	    SELECT a.trace_id, a.ev_idx, max(b.ev_idx) AS linked
+	    FROM s a JOIN s b ON a.trace_id = b.trace_id AND a.correlation = b.correlation AND a.gpu <> b.gpu
+	    GROUP BY ALL
+	) l WHERE e.trace_id = l.trace_id AND e.ev_idx = l.ev_idx`
+}
+
+// frameInsertSQL stores the default analysis frame (queries/views/10_hta_frame.sql) of the traces
+// matching where, a predicate on trace_id.
+func frameInsertSQL(where string) string {
+	return `INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE ` + where
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // derived holds, per events row (in file order across batches), the columns computed after the
-// whole file is scanned: step, parent_idx and depth.
+// whole file is scanned: step, parent_idx, depth and link_idx.
 type derived struct {
-	step, parent, depth []int64
-	stepOK, parentOK    []bool
+	step, parent, depth, link []int64
+	stepOK, parentOK, linkOK  []bool
 }
 
 // eventView is the compact per-event data the derivation needs, gathered from the Arrow batches.
@@ -67,6 +67,7 @@ func derive(v *eventView) *derived {
 	n := len(v.idx)
 	d := &derived{step: make([]int64, n), parent: make([]int64, n), depth: make([]int64, n),
 		stepOK: make([]bool, n), parentOK: make([]bool, n)}
+	d.link, d.linkOK = links(v)
 	end := func(i int) int64 {
 		if v.durOK[i] {
 			return v.ts[i] + v.dur[i]
@@ -166,6 +167,38 @@ func derive(v *eventView) *derived {
 	return d
 }
 
+// links pairs launches with GPU events by correlation id, as HTA's index_correlation does on the whole
+// parsed trace: each side gets the ev_idx of the last event (in file order) of the other side with the
+// same correlation. Correlation -1 and missing correlations pair nothing.
+func links(v *eventView) ([]int64, []bool) {
+	n := len(v.idx)
+	link, ok := make([]int64, n), make([]bool, n)
+	lastCPU, lastGPU := map[int64]int64{}, map[int64]int64{}
+	for i := 0; i < n; i++ {
+		if !v.corrOK[i] || v.corr[i] == -1 {
+			continue
+		}
+		switch v.facts[i].link {
+		case linkCPU:
+			lastCPU[v.corr[i]] = v.idx[i] // file order: the last write is the largest ev_idx
+		case linkGPU:
+			lastGPU[v.corr[i]] = v.idx[i]
+		}
+	}
+	for i := 0; i < n; i++ {
+		if !v.corrOK[i] || v.corr[i] == -1 {
+			continue
+		}
+		switch v.facts[i].link {
+		case linkCPU:
+			link[i], ok[i] = lastGPU[v.corr[i]]
+		case linkGPU:
+			link[i], ok[i] = lastCPU[v.corr[i]]
+		}
+	}
+	return link, ok
+}
+
 // withDerived returns the events batches with the derived columns appended, sharing the parsed
 // columns (no copy).
 func withDerived(batches []*parsedBatch, d *derived, mem memory.Allocator) []arrow.RecordBatch {
@@ -174,11 +207,12 @@ func withDerived(batches []*parsedBatch, d *derived, mem memory.Allocator) []arr
 	for _, b := range batches {
 		r := b.events
 		n := int(r.NumRows())
-		cols := make([]arrow.Array, 0, r.NumCols()+3)
+		cols := make([]arrow.Array, 0, r.NumCols()+4)
 		cols = append(cols, r.Columns()...)
 		cols = append(cols, int64Array(mem, d.step[off:off+n], d.stepOK[off:off+n]))
 		cols = append(cols, int64Array(mem, d.parent[off:off+n], d.parentOK[off:off+n]))
 		cols = append(cols, int64Array(mem, d.depth[off:off+n], depthValid(b.facts)))
+		cols = append(cols, int64Array(mem, d.link[off:off+n], d.linkOK[off:off+n]))
 		out = append(out, array.NewRecordBatch(eventsSchema, cols, int64(n)))
 		off += n
 	}

@@ -126,3 +126,57 @@ func TestLegacyAndStringLanes(t *testing.T) {
 		t.Errorf("string tid 'stream 7': %d named lanes, want 1", n)
 	}
 }
+
+// linksTrace exercises the launch ↔ GPU-event pairing by correlation (events.link_idx), worked out by hand.
+const linksTrace = `{"traceEvents":[
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":5}},
+ {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":5,"args":{"stream":7,"correlation":5}},
+ {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":20,"dur":5,"args":{"stream":7,"correlation":5}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":6,"dur":1,"args":{"correlation":-1}},
+ {"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":30,"dur":5,"args":{"stream":7,"correlation":9}},
+ {"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":7,"ts":40,"dur":1,"args":{"correlation":11}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaEventSynchronize","pid":1,"tid":1,"ts":38,"dur":4,"args":{"correlation":11}},
+ {"ph":"X","cat":"Trace","name":"session","pid":1,"tid":1,"ts":0,"dur":50,"args":{"correlation":5}},
+ {"ph":"X","cat":"cuda_runtime","name":"no_dur","pid":1,"tid":1,"ts":8,"args":{"correlation":5}},
+ {"ph":"X","cat":"kernel","name":"no_stream","pid":0,"tid":7,"ts":44,"dur":1,"args":{"stream":4294967295,"correlation":12}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":43,"dur":1,"args":{"correlation":12}}
+]}`
+
+// TestDerivedLinks: each side takes the last event of the other side with its correlation; correlation
+// -1, a missing duration, the Trace category and a kernel on no stream (uint32 -1) pair nothing.
+func TestDerivedLinks(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "links.json")
+	if err := os.WriteFile(p, []byte(linksTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	want := map[int64]sql.NullInt64{0: some(2), 1: some(0), 2: some(0), 3: null(), 4: null(), 5: some(6), 6: some(5),
+		7: null(), 8: null(), 9: null(), 10: null()}
+	rows, err := db.SQL.Query(`SELECT ev_idx, link_idx FROM events ORDER BY ev_idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var idx int64
+		var link sql.NullInt64
+		if err := rows.Scan(&idx, &link); err != nil {
+			t.Fatal(err)
+		}
+		if link != want[idx] {
+			t.Errorf("event %d: link_idx %v, want %v", idx, link, want[idx])
+		}
+		n++
+	}
+	if n != len(want) {
+		t.Errorf("%d events, want %d", n, len(want))
+	}
+	// The frame's index_correlation: -1 without a correlation, 0 when the partner is absent (HTA).
+	for idx, ic := range map[int64]int64{0: 2, 3: -1, 4: 0, 6: 5} {
+		if got := queryInt(t, db, `SELECT index_correlation FROM hta_frame WHERE ev_idx = ?`, idx); got != ic {
+			t.Errorf("event %d: index_correlation %d, want %d", idx, got, ic)
+		}
+	}
+}

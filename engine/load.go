@@ -399,7 +399,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				return fmt.Errorf("insert events: %w", err)
 			}
 			tm.mark("insert events")
-			// The file's Go copy is no longer needed: give it back before DuckDB builds the frames,
+			// The file's Go copy is no longer needed: give it back before DuckDB builds the frame,
 			// so that the two peaks do not add up.
 			releaseEvents()
 			if pf.jsonBytes > freeOSAbove {
@@ -413,10 +413,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
 				return fmt.Errorf("set time span: %w", err)
 			}
-			if err := buildFrames(ctx, ex, traceID); err != nil {
-				return err
+			if _, err := ex.ExecContext(ctx, frameInsertSQL(fmt.Sprintf("trace_id = %d", traceID)), nil); err != nil {
+				return fmt.Errorf("build _hta_frame_default: %w", err)
 			}
-			tm.mark("frames")
+			tm.mark("frame")
 			return nil
 		}()
 		if err != nil {

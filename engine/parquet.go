@@ -4,8 +4,8 @@ package engine
 // so that a job too big for one machine can be queried by any Parquet engine (DuckDB, Spark, Trino),
 // and so that a converted job re-loads without parsing JSON.
 //
-// Layout of DIR, one entry per trace table (every table with a trace_id column; the analysis frames
-// _hta_frame_default/_hta_frame_compat included, so an import needs no rebuild):
+// Layout of DIR, one entry per trace table (every table with a trace_id column, except the derived _*
+// tables, which an import rebuilds):
 //
 //	DIR/<table>/rank=<r>/data_0.parquet   tables with a rank column, and the per-event tables of a
 //	                                      Kineto trace (flows, counters, …), whose rank is joined from
@@ -30,7 +30,7 @@ import (
 
 // parquetManifest is DIR/tracesql_export.json.
 type parquetManifest struct {
-	Format  int            `json:"format"` // 1
+	Format  int            `json:"format"` // parquetFormat; 1 = before events.link_idx
 	Tool    string         `json:"tool"`
 	Tables  []ParquetTable `json:"tables"`
 	Traces  int64          `json:"traces"`
@@ -48,15 +48,19 @@ type ParquetTable struct {
 
 const manifestName = "tracesql_export.json"
 
+// parquetFormat is the export format written: 2 since events has link_idx and the frames are views.
+const parquetFormat = 2
+
 // rankJoined are the Kineto per-event tables without a rank column: every row has a traces row.
 var rankJoined = map[string]bool{"metadata_events": true, "flows": true, "counters": true, "instants": true, "other_events": true}
 
 // traceTables lists the base tables that hold per-trace data (a trace_id column), traces first, and
-// whether each has a rank column.
+// whether each has a rank column. Tables named _* are derived (the stored analysis frame) and rebuilt
+// on import instead.
 func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, error) {
 	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, bool_or(c.column_name = 'rank')
 		FROM duckdb_columns() c JOIN duckdb_tables() t ON t.table_oid = c.table_oid
-		WHERE NOT c.internal AND c.schema_name = 'main' AND NOT t.temporary
+		WHERE NOT c.internal AND c.schema_name = 'main' AND NOT t.temporary AND NOT starts_with(c.table_name, '_')
 		GROUP BY c.table_name HAVING bool_or(c.column_name = 'trace_id')
 		ORDER BY c.table_name <> 'traces', c.table_name`)
 	if err != nil {
@@ -97,7 +101,7 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 	if err != nil {
 		return fail(err)
 	}
-	man := parquetManifest{Format: 1, Tool: "tracesql"}
+	man := parquetManifest{Format: parquetFormat, Tool: "tracesql"}
 	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*), strftime(now() AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') FROM traces`).Scan(&man.Traces, &man.Written); err != nil {
 		return fail(err)
 	}
@@ -142,8 +146,8 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 
 // ImportParquet loads a directory written by ExportParquet into the database in one transaction:
 // all of it or, on error, nothing. Trace ids are renumbered after the database's own, so an export
-// can be imported beside other traces; a (label, rank) already present is an error. Frames missing
-// from the export (or of an older export) are rebuilt. It returns the number of traces imported.
+// can be imported beside other traces; a (label, rank) already present is an error. It returns the
+// number of traces imported.
 func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	fail := func(err error) (int64, error) { return 0, fmt.Errorf("import parquet %s: %w", dir, err) }
 	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
@@ -157,8 +161,8 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	if err := json.Unmarshal(raw, &man); err != nil {
 		return fail(fmt.Errorf("%s: %w", manifestName, err))
 	}
-	if man.Format != 1 {
-		return fail(fmt.Errorf("%s: format %d is not supported (this tracesql reads format 1)", manifestName, man.Format))
+	if man.Format != 1 && man.Format != parquetFormat {
+		return fail(fmt.Errorf("%s: format %d is not supported (this tracesql reads formats 1 and %d)", manifestName, man.Format, parquetFormat))
 	}
 	names, _, err := db.traceTables(ctx)
 	if err != nil {
@@ -179,16 +183,26 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fail(err)
 	}
+	var firstID int64
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`).Scan(&firstID); err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return fail(err)
+	}
 	n, err := importTables(ctx, conn, dir, man, known)
+	imported := fmt.Sprintf("trace_id >= %d", firstID)
+	if err == nil && man.Format == 1 {
+		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
+		_, err = conn.ExecContext(ctx, fillLinksSQL(imported))
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, frameInsertSQL(imported))
+	}
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		return fail(err)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fail(err)
-	}
-	if err := db.fillFrames(ctx); err != nil {
-		return n, fmt.Errorf("import parquet %s: rebuild frames: %w", dir, err)
 	}
 	return n, nil
 }
@@ -203,6 +217,9 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 	sort.SliceStable(man.Tables, func(i, j int) bool { return man.Tables[i].Name == "traces" && man.Tables[j].Name != "traces" })
 	var imported int64
 	for _, t := range man.Tables {
+		if strings.HasPrefix(t.Name, "_") && man.Format == 1 {
+			continue // format 1 stored the analysis frames: rebuilt instead
+		}
 		if !known[t.Name] {
 			return 0, fmt.Errorf("table %s of the export does not exist in this database (export from a newer tracesql?)", t.Name)
 		}

@@ -102,7 +102,7 @@ func TestParquetRoundTrip(t *testing.T) {
 	for _, tb := range tables {
 		layouts[tb.Name] = tb.Layout
 	}
-	for name, want := range map[string]string{"traces": "rank", "events": "rank", "flows": "rank_joined", "counters": "rank_joined", "_hta_frame_default": "rank", "_hta_frame_compat": "rank"} {
+	for name, want := range map[string]string{"traces": "rank", "events": "rank", "flows": "rank_joined", "counters": "rank_joined"} {
 		if layouts[name] != want {
 			t.Errorf("table %s: layout %q, want %q", name, layouts[name], want)
 		}

@@ -115,16 +115,13 @@ func Open(t testing.TB, d Dir) *engine.DB {
 		for _, q := range []string{
 			`UPDATE traces SET rank = ? WHERE path = ?`,
 			`UPDATE events SET rank = ? WHERE trace_id = (SELECT trace_id FROM traces WHERE path = ?)`,
-			`UPDATE _hta_frame_default SET rank = ? WHERE trace_id = (SELECT trace_id FROM traces WHERE path = ?)`,
-			`UPDATE _hta_frame_compat SET rank = ? WHERE trace_id = (SELECT trace_id FROM traces WHERE path = ?)`,
 		} {
 			if _, err := db.SQL.Exec(q, r+1000000, abs); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	for _, q := range []string{`UPDATE traces SET rank = rank - 1000000`, `UPDATE events SET rank = rank - 1000000`,
-		`UPDATE _hta_frame_default SET rank = rank - 1000000`, `UPDATE _hta_frame_compat SET rank = rank - 1000000`} {
+	for _, q := range []string{`UPDATE traces SET rank = rank - 1000000`, `UPDATE events SET rank = rank - 1000000`} {
 		if _, err := db.SQL.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -46,10 +46,11 @@ CREATE TABLE IF NOT EXISTS traces (
 -- @column parent_idx   ev_idx of the enclosing CPU event on the same thread; NULL for roots and GPU events
 -- @column depth        Call-stack depth on its thread (0 = root); NULL for GPU events
 -- @column args         Every arg, as JSON
+-- @column link_idx     ev_idx of the event paired by correlation: a launch's GPU event, a GPU event's launch (the last in file order if several); NULL when none
 CREATE TABLE IF NOT EXISTS events (
     trace_id INTEGER, rank INTEGER, ev_idx BIGINT, ph VARCHAR, cat VARCHAR, cat_class VARCHAR, name VARCHAR,
     pid BIGINT, tid BIGINT, ts BIGINT, dur BIGINT, stream BIGINT, device BIGINT, correlation BIGINT,
-    external_id BIGINT, step BIGINT, parent_idx BIGINT, depth INTEGER, args JSON
+    external_id BIGINT, step BIGINT, parent_idx BIGINT, depth INTEGER, args JSON, link_idx BIGINT
 );
 
 -- @table metadata_events  One row per metadata event (ph M): process/thread names, sort indexes, labels.

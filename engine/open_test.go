@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// frameDigest summarises a database's events.link_idx and stored frame, to compare two builds.
+func frameDigest(t *testing.T, db *DB) [3]int64 {
+	t.Helper()
+	return [3]int64{
+		queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`),
+		queryInt(t, db, `SELECT (bit_xor(hash(trace_id, ev_idx, link_idx)) >> 1)::BIGINT FROM events`),
+		queryInt(t, db, `SELECT (bit_xor(hash(f)) >> 1)::BIGINT FROM _hta_frame_default f`),
+	}
+}
+
+// TestOpenMigratesOldDatabase: a database written before events.link_idx existed, with the analysis
+// frames stored as two tables, opens with link_idx filled in SQL exactly as the loader fills it and the
+// frame rebuilt.
+func TestOpenMigratesOldDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	links := filepath.Join(dir, "links.json")
+	if err := os.WriteFile(links, []byte(linksTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "old.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, []string{links, "../testdata/traces/ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"},
+		LoadOptions{RankFrom: RankIndex}); err != nil {
+		t.Fatal(err)
+	}
+	want := frameDigest(t, db)
+	for _, q := range []string{
+		`ALTER TABLE events DROP COLUMN link_idx`,
+		`DROP TABLE _hta_frame_default`, `DROP VIEW _hta_frame_compat`,
+		`CREATE TABLE _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
+		`DROP TABLE _tracesql_install`,
+	} {
+		if _, err := db.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := frameDigest(t, db); got != want {
+		t.Errorf("after migration: rows/link/frame digest %v, want %v", got, want)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name = '_hta_frame_compat'`); got != 1 {
+		t.Error("_hta_frame_compat is not a view after migration")
+	}
+}
+
+// TestOpenSkipsCurrentInstall: a file written by this tracesql is opened as it is (re-creating hundreds
+// of views and macros was most of a re-open); another version's file gets the current definitions.
+func TestOpenSkipsCurrentInstall(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.Exec(`DROP VIEW kernels`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	views := func() int64 {
+		db, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		n := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name = 'kernels'`)
+		if _, err := db.SQL.Exec(`UPDATE _tracesql_install SET hash = 'another version'`); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if views() != 0 {
+		t.Error("re-open of a current database re-installed the views")
+	}
+	if views() != 1 {
+		t.Error("re-open of another version's database did not install the views")
+	}
+}
