@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -92,5 +93,48 @@ func TestOpenSkipsCurrentInstall(t *testing.T) {
 	}
 	if views() != 1 {
 		t.Error("re-open of another version's database did not install the views")
+	}
+}
+
+// TestLoadManyFilesCheckpointsOnce: a multi-file load into a file database defers DuckDB's automatic
+// checkpoints to one at the end, then restores the threshold; the data is complete after a re-open.
+func TestLoadManyFilesCheckpointsOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var paths []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", i))
+		if err := os.WriteFile(p, []byte(linksTrace), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	path := filepath.Join(dir, "t.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before string
+	db.SQL.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&before)
+	mustLoad(t, db, paths...)
+	var after string
+	db.SQL.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&after)
+	if after != before {
+		t.Errorf("checkpoint_threshold %q after the load, want %q restored", after, before)
+	}
+	if fi, err := os.Stat(path + ".wal"); err == nil && fi.Size() > 0 {
+		t.Errorf("WAL of %d bytes left after the load: no final checkpoint", fi.Size())
+	}
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := queryInt(t, db, `SELECT count(*) FROM events`); got != 33 {
+		t.Errorf("%d events after re-open, want 33", got)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`); got != 27 {
+		t.Errorf("%d frame rows after re-open, want 27", got)
 	}
 }
