@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -136,15 +137,18 @@ func (db *DB) Close() error {
 // are installed: events gets link_idx if it has none, and the stored frame is dropped, to be rebuilt
 // after the views with the current definition (rebuildFrame). The compat frame was a table once.
 func (db *DB) migrate(ctx context.Context) error {
-	for _, t := range []string{"_hta_frame_default", "_hta_frame_compat"} { // rebuilt / now a view
-		var n int
-		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?`, t).Scan(&n); err != nil {
+	// The stored frame is rebuilt; the compat frame is a view now. Whatever they were, they go.
+	for _, t := range []string{"_hta_frame_default", "_hta_frame_compat"} {
+		var kind string
+		err := db.SQL.QueryRowContext(ctx, `SELECT 'TABLE' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1
+			UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $1`, t).Scan(&kind)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
 			return err
 		}
-		if n > 0 {
-			if _, err := db.SQL.ExecContext(ctx, "DROP TABLE "+t); err != nil {
-				return fmt.Errorf("drop old frame table %s: %w", t, err)
-			}
+		if _, err := db.SQL.ExecContext(ctx, "DROP "+kind+" "+t+" CASCADE"); err != nil {
+			return fmt.Errorf("drop old %s: %w", t, err)
 		}
 	}
 	var hasLink int

@@ -19,7 +19,7 @@ func frameDigest(t *testing.T, db *DB) [3]int64 {
 }
 
 // TestOpenMigratesOldDatabase: a database written before events.link_idx existed, with the analysis
-// frames stored as two tables, opens with link_idx filled in SQL exactly as the loader fills it and the
+// frames stored as other kinds of objects (a table for compat, a view for default), opens with link_idx filled in SQL exactly as the loader fills it and the
 // frame rebuilt.
 func TestOpenMigratesOldDatabase(t *testing.T) {
 	ctx := context.Background()
@@ -41,7 +41,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 	for _, q := range []string{
 		`ALTER TABLE events DROP COLUMN link_idx`,
 		`DROP TABLE _hta_frame_default`, `DROP VIEW _hta_frame_compat`,
-		`CREATE TABLE _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
+		`CREATE VIEW _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
 		`DROP TABLE _tracesql_install`,
 	} {
 		if _, err := db.SQL.Exec(q); err != nil {
