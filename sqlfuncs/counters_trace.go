@@ -28,7 +28,6 @@ import (
 	"tracesql/graph"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
-	"github.com/klauspost/compress/gzip"
 )
 
 func init() {
@@ -342,7 +341,6 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	}
 	gz := a.compat || strings.HasSuffix(outName, ".gz")
 	if err := writeWithCounters(ctx, src, out, gz, events); err != nil {
-		os.Remove(out)
 		return "", 0, err
 	}
 	return out, n, nil
@@ -397,53 +395,12 @@ func appendPyFloat(b []byte, v float64) []byte {
 // writeWithCounters copies the trace src to out, inserting events (each preceded by a comma) before the closing
 // bracket of the top-level traceEvents array (or of the top-level array for the array form).
 func writeWithCounters(ctx context.Context, src, out string, gz bool, events []byte) error {
-	f, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("read trace: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("read trace %s: %w", src, err)
+	return rewriteTrace(src, out, gz, func(r io.Reader, w *bufio.Writer) error {
+		if err := spliceEvents(ctx, r, w, events); err != nil {
+			return fmt.Errorf("%s: %w", src, err)
 		}
-		defer zr.Close()
-		ra := newReadAhead(zr)
-		defer ra.Close()
-		r = ra // decompress on another core while this one scans and compresses
-	}
-	of, err := os.Create(out)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	defer of.Close()
-	bw := bufio.NewWriterSize(of, 1<<20)
-	var w io.Writer = bw
-	var zw *gzip.Writer
-	if gz {
-		zw, err = gzip.NewWriterLevel(bw, gzip.BestSpeed)
-		if err != nil {
-			return err
-		}
-		w = zw
-	}
-	if err := spliceEvents(ctx, r, w, events); err != nil {
-		return fmt.Errorf("%s: %w", src, err)
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := of.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // spliceEvents streams JSON from r to w, tracking only strings and bracket depth, and writes events before the
@@ -591,73 +548,4 @@ func trailingBackslashes(b []byte) int {
 		n++
 	}
 	return n
-}
-
-// readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.
-type readAhead struct {
-	blocks chan []byte
-	free   chan []byte
-	errc   chan error
-	cur    []byte
-	buf    []byte
-	err    error
-	stop   chan struct{}
-}
-
-func newReadAhead(r io.Reader) *readAhead {
-	ra := &readAhead{blocks: make(chan []byte, 4), free: make(chan []byte, 5), errc: make(chan error, 1), stop: make(chan struct{})}
-	for i := 0; i < 5; i++ {
-		ra.free <- make([]byte, 1<<20)
-	}
-	go func() {
-		defer close(ra.blocks)
-		for {
-			var b []byte
-			select {
-			case b = <-ra.free:
-			case <-ra.stop:
-				return
-			}
-			n, err := io.ReadFull(r, b)
-			if n > 0 {
-				ra.blocks <- b[:n]
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				ra.errc <- io.EOF
-				return
-			}
-			if err != nil {
-				ra.errc <- err
-				return
-			}
-		}
-	}()
-	return ra
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	for len(ra.cur) == 0 {
-		if ra.buf != nil {
-			ra.free <- ra.buf[:cap(ra.buf)]
-			ra.buf = nil
-		}
-		b, ok := <-ra.blocks
-		if !ok {
-			if ra.err == nil {
-				ra.err = <-ra.errc
-			}
-			return 0, ra.err
-		}
-		ra.buf, ra.cur = b, b
-	}
-	n := copy(p, ra.cur)
-	ra.cur = ra.cur[n:]
-	return n, nil
-}
-
-// Close stops the reader goroutine.
-func (ra *readAhead) Close() {
-	close(ra.stop)
-	for range ra.blocks {
-	}
 }

@@ -3,7 +3,6 @@ package sqlfuncs
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,53 +117,17 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, src, dir string, o ov
 		}
 	}
 
-	in, err := os.Open(src)
-	if err != nil {
-		return res, fmt.Errorf("open the trace file (the overlay is written from the original file): %w", err)
-	}
-	defer in.Close()
-	br := bufio.NewReaderSize(in, 1<<20)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return res, fmt.Errorf("read %s: %w", src, err)
+	// gzip always, as HTA, whatever the name ends with.
+	err := rewriteTrace(src, res.Path, true, func(r io.Reader, w *bufio.Writer) error {
+		if err := ovStream(ctx, r, w, critical, ends, flows, o, &res); err != nil {
+			return fmt.Errorf("overlay of %s: %w", src, err)
 		}
-		defer zr.Close()
-		r = zr
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("the overlay is written from the original trace file: %w", err)
 	}
-	tmp := res.Path + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return res, fmt.Errorf("create %s: %w", tmp, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			out.Close()
-			os.Remove(tmp)
-		}
-	}()
-	zw, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
-	w := bufio.NewWriterSize(zw, 1<<20)
-
-	if err := ovStream(ctx, r, w, critical, ends, flows, o, &res); err != nil {
-		return res, fmt.Errorf("overlay of %s: %w", src, err)
-	}
-	if err := w.Flush(); err != nil {
-		return res, fmt.Errorf("write %s: %w", res.Path, err)
-	}
-	if err := zw.Close(); err != nil {
-		return res, fmt.Errorf("write %s: %w", res.Path, err)
-	}
-	if err := out.Close(); err != nil {
-		return res, fmt.Errorf("write %s: %w", res.Path, err)
-	}
-	if err := os.Rename(tmp, res.Path); err != nil {
-		return res, fmt.Errorf("write %s: %w", res.Path, err)
-	}
-	ok = true
-	return res, nil
+	return res, err
 }
 
 // ovStream copies the top-level object of r to w, rewriting traceEvents.

@@ -31,7 +31,6 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
-	"github.com/klauspost/compress/gzip"
 )
 
 func init() {
@@ -234,7 +233,6 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	marked, err := writeOverlay(ctx, path, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
 		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz")})
 	if err != nil {
-		os.Remove(out)
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
 	}
 	return OverlayResult{Path: out, Patterns: int64(len(pats)), Marked: marked}, nil
@@ -267,48 +265,15 @@ type overlayEdit struct {
 // writeOverlay streams src (plain or gzip JSON, object or bare-array form) to dst with the edits applied and returns
 // the number of events marked.
 func writeOverlay(ctx context.Context, src, dst string, ed overlayEdit) (int64, error) {
-	f, err := os.Open(src)
+	ow := &overlayWriter{ed: ed, ctx: ctx}
+	err := rewriteTrace(src, dst, ed.gzipOut, func(r io.Reader, w *bufio.Writer) error {
+		ow.w = w
+		return ow.run(json.NewDecoder(r))
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
-	if strings.HasSuffix(src, ".gz") {
-		gz, err := gzip.NewReader(r)
-		if err != nil {
-			return 0, err
-		}
-		defer gz.Close()
-		r = gz
-	}
-	of, err := os.Create(dst)
-	if err != nil {
-		return 0, err
-	}
-	defer of.Close()
-	var w io.Writer = of
-	var gzw *gzip.Writer
-	if ed.gzipOut {
-		gzw, err = gzip.NewWriterLevel(of, gzip.BestSpeed) // an overlay is read once: speed over size
-		if err != nil {
-			return 0, err
-		}
-		w = gzw
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	ow := &overlayWriter{ed: ed, w: bw, ctx: ctx}
-	if err := ow.run(json.NewDecoder(r)); err != nil {
-		return 0, err
-	}
-	if err := bw.Flush(); err != nil {
-		return 0, err
-	}
-	if gzw != nil {
-		if err := gzw.Close(); err != nil {
-			return 0, err
-		}
-	}
-	return ow.marked, of.Close()
+	return ow.marked, nil
 }
 
 type overlayWriter struct {

@@ -1,0 +1,156 @@
+package sqlfuncs
+
+// The file handling shared by the three functions that write a rewritten copy of a loaded trace
+// (export_critical_path_overlay, export_kernel_sequences_overlay, export_counters_trace). Each streams the original
+// trace file (never decoded as a whole) through its own rewriter; rewriteTrace does the rest the same way for all
+// three: gzip input is recognised by its magic bytes (as the engine does when loading, whatever the name) and
+// decompressed on another core, the output goes to a temporary file next to the destination, gzip-compressed when
+// asked, and is renamed into place only once it is complete, so a failed export leaves neither a partial file nor the
+// temporary one behind (and an earlier output of the same name stays as it was).
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// rewriteTrace streams the trace file src through rewrite into dst, gzip-compressed when gzipOut. rewrite reads the
+// decompressed trace from r and writes the new one to w; rewriteTrace flushes w. rewrite's own error is returned as
+// is (the caller knows what it was doing); file errors name the file.
+func rewriteTrace(src, dst string, gzipOut bool, rewrite func(r io.Reader, w *bufio.Writer) error) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("read trace: %w", err) // the *PathError names src
+	}
+	defer in.Close()
+	br := bufio.NewReaderSize(in, 1<<20)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read trace %s: %w", src, err)
+		}
+		defer zr.Close()
+		ra := newReadAhead(zr)
+		defer ra.Close()
+		r = ra // decompress on another core while this one rewrites (and compresses)
+	}
+
+	tmp := dst + ".tmp" // os.Create, not os.CreateTemp: the output gets the usual 0666 &^ umask permissions
+	out, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			out.Close()
+			os.Remove(tmp)
+		}
+	}()
+	var sink io.Writer = out
+	var zw *gzip.Writer
+	if gzipOut {
+		zw, err = gzip.NewWriterLevel(out, gzip.BestSpeed) // an exported trace is read once: speed over size
+		if err != nil {
+			return fmt.Errorf("write %s: %w", dst, err)
+		}
+		sink = zw
+	}
+	w := bufio.NewWriterSize(sink, 1<<20)
+	if err := rewrite(r, w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", dst, err)
+		}
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("write %s: %w", dst, err)
+	}
+	done = true
+	return nil
+}
+
+// readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.
+type readAhead struct {
+	blocks chan []byte
+	free   chan []byte
+	errc   chan error
+	cur    []byte
+	buf    []byte
+	err    error
+	stop   chan struct{}
+}
+
+func newReadAhead(r io.Reader) *readAhead {
+	ra := &readAhead{blocks: make(chan []byte, 4), free: make(chan []byte, 5), errc: make(chan error, 1), stop: make(chan struct{})}
+	for i := 0; i < 5; i++ {
+		ra.free <- make([]byte, 1<<20)
+	}
+	go func() {
+		defer close(ra.blocks)
+		for {
+			var b []byte
+			select {
+			case b = <-ra.free:
+			case <-ra.stop:
+				return
+			}
+			// Not io.ReadFull: it turns a short last block into io.ErrUnexpectedEOF, which must stay the
+			// decompressor's word for a truncated file rather than be taken for a clean end.
+			n := 0
+			var err error
+			for n < len(b) && err == nil {
+				var k int
+				k, err = r.Read(b[n:])
+				n += k
+			}
+			if n > 0 {
+				ra.blocks <- b[:n]
+			}
+			if err != nil {
+				ra.errc <- err // io.EOF at the clean end
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.buf != nil {
+			ra.free <- ra.buf[:cap(ra.buf)]
+			ra.buf = nil
+		}
+		b, ok := <-ra.blocks
+		if !ok {
+			if ra.err == nil {
+				ra.err = <-ra.errc
+			}
+			return 0, ra.err
+		}
+		ra.buf, ra.cur = b, b
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// Close stops the reader goroutine.
+func (ra *readAhead) Close() {
+	close(ra.stop)
+	for range ra.blocks {
+	}
+}
