@@ -54,11 +54,14 @@ type CDGNode struct {
 	// FirstLaunchEnd: end of the node's first launch call (CPU nodes that launch), else End. It is
 	// the CPU node's effective end as seen by the GPU node it launched.
 	FirstLaunchEnd int64
-	MainRow        int32 // frame row naming the node: its outermost CPU event, or its first GPU event
-	Launcher       int32 // GPU nodes: the CPU node that launched it (-1 none)
-	Launched       int32 // CPU nodes: the GPU node it launched (-1 none)
-	Events         int32 // events in the node
-	first, last    int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
+	// paceFrom (GPU nodes): the start of the last of its events that waited for its launch call
+	// rather than for the event before it; from then on the GPU, not the launcher, paces the pair.
+	paceFrom    int64
+	MainRow     int32 // frame row naming the node: its outermost CPU event, or its first GPU event
+	Launcher    int32 // GPU nodes: the CPU node that launched it (-1 none)
+	Launched    int32 // CPU nodes: the GPU node it launched (-1 none)
+	Events      int32 // events in the node
+	first, last int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
 }
 
 // CDG is the computation dependency graph of one window and its critical path.
@@ -448,6 +451,20 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	// A GPU node launched by several CPU-node-less rows keeps per-node order; the CPU node's stream
 	// may differ from a memcpy's (a launch onto another stream started a new node, so not here).
+	// paceFrom: an event whose launch call was done before the node's previous event ended sat
+	// queued behind it; one launched later waited for its launch. The last of the latter is where
+	// the GPU takes over pacing the pair (covered).
+	for g := nCPU; g < len(c.Nodes); g++ {
+		nd := &c.Nodes[g]
+		nd.paceFrom = nd.Start
+		prevEnd := int64(-1)
+		for i, r := range c.gpuRows[nd.first:nd.last] {
+			if l := launcher[r]; i > 0 && l >= 0 && launchDone(l) > prevEnd {
+				nd.paceFrom = f.TS[r]
+			}
+			prevEnd = max(prevEnd, f.TS[r]+f.Dur[r])
+		}
+	}
 
 	// Edges.
 	b := NewBuilder(len(c.Nodes), 3*len(c.Nodes))
@@ -581,8 +598,24 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				add(g, nextOnThread(call), cdgSync)
 			}
 		case "Event Sync", "Stream Wait Event":
-			if f.Syms[f.Name[r]] == "Stream Wait Event" {
+			waitOn := streamKey{pid, f.WaitOnStream[r]}
+			if f.WaitOnStream[r] < 0 {
+				// The record names no stream: it explains nothing, and a stream wait is left to the
+				// inference from the schedule below.
+				continue
+			}
+			evSync := f.Syms[f.Name[r]] == "Event Sync"
+			if !evSync {
 				waitRecorded[call] = true
+			}
+			var dst int32
+			if evSync {
+				dst = nextOnThread(call)
+			} else {
+				dst = firstLaunchedAfter(streamKey{pid, f.Stream[r]}, t)
+			}
+			if dst < 0 {
+				continue
 			}
 			if recordRow == nil {
 				recordRow = map[int64]int32{}
@@ -592,22 +625,21 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					}
 				}
 			}
-			rec, ok := recordRow[f.WaitOnCorr[r]]
-			if !ok {
-				rec = -1
+			src := int32(-1)
+			if rec, ok := recordRow[f.WaitOnCorr[r]]; ok {
+				src = lastLaunched(waitOn, f.TS[rec])
+			} else {
+				// Older CUDA traces name the stream the event was recorded on but not the record
+				// call (no wait_on_cuda_event_record_corr_id). The event was recorded there before
+				// this call, and what waits started after the awaited work ended: of that stream's
+				// nodes launched before the call, the latest-ending one that ended by then.
+				for _, g := range byStream[waitOn] {
+					if launchTime(g) < t && c.Nodes[g].End <= c.Nodes[dst].Start && (src < 0 || c.Nodes[g].End > c.Nodes[src].End) {
+						src = g
+					}
+				}
 			}
-			if rec < 0 || f.WaitOnStream[r] < 0 {
-				continue
-			}
-			src := lastLaunched(streamKey{pid, f.WaitOnStream[r]}, f.TS[rec])
-			if src < 0 {
-				continue
-			}
-			if f.Syms[f.Name[r]] == "Event Sync" {
-				add(src, nextOnThread(call), cdgSync)
-			} else if dst := firstLaunchedAfter(streamKey{pid, f.Stream[r]}, t); dst >= 0 {
-				add(src, dst, cdgSync)
-			}
+			add(src, dst, cdgSync)
 		}
 	}
 	// Stream waits without a record (ROCm traces, older CUDA ones): the waiting stream is the one
@@ -1043,26 +1075,31 @@ func (c *CDG) backtrack() {
 // work; so either node's segment counts the union of both nodes' time. CPU time counts towards
 // the total only inside cpu_op or runtime events (as the busy bound), while fn sees all of it.
 // Overlaps count once.
+//
+// Where both sides are busy at once, fn sees the side that paces the pair at that instant. In a
+// CPU node's segment that is the CPU: what follows it on the path waits for the thread. In a GPU
+// node's segment the launcher paces it until the last kernel that had to wait for its launch call
+// (paceFrom); every later kernel was already queued when the one before it ended, so from there the
+// GPU paces it and the CPU work running meanwhile (launching what queues up) is off the path. The
+// total does not depend on that choice.
 func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) int64 {
 	if hi <= lo {
 		return 0
 	}
-	gpu, cpu := node, c.Nodes[node].Launched
-	if c.Nodes[node].GPU {
-		cpu = c.Nodes[node].Launcher
-	} else {
-		gpu, cpu = cpu, node
+	nd := c.Nodes[node]
+	if !nd.GPU {
+		return c.coveredPair(node, nd.Launched, lo, hi, fn)
 	}
-	// Where CPU and GPU time overlap, the side that paces the pair gets it: the GPU when its
-	// events fill at least half of its node's span, else the launching CPU node.
-	first, second := cpu, gpu
-	if gpu >= 0 {
-		nd := c.Nodes[gpu]
-		var busy int64
-		c.pieces(gpu, func(s, e int64, _ int32, _ bool) { busy += e - s })
-		if 2*busy >= nd.End-nd.Start {
-			first, second = gpu, cpu
-		}
+	mid := min(max(lo, nd.paceFrom), hi)
+	return c.coveredPair(nd.Launcher, node, lo, mid, fn) + c.coveredPair(node, nd.Launcher, mid, hi, fn)
+}
+
+// coveredPair is covered over [lo, hi] for the pair (first, second): first's busy time, then
+// second's where first is not busy, then (for fn) the non-busy CPU time where neither is busy.
+// Either may be -1.
+func (c *CDG) coveredPair(first, second int32, lo, hi int64, fn func(row int32, ns int64)) int64 {
+	if hi <= lo {
+		return 0
 	}
 	type iv struct{ s, e int64 }
 	var taken []iv

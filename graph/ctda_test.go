@@ -402,3 +402,96 @@ func TestCTDABlockingLaunch(t *testing.T) {
 		t.Errorf("the copy is not on the path %v", pathNames(c))
 	}
 }
+
+// TestCTDAStreamWaitRecordWithoutCall: older CUDA traces write a "Stream Wait Event" record that
+// names the stream the event was recorded on (wait_on_stream) but not the record call
+// (wait_on_cuda_event_record_corr_id). The waiting work still depends on that stream: on its
+// latest-ending node launched before the wait call that ended before the waiting work started.
+func TestCTDAStreamWaitRecordWithoutCall(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+	_, prod := b.launch(1, "cudaLaunchKernel", 0, 5, 2, "producer", 10, 390) // stream 2: 10..400
+	_, other := b.launch(1, "cudaLaunchKernel", 6, 5, 1, "other", 12, 8)     // stream 1: 12..20
+	wait := b.cpu(1, "cuda_runtime", "cudaStreamWaitEvent", 12, 2)
+	swe := b.add(0, 1, "cuda_sync", "Stream Wait Event", 13, 0, 1)
+	b.f.IndexCorr[swe], b.f.WaitOnStream[swe] = wait, 2                       // WaitOnCorr stays -1
+	_, cons := b.launch(1, "cudaLaunchKernel", 15, 5, 1, "consumer", 401, 49) // 401..450: waited for producer
+	c := buildCTDA(t, b.frame(), true)
+	nProd, nOther, nCons := c.nodeOf(t, prod), c.nodeOf(t, other), c.nodeOf(t, cons)
+	if e := c.G.Edge(nProd, nCons); e < 0 || c.G.Type[e] != EdgeSyncDependency {
+		t.Fatalf("no sync edge producer → consumer")
+	}
+	if e := c.G.Edge(nOther, nCons); e >= 0 && c.G.Type[e] == EdgeSyncDependency {
+		t.Errorf("sync edge from %q, which runs on the waiting stream", "other")
+	}
+	// The walk from consumer (it ends last) goes to producer, whose end is the latest effective
+	// end among consumer's predecessors, and explains the idle stream: no gap is left.
+	k := len(c.Path) - 1
+	if k < 1 || c.Path[k].Node != nCons || c.Path[k-1].Node != nProd || c.Path[k].Gap > 1_000 {
+		t.Errorf("path %v (last gap %d ns): want ..., producer, consumer with consumer starting right after producer", pathNames(c), c.Path[k].Gap)
+	}
+}
+
+// TestCTDAPacingInsideGPUNode: inside a GPU node on the path, the launcher paces the pair until the
+// last kernel that waited for its launch call (sgemm, launched after a long cudaMalloc while the
+// GPU idled); from there the GPU does: relu_kernel sat queued behind sgemm, so the CPU's aten::relu_
+// running under sgemm is off the path and sgemm gets its whole duration. Before the switch the CPU
+// paces: early_kernel runs under aten::linear's own time and gets none of it. (A rule on the whole
+// node — GPU first when its kernels fill half its span — gave this sparse node to the CPU
+// throughout, and sgemm only the part after the CPU went idle.)
+func TestCTDAPacingInsideGPUNode(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+	b.cpu(1, "cpu_op", "aten::linear", 0, 600)
+	b.launch(1, "cudaLaunchKernel", 10, 5, 7, "early_kernel", 16, 84) // 16..100, under linear
+	b.cpu(1, "cuda_runtime", "cudaMalloc", 100, 400)                  // GPU idles 100..506
+	_, sgemm := b.launch(1, "cudaLaunchKernel", 500, 5, 7, "sgemm", 506, 300)
+	b.cpu(1, "cpu_op", "aten::relu_", 520, 80)
+	b.launch(1, "cudaLaunchKernel", 530, 5, 7, "relu_kernel", 806, 10) // queued behind sgemm
+	c := buildCTDA(t, b.frame(), true)
+	g := c.nodeOf(t, sgemm)
+	if last := c.Path[len(c.Path)-1]; last.Node != g {
+		t.Fatalf("path %v: want it to end in the GPU node", pathNames(c))
+	}
+	if c.Nodes[g].paceFrom != 506_000 {
+		t.Errorf("GPU node paced from %d ns, want 506000 (sgemm's start)", c.Nodes[g].paceFrom)
+	}
+	got := map[string]int64{}
+	for _, h := range c.Hotspots() {
+		got[h.Name] = h.Dur
+	}
+	for name, want := range map[string]int64{"sgemm": 300_000, "relu_kernel": 10_000, "cudaMalloc": 400_000, "aten::relu_": 0, "early_kernel": 0} {
+		if got[name] != want {
+			t.Errorf("%s: %d ns attributed, want %d (hotspots %v)", name, got[name], want, got)
+		}
+	}
+}
+
+// TestCTDAPacingCPUStep: in the span of a CPU node that the path leaves for the next CPU node, the
+// thread paces: the next node waits for it, not for the kernels it launched. Those kernels still
+// fill the time the thread is idle (none here), but where both are busy the CPU event gets it, even
+// when the GPU node is dense.
+func TestCTDAPacingCPUStep(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 300)
+	b.cpu(1, "user_annotation", "## forward ##", 0, 100)
+	b.cpu(1, "cpu_op", "aten::fwd", 0, 100)
+	b.launch(1, "cudaLaunchKernel", 1, 5, 7, "dense_kernel", 7, 91) // 7..98: fills its node
+	b.cpu(1, "cpu_op", "aten::mse_loss", 100, 200)                  // Loss: a new CPU node, no launches
+	c := buildCTDA(t, b.frame(), true)
+	if names := pathNames(c); !slices.Equal(names, []string{"aten::fwd", "aten::mse_loss"}) {
+		t.Fatalf("path %v: want aten::fwd, aten::mse_loss", names)
+	}
+	got := map[string]int64{}
+	for _, h := range c.Hotspots() {
+		got[h.Name] = h.Dur
+	}
+	for name, want := range map[string]int64{"aten::fwd": 95_000, "cudaLaunchKernel": 5_000, "dense_kernel": 0, "aten::mse_loss": 200_000} {
+		if got[name] != want {
+			t.Errorf("%s: %d ns attributed, want %d (hotspots %v)", name, got[name], want, got)
+		}
+	}
+	if c.Counted != 300_000 {
+		t.Errorf("counted %d ns, want 300000", c.Counted)
+	}
+}
