@@ -425,14 +425,14 @@ func (l ovFieldList) get(obj []byte, key string) json.RawMessage {
 // ovFields splits a valid JSON object (as json.RawMessage holds it) into its top-level members.
 // Keys are compared raw (escaped keys are not unescaped: trace keys never need it).
 func ovFields(obj []byte) (ovFieldList, bool) {
-	i := ovSkipWS(obj, 0)
+	i := skipWS(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil, false
 	}
 	var out ovFieldList
 	i++
 	for {
-		i = ovSkipWS(obj, i)
+		i = skipWS(obj, i)
 		if i >= len(obj) {
 			return out, false
 		}
@@ -447,67 +447,15 @@ func ovFields(obj []byte) (ovFieldList, bool) {
 			return out, false
 		}
 		ks := i + 1
-		ke := ovSkipString(obj, i)
-		i = ovSkipWS(obj, ke)
+		ke := skipString(obj, i)
+		i = skipWS(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
 			return out, false
 		}
-		i = ovSkipWS(obj, i+1)
+		i = skipWS(obj, i+1)
 		vs := i
-		i = ovSkipValue(obj, i)
+		i = skipValue(obj, i)
 		out = append(out, ovField{ks, ke - 1, vs, i})
-	}
-}
-
-func ovSkipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// ovSkipString: b[i] == '"'; returns the index after the closing quote.
-func ovSkipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// ovSkipValue returns the index after the value starting at b[i].
-func ovSkipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return ovSkipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = ovSkipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return i
-	default:
-		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t' {
-			i++
-		}
-		return i
 	}
 }
 

@@ -561,6 +561,8 @@ func scanObject(b []byte, out []jsonField) ([]jsonField, bool) {
 	}
 }
 
+// skipWS, skipString and skipValue scan raw JSON that encoding/json has already checked (scanObject here, ovFields
+// in critical_path_overlay.go); on a truncated value they stop at len(b).
 func skipWS(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
 		i++
