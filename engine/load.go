@@ -85,8 +85,10 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if db.Path != "" && len(files) > 1 {
 		// Each file commits on its own; with DuckDB's default 16 MB threshold nearly every commit then
 		// checkpoints, and those checkpoints grow with the database (1-2.4 s per 50 MB file after a few
-		// ranks). Checkpoint once, after the last file, instead.
-		if _, err := db.SQL.ExecContext(ctx, "SET checkpoint_threshold = '1TB'"); err == nil {
+		// ranks). Checkpoint after each GB of log and after the last file instead. The price is memory:
+		// rows not yet checkpointed stay in DuckDB's buffers (64 x 53 MB: peak RSS 4.9 GB, was 2.1 GB),
+		// which memory_limit still bounds.
+		if _, err := db.SQL.ExecContext(ctx, "SET checkpoint_threshold = '1GB'"); err == nil {
 			defer func() {
 				db.SQL.ExecContext(context.WithoutCancel(ctx), "RESET checkpoint_threshold")
 				db.SQL.ExecContext(context.WithoutCancel(ctx), "CHECKPOINT")
