@@ -51,12 +51,14 @@ SELECT * FROM events WHERE cat_class = 'user_annotation';
 -- @view profiler_steps  One row per ProfilerStep#N annotation.
 -- @column step    N
 -- @column end_ts  ts + dur, ns
+-- Every column is qualified: inlined into a macro with a rank parameter (frequent_kernel_sequences, through
+-- the compat frame), an unqualified rank would be replaced by the parameter.
 CREATE OR REPLACE VIEW profiler_steps AS
-SELECT trace_id, rank, ev_idx, name,
-       TRY_CAST(regexp_extract(name, 'ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step,
-       pid, tid, ts, dur, ts + dur AS end_ts
-FROM events
-WHERE cat_class = 'user_annotation' AND regexp_matches(name, '^ProfilerStep\s*#\s*\d+');
+SELECT e.trace_id, e.rank, e.ev_idx, e.name,
+       TRY_CAST(regexp_extract(e.name, 'ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step,
+       e.pid, e.tid, e.ts, e.dur, e.ts + e.dur AS end_ts
+FROM events e
+WHERE e.cat_class = 'user_annotation' AND regexp_matches(e.name, '^ProfilerStep\s*#\s*\d+');
 
 -- @view runtime_calls  CUDA/HIP/MTIA runtime and driver calls on CPU threads.
 CREATE OR REPLACE VIEW runtime_calls AS

@@ -77,14 +77,7 @@ links AS (
 -- HTA gives gpu_user_annotation rows (no stream arg) a step by time containment, like CPU rows.
 annotation_step AS (
     SELECT g.trace_id, g.ev_idx, arg_max(p.step, p.ev_idx) AS step
-    FROM base g
-    JOIN (SELECT s.trace_id, s.ev_idx, s.ts, s.ts + s.dur AS end_ts,
-                 TRY_CAST(regexp_extract(s.name, 'ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
-          FROM events s
-          WHERE s.cat_class = 'user_annotation' AND regexp_matches(s.name, '^ProfilerStep\s*#\s*\d+')) p
-      -- (profiler_steps, with every column qualified: a view inlined into a macro that has a rank
-      -- parameter must not name rank unqualified, or DuckDB substitutes the parameter)
-      ON p.trace_id = g.trace_id AND g.ts_ns >= p.ts AND g.ts_ns < p.end_ts
+    FROM base g JOIN profiler_steps p ON p.trace_id = g.trace_id AND g.ts_ns >= p.ts AND g.ts_ns < p.end_ts
     WHERE g.cat_class = 'gpu_user_annotation'
     GROUP BY ALL
 ),
