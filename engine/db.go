@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"runtime"
@@ -98,8 +99,10 @@ func (db *DB) install(ctx context.Context) error {
 		}
 	}
 	if traces > 0 {
-		if _, err := db.SQL.ExecContext(ctx, frameInsertSQL("true")); err != nil {
-			return fmt.Errorf("build _hta_frame_default: %w", err)
+		for _, s := range frameInserts(0, math.MaxInt64) {
+			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("build the analysis frame: %w", err)
+			}
 		}
 	}
 	if _, err := db.SQL.ExecContext(ctx, `CREATE OR REPLACE TABLE _tracesql_install AS SELECT ?::VARCHAR AS hash`, sum); err != nil {
@@ -138,7 +141,7 @@ func (db *DB) Close() error {
 // after the views with the current definition (rebuildFrame). The compat frame was a table once.
 func (db *DB) migrate(ctx context.Context) error {
 	// The stored frame is rebuilt; the compat frame is a view now. Whatever they were, they go.
-	for _, t := range []string{"_hta_frame_default", "_hta_frame_compat"} {
+	for _, t := range []string{"_hta_frame_default", "_gpu_frame_default", "_hta_frame_compat"} {
 		var kind string
 		err := db.SQL.QueryRowContext(ctx, `SELECT 'TABLE' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1
 			UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $1`, t).Scan(&kind)
@@ -182,8 +185,11 @@ func fillLinksSQL(where string) string {
 	) l WHERE e.trace_id = l.trace_id AND e.ev_idx = l.ev_idx`
 }
 
-// frameInsertSQL stores the default analysis frame (queries/views/10_hta_frame.sql) of the traces
-// matching where, a predicate on trace_id.
-func frameInsertSQL(where string) string {
-	return `INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE ` + where
+// frameInserts store the default analysis frame (queries/views/10_hta_frame.sql) of the traces with
+// first <= trace_id <= last: _hta_frame_default, then its GPU rows with their derived columns.
+func frameInserts(first, last int64) []string {
+	return []string{
+		fmt.Sprintf(`INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE trace_id BETWEEN %d AND %d`, first, last),
+		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
+	}
 }

@@ -426,8 +426,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
 				return fmt.Errorf("set time span: %w", err)
 			}
-			if _, err := ex.ExecContext(ctx, frameInsertSQL(fmt.Sprintf("trace_id = %d", traceID)), nil); err != nil {
-				return fmt.Errorf("build _hta_frame_default: %w", err)
+			for _, s := range frameInserts(int64(traceID), int64(traceID)) {
+				if _, err := ex.ExecContext(ctx, s, nil); err != nil {
+					return fmt.Errorf("build the analysis frame: %w", err)
+				}
 			}
 			tm.mark("frame")
 			return nil

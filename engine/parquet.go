@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -194,8 +195,10 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
 		_, err = conn.ExecContext(ctx, fillLinksSQL(imported))
 	}
-	if err == nil {
-		_, err = conn.ExecContext(ctx, frameInsertSQL(imported))
+	for _, s := range frameInserts(firstID, math.MaxInt64) {
+		if err == nil {
+			_, err = conn.ExecContext(ctx, s)
+		}
 	}
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")

@@ -193,4 +193,8 @@ func TestParquetImportErrors(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(*) FROM _hta_frame_default WHERE trace_id = 1`); got == 0 {
 		t.Error("no frame rows for the imported trace")
 	}
+	if a, b := queryInt(t, db, `SELECT count(*) FROM _gpu_frame_default WHERE trace_id = 1`),
+		queryInt(t, db, `SELECT count(*) FROM _gpu_frame_default WHERE trace_id = 0`); a == 0 || a != b {
+		t.Errorf("GPU frame rows: %d for the imported trace, %d for the first import", a, b)
+	}
 }

@@ -18,9 +18,9 @@ CREATE OR REPLACE VIEW temporal_breakdown AS
 WITH g AS (
     SELECT trace_id, label, rank, ev_idx, ts, end_ts, kernel_type = 'COMPUTATION' AS is_comp
     FROM gpu_frame
-    WHERE gpu_work
+    WHERE gpu_work AND hta_compat()
 ),
--- HTA's merge in one window pass. Rows in (ts, ev_idx) order; prev = running max of the earlier rows' ends
+-- Compat mode: HTA's merge in one window pass. Rows in (ts, ev_idx) order; prev = running max of the earlier rows' ends
 -- (all rows, and computation rows only); a row opens a merged interval when ts > prev. The merged length
 -- Σ (max end − start) over merged intervals is Σ over openers of (prev − ts) + the final max end: each
 -- opener's prev is where the interval before it ended. One correction keeps this exact for compat rows
@@ -39,7 +39,7 @@ f AS (
            is_comp AND (prev_comp IS NULL OR ts > prev_comp) AS new_comp
     FROM m
 ),
-r AS (
+r_compat AS (
     SELECT trace_id, label, rank,
            min(ts) AS first_ts,
            -- the end of the last merged interval (HTA's kernel-time end)
@@ -54,6 +54,33 @@ r AS (
              - coalesce(sum(greatest(prev_comp - end_ts, 0)) FILTER (WHERE new_comp AND end_ts < ts), 0), 0) AS comp_ns
     FROM f
     GROUP BY ALL
+),
+-- Default mode: busy time from the stored frame's merged intervals (_gpu_frame_default.opens_busy /
+-- busy_before, durations are never negative there); computation intervals are merged here, because kernel
+-- types come from kernel_classes, which users may edit.
+d_busy AS (
+    SELECT trace_id, label, rank, min(ts) AS first_ts, max(end_ts) AS last_end,
+           max(end_ts) + sum(coalesce(busy_before, 0) - ts) FILTER (WHERE opens_busy) AS busy_ns
+    FROM _gpu_frame_default
+    WHERE NOT hta_compat() AND gpu_work
+    GROUP BY ALL
+),
+-- prev = the running max of the earlier computation ends of the trace, as a streaming window (half the cost
+-- of PARTITION BY trace_id ORDER BY ts; _run_pack in 10_hta_frame.sql).
+d_comp AS (
+    SELECT trace_id, max(end_ts) + sum(coalesce(prev, 0) - ts) FILTER (WHERE prev IS NULL OR ts > prev) AS comp_ns
+    FROM (SELECT trace_id, ts, end_ts, _run_unpack(packed, trace_id) AS prev
+          FROM (SELECT *, max(_run_pack(trace_id, end_ts)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS packed
+                FROM (SELECT trace_id, ev_idx, ts, end_ts FROM gpu_frame
+                      WHERE NOT hta_compat() AND gpu_work AND kernel_type = 'COMPUTATION'
+                      ORDER BY trace_id, ts, ev_idx)))
+    GROUP BY trace_id
+),
+r AS (
+    SELECT * FROM r_compat
+    UNION ALL
+    SELECT b.trace_id, b.label, b.rank, b.first_ts, b.last_end, b.busy_ns, coalesce(c.comp_ns, 0)
+    FROM d_busy b LEFT JOIN d_comp c USING (trace_id)
 ),
 us AS (
     SELECT label, rank,

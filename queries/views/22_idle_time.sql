@@ -14,29 +14,32 @@
 -- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event with its gap.
 CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
 WITH k AS (
-    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts,
-           CASE WHEN hta_compat() OR r.correlation = g.correlation THEN r.ts END AS ts_runtime
+    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
     FROM gpu_frame g
     LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM hta_frame WHERE correlation >= 0 OR ev_idx = 0) r
            ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
-    WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
+    WHERE hta_compat() AND g.cat_class IN ('kernel', 'memcpy', 'memset')
       AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, g.rank))
       AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, g.stream))
 ),
-w AS (
-    SELECT *,
-           CASE WHEN hta_compat() THEN lag(end_ts) OVER o
-                ELSE max(end_ts) OVER (o ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS prev_end
+gaps AS (
+    SELECT trace_id, label, rank, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
+           ts_runtime
     FROM k
-    WINDOW o AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx)
+    UNION ALL
+    -- default: the stored frame has each event's gap after the stream's previous busy interval
+    SELECT trace_id, label, rank, stream, ev_idx, ts, stream_busy_before, linked_ts
+    FROM _gpu_frame_default
+    WHERE NOT hta_compat() AND gpu_work AND stream_busy_before IS NOT NULL
+      AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, rank))
+      AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, stream))
 )
 SELECT trace_id, label, rank, stream, ev_idx, ts, prev_end, ts_runtime,
        (ts - prev_end) / 1000.0 AS gap_us,
        CASE WHEN ts_runtime > prev_end THEN 'host_wait'
             WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 'kernel_wait'
             ELSE 'other' END AS idle_category
-FROM w
-WHERE hta_compat() OR ts > prev_end;
+FROM gaps;
 
 -- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  GPU idle time
 -- per rank, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).

@@ -46,14 +46,17 @@ WITH raw AS (
            OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
 ),
 raw_edges AS (
-    SELECT trace_id, t, sum(d)::BIGINT AS d
-    FROM (SELECT trace_id, ts AS t, d FROM raw UNION ALL SELECT trace_id, end_ts, -d FROM raw)
-    GROUP BY ALL
+    SELECT trace_id, ts AS t, d FROM raw UNION ALL SELECT trace_id, end_ts, -d FROM raw
 ),
+-- The running sum restarts at 0 with each trace (every +d has its −d in the same trace), so one sum over
+-- all traces in (trace_id, t) order equals the per-trace sum: a streaming window, 2-4x cheaper than
+-- PARTITION BY trace_id ORDER BY t (DuckDB runs an OVER () aggregate in its input's order). Edges at one
+-- instant are not merged (a GROUP BY t costs more than the rest): the masks in between last 0 ns and add
+-- nothing, and starts go first so that no count drops below 0 on the way.
 raw_sweep AS (
     SELECT trace_id, t, d,
-           sum(d) OVER (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS s
-    FROM raw_edges
+           sum(d) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS s
+    FROM (SELECT * FROM raw_edges ORDER BY trace_id, t, d DESC)
 ),
 raw_masks AS (
     SELECT trace_id, t,
@@ -80,11 +83,16 @@ merged_masks AS (
 masks AS (
     SELECT * FROM raw_masks UNION ALL SELECT * FROM merged_masks
 ),
+-- one pass over masks (a UNION of two reads would compute the sweep twice): side 0 ends m_before, side 1
+-- starts m_after
 segs AS (
     SELECT trace_id, mask, sum(c)::BIGINT AS len_ns
-    FROM (SELECT trace_id, m_before AS mask, t::HUGEINT AS c FROM masks WHERE m_before > 0 AND m_before <> m_after
-          UNION ALL
-          SELECT trace_id, m_after AS mask, -t::HUGEINT AS c FROM masks WHERE m_after > 0 AND m_before <> m_after)
+    FROM (SELECT trace_id,
+                 CASE WHEN side = 0 THEN m_before ELSE m_after END AS mask,
+                 CASE WHEN side = 0 THEN t::HUGEINT ELSE -t::HUGEINT END AS c
+          FROM masks, (VALUES (0), (1)) v(side)
+          WHERE m_before <> m_after)
+    WHERE mask > 0
     GROUP BY ALL
 )
 SELECT s.trace_id, t.label, t.rank, s.mask,

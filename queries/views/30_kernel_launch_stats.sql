@@ -1,26 +1,5 @@
--- Kernel launch statistics (HTA get_cuda_kernel_launch_stats) and the launch-name vocabulary shared by the
--- queue-length family (31_queue_length.sql).
-
--- @macro _ct_launch_names()  Runtime/driver calls that enqueue work on a GPU stream.
--- @column name            Call name
--- @column is_memory       A memcpy/memset enqueue (include_memory_events)
--- @column hta_stats       HTA 0.6.1's kernel-launch-stats list (no cuLaunchKernel*, no HIP: quirk §7.6)
--- @column hta_queue       HTA 0.6.1's queue-length list
-CREATE OR REPLACE MACRO _ct_launch_names() AS TABLE
-SELECT * FROM (VALUES
-    ('cudaLaunchKernel', false, true, true),
-    ('cudaLaunchKernelExC', false, true, true),
-    ('cuLaunchKernel', false, false, true),
-    ('cuLaunchKernelEx', false, false, true),
-    ('runFunction - job_prep_and_submit_for_execution', false, true, true),
-    ('hipLaunchKernel', false, false, true),
-    ('hipExtModuleLaunchKernel', false, false, true),
-    ('cudaMemcpyAsync', true, true, true),
-    ('cudaMemsetAsync', true, true, true),
-    ('hipMemcpyAsync', true, false, true),
-    ('hipMemsetAsync', true, false, true),
-    ('hipMemcpyWithStream', true, false, true)
-) v(name, is_memory, hta_stats, hta_queue);
+-- Kernel launch statistics (HTA get_cuda_kernel_launch_stats); the launch-name vocabulary, _ct_launch_names,
+-- is in 10_hta_frame.sql (the stored GPU frame pairs GPU events with their launch calls at load).
 
 -- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL = all).
 -- @column label                 Trace set
@@ -44,7 +23,7 @@ WITH names AS (
     SELECT name, hta_stats FROM _ct_launch_names()
     WHERE coalesce(include_memory_events, true) OR NOT is_memory
 ),
-frame AS (
+frame AS NOT MATERIALIZED (
     SELECT * FROM hta_frame WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
 ),
 -- compat: HTA's correlation set, then every CPU × GPU pair with such a correlation
@@ -60,16 +39,14 @@ hta_pairs AS (
     JOIN frame g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
     WHERE c.stream = -1 AND g.stream <> -1
 ),
--- default: one launch call per GPU event
-launches AS (
-    SELECT f.* FROM frame f JOIN names n USING (name)
-    WHERE NOT hta_compat() AND f.stream = -1 AND f.correlation <> -1
-),
+-- default: one launch call per GPU event, paired when the frame was stored (_gpu_frame_default.launch_*)
 pairs AS (
-    SELECT g.label, g.rank, g.correlation, l.ts AS cpu_ts, l.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, l.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
-    FROM frame g JOIN launches l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
-    WHERE g.gpu_work
-    QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (l.cat_class = 'runtime') DESC, l.ev_idx) = 1
+    SELECT label, rank, correlation, launch_ts AS cpu_ts, launch_dur AS cpu_dur, ts AS gpu_ts, dur AS gpu_dur,
+           launch_idx AS cpu_idx, ev_idx AS gpu_idx
+    FROM _gpu_frame_default
+    WHERE NOT hta_compat() AND launch_idx IS NOT NULL
+      AND (coalesce(include_memory_events, true) OR NOT launch_is_memory)
+      AND (ranks IS NULL OR list_contains(ranks::BIGINT[], rank))
 ),
 both_ AS (
     SELECT * FROM hta_pairs

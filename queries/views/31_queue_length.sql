@@ -69,28 +69,14 @@ c_series AS (
     FROM c_num n JOIN c_perm p USING (trace_id, pos)
     WHERE n.stream IS NOT NULL
 ),
--- default
-d_launch AS (
-    SELECT f.* FROM hta_frame f JOIN _ct_launch_names() n USING (name)
-    WHERE NOT hta_compat() AND f.stream = -1 AND f.correlation <> -1
-),
-d_pairs AS (
-    SELECT g.trace_id, g.label, g.rank, g.stream, g.pid, g.tid, g.ts, g.ev_idx, l.ts AS l_ts, l.ev_idx AS l_idx
-    FROM hta_frame g JOIN d_launch l ON l.trace_id = g.trace_id AND l.correlation = g.correlation
-    WHERE NOT hta_compat() AND g.gpu_work
-    QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (l.cat_class = 'runtime') DESC, l.ev_idx) = 1
-),
-d_rows AS (
-    SELECT trace_id, label, rank, stream, pid, tid, l_ts AS ts, l_idx AS ev_idx, 1 AS delta, ev_idx AS gpu_idx FROM d_pairs
-    UNION ALL
-    SELECT trace_id, label, rank, stream, pid, tid, ts, ev_idx, -1, ev_idx FROM d_pairs
-),
+-- default: the series was computed when the frame was stored (_gpu_frame_default.queue_at_* / seq_at_*)
 d_series AS (
-    SELECT label, rank, stream, pid, tid, ts, ev_idx,
-           (sum(delta) OVER w)::BIGINT AS queue_length,
-           row_number() OVER w - 1 AS seq
-    FROM d_rows
-    WINDOW w AS (PARTITION BY trace_id, pid, stream ORDER BY ts, delta DESC, ev_idx, gpu_idx ROWS UNBOUNDED PRECEDING)
+    SELECT label, rank, stream, pid, tid, launch_ts AS ts, launch_idx AS ev_idx, queue_at_launch AS queue_length,
+           seq_at_launch AS seq
+    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
+    UNION ALL
+    SELECT label, rank, stream, pid, tid, ts, ev_idx, queue_at_start, seq_at_start
+    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
 )
 SELECT * FROM c_series
 UNION ALL
@@ -132,7 +118,14 @@ CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024) AS 
 WITH q AS (
     SELECT label, rank, stream, queue_length,
            lead(ts) OVER (PARTITION BY label, rank, pid, stream ORDER BY seq) - ts AS dur
-    FROM queue_length
+    FROM queue_length WHERE hta_compat()
+    UNION ALL
+    -- default: each change's next change was stored with the series
+    SELECT label, rank, stream, queue_at_launch, next_ts_at_launch - launch_ts
+    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
+    UNION ALL
+    SELECT label, rank, stream, queue_at_start, next_ts_at_start - ts
+    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
 ),
 blocked AS (
     SELECT label, rank, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us
