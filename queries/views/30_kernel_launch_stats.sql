@@ -14,7 +14,9 @@
 --
 -- Default mode: launches are every enqueueing call of _ct_launch_names (cuLaunchKernel*, HIP included; HTA
 -- skips them, quirk §7.6) on a CPU thread, paired with the kernels/memcpys/memsets of the same correlation,
--- one launch per GPU event (the runtime call when a runtime and a driver call share the correlation).
+-- one launch per GPU event (the runtime call when a runtime and a driver call share the correlation, paired at
+-- load: _gpu_frame_default.launch_*); include_memory_events := false drops the pairs whose launch is a
+-- memcpy/memset call.
 -- Compat mode (HTA 0.6.1): the correlation ids of HTA's launch names select every stream −1 row (a driver call
 -- sharing the id is paired too) and every stream != −1 row (cuda_sync included), all pairs joined.
 CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100,
