@@ -65,15 +65,16 @@ d_busy AS (
     WHERE NOT hta_compat() AND gpu_work
     GROUP BY ALL
 ),
--- prev = the running max of the earlier computation ends of the trace, as a streaming window (half the cost
--- of PARTITION BY trace_id ORDER BY ts; _run_pack in 10_hta_frame.sql).
+-- prev = the running max of the earlier computation ends of the trace, as streaming windows (half the cost
+-- of PARTITION BY trace_id ORDER BY ts; see _run_pack and prev_all in 10_hta_frame.sql).
 d_comp AS (
     SELECT trace_id, max(end_ts) + sum(coalesce(prev, 0) - ts) FILTER (WHERE prev IS NULL OR ts > prev) AS comp_ns
     FROM (SELECT trace_id, ts, end_ts, _run_unpack(packed, trace_id) AS prev
-          FROM (SELECT *, max(_run_pack(trace_id, end_ts)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS packed
-                FROM (SELECT trace_id, ev_idx, ts, end_ts FROM gpu_frame
-                      WHERE NOT hta_compat() AND gpu_work AND kernel_type = 'COMPUTATION'
-                      ORDER BY trace_id, ts, ev_idx)))
+          FROM (SELECT *, lag(m) OVER () AS packed
+                FROM (SELECT *, max(_run_pack(trace_id, end_ts)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS m
+                      FROM (SELECT trace_id, ev_idx, ts, end_ts FROM gpu_frame
+                            WHERE NOT hta_compat() AND gpu_work AND kernel_type = 'COMPUTATION'
+                            ORDER BY trace_id, ts, ev_idx))))
     GROUP BY trace_id
 ),
 r AS (

@@ -33,9 +33,10 @@ SELECT trace_id, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace
 --            in one BIGINT (21 bits each) so that one running sum carries them; durations < 0 count as 0.
 --   compat:  HTA's sweep over each type's merged intervals: +bit at each start, −bit at each end, mask =
 --            running sum (the same for durations >= 0; exact for compat's negative ones).
--- Both turn the sweep into one window: with s the running value after the edges at time t and d their
--- sum, the mask before t is mask(s − d) and after t is mask(s), so each edge time t adds +t to the length
--- of the mask that ends there and −t to the mask that starts there (no lead/lag needed).
+-- Both turn the sweep into one window: with s the running value after an edge and d the edge's value (the
+-- default's edges one by one, compat's summed per instant), the mask before it is mask(s − d) and after it
+-- mask(s), so an edge at time t adds +t to the length of the mask that ends there and −t to the mask that
+-- starts there (no lead/lag needed).
 CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
 WITH raw AS (
     SELECT trace_id, ts, greatest(end_ts, ts) AS end_ts,
