@@ -160,7 +160,7 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 	if cpTiming {
 		fmt.Fprintf(os.Stderr, "cp: resolve %v\n", time.Since(tResolve))
 	}
-	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat, int(tr.events))
+	f, err := cachedFrame(ctx, env, tr, a.opts.Compat)
 	if err != nil {
 		return nil, tr, err
 	}
@@ -480,6 +480,7 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 func ResetCriticalPathCache() {
 	cpCache.reset()
 	ctdaCache.reset()
+	cpFrameCache.reset()
 }
 
 // cpTiming (TRACESQL_CP_TIMING set) prints the read and build times of each graph to stderr.

@@ -61,7 +61,7 @@ func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, er
 		return c, tr, nil
 	}
 	t0 := time.Now()
-	f, err := readFrame(ctx, env.DB, tr.id, a.opts.Compat, int(tr.events))
+	f, err := cachedFrame(ctx, env, tr, a.opts.Compat)
 	if err != nil {
 		return nil, tr, err
 	}

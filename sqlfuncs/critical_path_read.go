@@ -53,9 +53,37 @@ func (in *cpInterner) intern(s string) int32 {
 	return id
 }
 
+// cpFrameKey identifies a trace's frame as read: the database, the trace, its event count (which
+// changes when a trace is reloaded) and the mode.
+type cpFrameKey struct {
+	env    *Env
+	trace  int64
+	events int64
+	compat bool
+}
+
+// cpFrameCache keeps the last frames read, shared by both algorithms and every window of a trace
+// (frames are read-only once read). Two: a frame of a 1M-event trace holds ~100 MB.
+var cpFrameCache = graphCache[cpFrameKey, *graph.Frame]{size: 2}
+
+// cachedFrame returns a trace's frame, from the cache or read.
+func cachedFrame(ctx context.Context, env *Env, tr cpTrace, compat bool) (*graph.Frame, error) {
+	key := cpFrameKey{env, tr.id, tr.events, compat}
+	if f, ok := cpFrameCache.get(key); ok {
+		return f, nil
+	}
+	f, err := readFrame(ctx, env.DB, tr.id, compat, tr.events)
+	if err != nil {
+		return nil, err
+	}
+	cpFrameCache.put(key, f)
+	return f, nil
+}
+
 // readFrame reads one trace's stored HTA frame (compat or default), sorted by ev_idx, with the
-// synchronisation args the graph needs. sizeHint (the trace's event count, or 0) presizes the columns.
-func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, sizeHint int) (*graph.Frame, error) {
+// synchronisation args the graph needs. events is the trace's traceEvents count (every ev_idx is
+// below it; 0 when unknown).
+func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, events int64) (*graph.Frame, error) {
 	table := "_hta_frame_default"
 	if compat {
 		table = "_hta_frame_compat"
@@ -84,7 +112,7 @@ func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, size
 		}
 		waitErr <- rows.Err()
 	}()
-	f, err := cpReadFrameColumns(ctx, db, cpFrameQuery(table), traceID, sizeHint)
+	f, err := cpReadFrameColumns(ctx, db, cpFrameQuery(table), []any{traceID}, int(events))
 	if err == nil {
 		err = cpSortFrame(f)
 	}

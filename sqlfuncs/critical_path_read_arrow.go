@@ -17,7 +17,7 @@ import (
 
 // cpReadFrameColumns reads cpFrameQuery's rows through DuckDB's Arrow interface, on a connection of
 // its own (never the one running the calling query).
-func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, traceID int64, sizeHint int) (*graph.Frame, error) {
+func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, args []any, sizeHint int) (*graph.Frame, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, traceID int64
 		if err != nil {
 			return err
 		}
-		rr, err := ar.QueryContext(ctx, q, traceID)
+		rr, err := ar.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}

@@ -10,8 +10,8 @@ import (
 )
 
 // cpReadFrameColumns reads cpFrameQuery's rows through database/sql (the build without Arrow).
-func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, traceID int64, sizeHint int) (*graph.Frame, error) {
-	rows, err := db.QueryContext(ctx, q, traceID)
+func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, args []any, sizeHint int) (*graph.Frame, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 type graphCache[K comparable, V any] struct {
 	mu      sync.Mutex
 	entries []*graphCacheEntry[K, V]
+	size    int // entries kept; 0 = graphCacheSize
 }
 
 type graphCacheEntry[K comparable, V any] struct {
@@ -37,7 +38,11 @@ func (c *graphCache[K, V]) get(key K) (V, bool) {
 func (c *graphCache[K, V]) put(key K, val V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries) >= graphCacheSize {
+	size := c.size
+	if size <= 0 {
+		size = graphCacheSize
+	}
+	if len(c.entries) >= size {
 		oldest := 0
 		for i, e := range c.entries {
 			if e.used.Before(c.entries[oldest].used) {
