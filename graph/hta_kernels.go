@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"cmp"
 	"math"
+	"slices"
 )
 
 // kernels adds HTA's GPU edges (pass c): kernel spans, launch and kernel-kernel delays, and
@@ -15,12 +17,31 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	eventSync, swe := symID(f.Syms, "Event Sync"), symID(f.Syms, "Stream Wait Event")
 	record, swCall := symID(f.Syms, "cudaEventRecord"), symID(f.Syms, "cudaStreamWaitEvent")
 
-	// GPU rows by correlation (stream != -1).
-	gpuByCorr := map[int64][]int32{}
+	// GPU rows (stream != -1) with a correlation id, ordered by (correlation, row): a sorted slice
+	// rather than a map of slices, which cost 1.5 ms of a 10 ms build on trace_diff/control.
+	type corrRow struct {
+		corr int64
+		row  int32
+	}
+	var gpuCorr []corrRow
 	for r := 0; r < n; r++ {
 		if f.Stream[r] != -1 && f.Corr[r] != -1 {
-			gpuByCorr[f.Corr[r]] = append(gpuByCorr[f.Corr[r]], int32(r))
+			gpuCorr = append(gpuCorr, corrRow{f.Corr[r], int32(r)})
 		}
+	}
+	slices.SortFunc(gpuCorr, func(a, b corrRow) int {
+		if a.corr != b.corr {
+			return cmp.Compare(a.corr, b.corr)
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	gpuRowsOf := func(corr int64) []corrRow {
+		lo, _ := slices.BinarySearchFunc(gpuCorr, corr, func(c corrRow, t int64) int { return cmp.Compare(c.corr, t) })
+		hi := lo
+		for hi < len(gpuCorr) && gpuCorr[hi].corr == corr {
+			hi++
+		}
+		return gpuCorr[lo:hi]
 	}
 	// Queue lengths on the whole rank (§4.6): +1 at each launch (stream of its GPU row), -1 at the
 	// start of each GPU row whose correlation a launch has; per stream, cumulative in ts order.
@@ -31,20 +52,21 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		row    int32
 	}
 	var qs []qev
-	launchCorr := map[int64]bool{}
+	launched := make([]bool, n) // GPU rows whose correlation a launch has
 	for r := 0; r < n; r++ {
 		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
-			launchCorr[f.Corr[r]] = true
-			for _, k := range gpuByCorr[f.Corr[r]] {
-				qs = append(qs, qev{f.TS[r], f.Stream[k], 1, int32(r)})
+			ks := gpuRowsOf(f.Corr[r])
+			for _, k := range ks {
+				qs = append(qs, qev{f.TS[r], f.Stream[k.row], 1, int32(r)})
+				launched[k.row] = true
 			}
-			if len(gpuByCorr[f.Corr[r]]) == 0 {
+			if len(ks) == 0 {
 				qs = append(qs, qev{f.TS[r], math.MinInt64, 1, int32(r)}) // NaN stream: dropped by groupby
 			}
 		}
 	}
 	for r := 0; r < n; r++ {
-		if f.Stream[r] != -1 && launchCorr[f.Corr[r]] {
+		if launched[r] {
 			qs = append(qs, qev{f.TS[r], f.Stream[r], -1, int32(r)})
 		}
 	}
