@@ -197,4 +197,8 @@ func TestParquetImportErrors(t *testing.T) {
 		queryInt(t, db, `SELECT count(*) FROM _gpu_frame_default WHERE trace_id = 0`); a == 0 || a != b {
 		t.Errorf("GPU frame rows: %d for the imported trace, %d for the first import", a, b)
 	}
+	if got := queryInt(t, db, `SELECT count(DISTINCT (busy_ns, comp_ns)) FROM _trace_summary`); got != 1 ||
+		queryInt(t, db, `SELECT count(*) FROM _trace_summary`) != 2 {
+		t.Errorf("trace totals: %d distinct for the two imports of one trace, want 2 rows and 1 value", got)
+	}
 }

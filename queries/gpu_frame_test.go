@@ -110,7 +110,8 @@ LEFT JOIN series ss ON ss.trace_id = g.trace_id AND ss.gpu_idx = g.ev_idx AND ss
 }
 
 // TestStreamingSweeps checks the analyses that replace partitioned windows by streaming ones over sorted
-// input (kernel-type segments, temporal_breakdown's computation time) against the partitioned form.
+// input (kernel-type segments, temporal_breakdown's computation time) against the partitioned form, and
+// temporal_breakdown's stored per-trace totals (_trace_summary) before and after an edit of kernel_classes.
 func TestStreamingSweeps(t *testing.T) {
 	db := gpuFrameDB(t)
 	// the sweep as it was: edges merged per instant, a partitioned running sum of the packed counts
@@ -155,15 +156,45 @@ FROM (SELECT trace_id, ts, end_ts,
              max(end_ts) OVER (PARTITION BY trace_id ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
       FROM gpu_frame WHERE gpu_work AND kernel_type = 'COMPUTATION') JOIN traces t USING (trace_id)
 GROUP BY ALL`
-	var n, ranks int
-	if err := db.SQL.QueryRow(`SELECT count(*), count(DISTINCT (c.label, c.rank)) FROM (`+comp+`) c
-		JOIN temporal_breakdown b ON b.label = c.label AND b.rank = c.rank
-		WHERE b.compute_time_us <> c.comp_us`).Scan(&n, &ranks); err != nil {
+	// busy time: the union of all GPU work intervals, the same partitioned merge
+	const busy = `
+SELECT t.label, t.rank, (max(end_ts) - min(ts) - (max(end_ts) + sum(coalesce(prev, 0) - ts) FILTER (WHERE prev IS NULL OR ts > prev))) / 1000.0 AS idle_us
+FROM (SELECT trace_id, ts, end_ts,
+             max(end_ts) OVER (PARTITION BY trace_id ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
+      FROM gpu_frame WHERE gpu_work) JOIN traces t USING (trace_id)
+GROUP BY ALL`
+	check := func(stage string) float64 {
+		t.Helper()
+		var bad, compared int
+		var total float64
+		if err := db.SQL.QueryRow(`SELECT count(*) FILTER (WHERE b.compute_time_us IS DISTINCT FROM coalesce(c.comp_us, 0) OR b.idle_time_us <> i.idle_us),
+				count(*), sum(b.compute_time_us)
+			FROM temporal_breakdown b JOIN (`+busy+`) i USING (label, rank) LEFT JOIN (`+comp+`) c USING (label, rank)`).Scan(&bad, &compared, &total); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 {
+			t.Errorf("%s: temporal_breakdown's busy or compute time differs from the partitioned merge on %d ranks", stage, bad)
+		}
+		if compared < 10 {
+			t.Errorf("%s: %d ranks compared", stage, compared)
+		}
+		return total
+	}
+	before := check("stored totals")
+	// An edit of kernel_classes makes the stored computation totals stale: they are merged again.
+	if _, err := db.SQL.Exec(`INSERT INTO kernel_classes VALUES (-1, 'gemm', 'COMMUNICATION', 'all')`); err != nil {
 		t.Fatal(err)
 	}
-	if n != 0 {
-		t.Errorf("temporal_breakdown compute time differs from the partitioned merge on %d ranks", n)
+	if after := check("after a kernel_classes edit"); after >= before {
+		t.Errorf("reclassifying gemm kernels left the total compute time at %v µs (before: %v)", after, before)
 	}
+	if _, err := db.SQL.Exec(`DELETE FROM kernel_classes WHERE priority = -1`); err != nil {
+		t.Fatal(err)
+	}
+	if again := check("after undoing it"); again != before {
+		t.Errorf("compute time %v µs after undoing the edit, %v before", again, before)
+	}
+	var ranks int
 	if err := db.SQL.QueryRow(`SELECT count(*) FROM temporal_breakdown`).Scan(&ranks); err != nil || ranks < 10 {
 		t.Errorf("temporal_breakdown: %d ranks, %v", ranks, err)
 	}

@@ -55,33 +55,17 @@ r_compat AS (
     FROM f
     GROUP BY ALL
 ),
--- Default mode: busy time from the stored frame's merged intervals (_gpu_frame_default.opens_busy /
--- busy_before, durations are never negative there); computation intervals are merged here, because kernel
--- types come from kernel_classes, which users may edit.
-d_busy AS (
-    SELECT trace_id, label, rank, min(ts) AS first_ts, max(end_ts) AS last_end,
-           max(end_ts) + sum(coalesce(busy_before, 0) - ts) FILTER (WHERE opens_busy) AS busy_ns
-    FROM _gpu_frame_default
-    WHERE NOT hta_compat() AND gpu_work
-    GROUP BY ALL
-),
--- prev = the running max of the earlier computation ends of the trace, as streaming windows (half the cost
--- of PARTITION BY trace_id ORDER BY ts; see _run_pack and prev_all in 10_hta_frame.sql).
-d_comp AS (
-    SELECT trace_id, max(end_ts) + sum(coalesce(prev, 0) - ts) FILTER (WHERE prev IS NULL OR ts > prev) AS comp_ns
-    FROM (SELECT trace_id, ts, end_ts, _run_unpack(packed, trace_id) AS prev
-          FROM (SELECT *, lag(m) OVER () AS packed
-                FROM (SELECT *, max(_run_pack(trace_id, end_ts)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS m
-                      FROM (SELECT trace_id, ev_idx, ts, end_ts FROM gpu_frame
-                            WHERE NOT hta_compat() AND gpu_work AND kernel_type = 'COMPUTATION'
-                            ORDER BY trace_id, ts, ev_idx))))
-    GROUP BY trace_id
-),
+-- Default mode: the stored per-trace totals (11_trace_summary.sql); computation time merged again for the
+-- traces whose totals predate an edit of kernel_classes.
 r AS (
     SELECT * FROM r_compat
     UNION ALL
-    SELECT b.trace_id, b.label, b.rank, b.first_ts, b.last_end, b.busy_ns, coalesce(c.comp_ns, 0)
-    FROM d_busy b LEFT JOIN d_comp c USING (trace_id)
+    SELECT s.trace_id, t.label, t.rank, s.first_ts, s.last_end, s.busy_ns,
+           CASE WHEN s.classes_fp = _kernel_classes_fp() THEN s.comp_ns ELSE coalesce(c.comp_ns, 0) END
+    FROM _trace_summary s
+    JOIN traces t USING (trace_id)
+    LEFT JOIN _comp_merge(-2147483648, 2147483647, true) c USING (trace_id)
+    WHERE NOT hta_compat()
 ),
 us AS (
     SELECT label, rank,
