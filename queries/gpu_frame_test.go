@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -111,15 +112,16 @@ LEFT JOIN series ss ON ss.trace_id = g.trace_id AND ss.gpu_idx = g.ev_idx AND ss
 
 // TestStreamingSweeps checks the analyses that replace partitioned windows by streaming ones over sorted
 // input (kernel-type segments, temporal_breakdown's computation time) against the partitioned form, and
-// temporal_breakdown's stored per-trace totals (_trace_summary) before and after an edit of kernel_classes.
+// the per-trace results stored at load (_trace_summary, _type_segments) before and after an edit of
+// kernel_classes.
 func TestStreamingSweeps(t *testing.T) {
 	db := gpuFrameDB(t)
 	// the sweep as it was: edges merged per instant, a partitioned running sum of the packed counts
-	const segments = `
+	const segmentsOf = `
 WITH raw AS (
     SELECT trace_id, ts, end_ts,
            CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2097152 ELSE 4398046511104 END AS d
-    FROM gpu_frame WHERE gpu_work AND kernel_type IN ('COMPUTATION', 'COMMUNICATION', 'MEMORY')
+    FROM gpu_frame WHERE gpu_work AND kernel_type IN ('COMPUTATION', 'COMMUNICATION', %s)
 ),
 edges AS (
     SELECT trace_id, t, sum(d)::BIGINT AS d
@@ -140,14 +142,20 @@ FROM (SELECT trace_id, m_before AS mask, t::HUGEINT AS c FROM masks WHERE m_befo
       UNION ALL
       SELECT trace_id, m_after, -t::HUGEINT FROM masks WHERE m_after > 0 AND m_before <> m_after)
 GROUP BY ALL HAVING sum(c) > 0`
-	const stored = `SELECT trace_id, mask, len_ns FROM _bd_type_segments(true)`
-	for _, q := range []string{stored + " EXCEPT (" + segments + ")", "(" + segments + ") EXCEPT " + stored} {
-		var n int
-		if err := db.SQL.QueryRow(`SELECT count(*) FROM (` + q + `)`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Errorf("kernel-type segments differ from the partitioned sweep in %d rows", n)
+	checkSegments := func(stage string) {
+		t.Helper()
+		for _, memory := range []bool{true, false} {
+			segments := fmt.Sprintf(segmentsOf, map[bool]string{true: "'MEMORY'", false: "NULL"}[memory])
+			stored := fmt.Sprintf(`SELECT trace_id, mask, len_ns FROM _bd_type_segments(%v)`, memory)
+			for _, q := range []string{stored + " EXCEPT (" + segments + ")", "(" + segments + ") EXCEPT " + stored} {
+				var n int
+				if err := db.SQL.QueryRow(`SELECT count(*) FROM (` + q + `)`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n != 0 {
+					t.Errorf("%s, memory kernels %v: kernel-type segments differ from the partitioned sweep in %d rows", stage, memory, n)
+				}
+			}
 		}
 	}
 	const comp = `
@@ -178,6 +186,7 @@ GROUP BY ALL`
 		if compared < 10 {
 			t.Errorf("%s: %d ranks compared", stage, compared)
 		}
+		checkSegments(stage)
 		return total
 	}
 	before := check("stored totals")

@@ -271,23 +271,22 @@ SELECT * EXCLUDE (launch_idx, launch_ts, launch_dur, launch_is_memory, linked_ts
                   seq_at_start, next_ts_at_start)
 FROM _gpu_frame_default WHERE NOT hta_compat();
 
--- _kernel_class_of(nm, compat_mode): the kernel type kernel_classes gives the name nm in that mode (the first
--- matching row that applies to the mode), NULL when no row matches.
-CREATE OR REPLACE MACRO _kernel_class_of(nm, compat_mode) AS (
-    SELECT arg_min(k.kernel_type, k.priority)
-    FROM kernel_classes k
-    WHERE (k.applies_to = 'all' OR k.applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END)
-      AND regexp_matches(nm, k.pattern)
-);
+-- _kernel_class_rules(compat_mode): the kernel_classes rows that apply in that mode. A name's kernel type is
+-- the kernel_type of the lowest-priority rule whose pattern it matches (kernel_types, _stale_gpu_rows).
+CREATE OR REPLACE MACRO _kernel_class_rules(compat_mode) AS TABLE
+SELECT priority, pattern, kernel_type FROM kernel_classes
+WHERE applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END;
 
 -- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
 -- @column name         Event name
--- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (first matching kernel_classes row)
+-- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or OTHER (first matching kernel_classes row)
 CREATE OR REPLACE VIEW kernel_types AS
-SELECT name, kernel_type
-FROM (SELECT name, _kernel_class_of(name, hta_compat()) AS kernel_type
-      FROM (SELECT DISTINCT name FROM _gpu_rows WHERE name IS NOT NULL))
-WHERE kernel_type IS NOT NULL;
+WITH names AS (
+    SELECT DISTINCT name FROM _gpu_rows WHERE name IS NOT NULL
+)
+SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+FROM names n JOIN _kernel_class_rules(hta_compat()) k ON regexp_matches(n.name, k.pattern)
+GROUP BY n.name;
 
 -- @view gpu_frame  hta_frame's GPU-side rows (stream != -1) with their kernel type.
 -- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (kernel_classes)

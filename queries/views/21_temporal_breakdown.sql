@@ -65,7 +65,7 @@ r AS (
     FROM _trace_summary s
     JOIN traces t USING (trace_id)
     LEFT JOIN _comp_merge(-2147483648, 2147483647, true) c USING (trace_id)
-    WHERE NOT hta_compat()
+    WHERE NOT hta_compat() AND s.first_ts IS NOT NULL
 ),
 us AS (
     SELECT label, rank,

@@ -28,43 +28,20 @@ grouped AS (
 SELECT trace_id, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, bit, grp;
 
 -- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask).
---   default: one sweep over the raw events. Per type, the number of running events (a type runs while its
---            count is > 0; touching events keep it running, like HTA's merge). The three counts are packed
---            in one BIGINT (21 bits each) so that one running sum carries them; durations < 0 count as 0.
+--   default: the sweep stored at load (_type_segments, 11_trace_summary.sql; swept again for the traces
+--            stored under other kernel_classes); without memory kernels, the sets are projected (mask & 3).
 --   compat:  HTA's sweep over each type's merged intervals: +bit at each start, −bit at each end, mask =
---            running sum (the same for durations >= 0; exact for compat's negative ones).
--- Both turn the sweep into one window: with s the running value after an edge and d the edge's value (the
--- default's edges one by one, compat's summed per instant), the mask before it is mask(s − d) and after it
--- mask(s), so an edge at time t adds +t to the length of the mask that ends there and −t to the mask that
--- starts there (no lead/lag needed).
+--            running sum (the same for durations >= 0; exact for compat's negative ones). As in the default
+--            sweep, with s the running value after an instant and d its value, the mask before it is
+--            s − d and after it s: an instant t adds +t to the mask that ends there and −t to the one that
+--            starts there.
 CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
-WITH raw AS (
-    SELECT trace_id, ts, greatest(end_ts, ts) AS end_ts,
-           CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2097152 ELSE 4398046511104 END AS d
-    FROM gpu_frame
-    WHERE NOT hta_compat() AND gpu_work
-      AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
-           OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
-),
-raw_edges AS (
-    SELECT trace_id, ts AS t, d FROM raw UNION ALL SELECT trace_id, end_ts, -d FROM raw
-),
--- The running sum restarts at 0 with each trace (every +d has its −d in the same trace), so one sum over
--- all traces in (trace_id, t) order equals the per-trace sum: a streaming window, 2-4x cheaper than
--- PARTITION BY trace_id ORDER BY t (DuckDB runs an OVER () aggregate in its input's order). Edges at one
--- instant are not merged (a GROUP BY t costs more than the rest): the masks in between last 0 ns and add
--- nothing, and starts go first so that no count drops below 0 on the way.
-raw_sweep AS (
-    SELECT trace_id, t, d,
-           sum(d) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS s
-    FROM (SELECT * FROM raw_edges ORDER BY trace_id, t, d DESC)
-),
-raw_masks AS (
-    SELECT trace_id, t,
-           ((s - d) & 2097151 > 0)::INTEGER + 2 * ((s - d) >> 21 & 2097151 > 0)::INTEGER
-               + 4 * ((s - d) >> 42 > 0)::INTEGER AS m_before,
-           (s & 2097151 > 0)::INTEGER + 2 * (s >> 21 & 2097151 > 0)::INTEGER + 4 * (s >> 42 > 0)::INTEGER AS m_after
-    FROM raw_sweep
+WITH stored AS (
+    SELECT trace_id, mask, len_ns FROM _type_segments
+    WHERE NOT hta_compat() AND trace_id IN (SELECT trace_id FROM _trace_summary WHERE classes_fp = _kernel_classes_fp())
+    UNION ALL
+    SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, NOT hta_compat())
+    WHERE NOT hta_compat()
 ),
 merged AS MATERIALIZED (
     SELECT * FROM _bd_merged_types(include_memory_kernels) WHERE hta_compat()
@@ -81,18 +58,19 @@ merged_masks AS (
     FROM (SELECT *, sum(d) OVER (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s
           FROM merged_edges)
 ),
-masks AS (
-    SELECT * FROM raw_masks UNION ALL SELECT * FROM merged_masks
-),
--- one pass over masks (a UNION of two reads would compute the sweep twice): side 0 ends m_before, side 1
--- starts m_after
 segs AS (
     SELECT trace_id, mask, sum(c)::BIGINT AS len_ns
     FROM (SELECT trace_id,
                  CASE WHEN side = 0 THEN m_before ELSE m_after END AS mask,
                  CASE WHEN side = 0 THEN t::HUGEINT ELSE -t::HUGEINT END AS c
-          FROM masks, (VALUES (0), (1)) v(side)
+          FROM merged_masks, (VALUES (0), (1)) v(side)
           WHERE m_before <> m_after)
+    WHERE mask > 0
+    GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, mask, sum(len_ns)::BIGINT
+    FROM (SELECT trace_id, CASE WHEN coalesce(include_memory_kernels, true) THEN mask ELSE mask & 3 END AS mask, len_ns
+          FROM stored)
     WHERE mask > 0
     GROUP BY ALL
 )
