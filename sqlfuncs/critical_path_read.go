@@ -81,8 +81,7 @@ func cachedFrame(ctx context.Context, env *Env, tr cpTrace, compat bool) (*graph
 }
 
 // readFrame reads one trace's stored HTA frame (compat or default), sorted by ev_idx, with the
-// synchronisation args the graph needs. events is the trace's traceEvents count (every ev_idx is
-// below it; 0 when unknown).
+// synchronisation args the graph needs. events (the trace's event count, or 0) presizes the columns.
 func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, events int64) (*graph.Frame, error) {
 	table := "_hta_frame_default"
 	if compat {
