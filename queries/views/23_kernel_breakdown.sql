@@ -40,7 +40,7 @@ WITH stored AS (
     SELECT trace_id, mask, len_ns FROM _type_segments
     WHERE NOT hta_compat() AND trace_id IN (SELECT trace_id FROM _trace_summary WHERE classes_fp = _kernel_classes_fp())
     UNION ALL
-    SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, NOT hta_compat())
+    SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, true)
     WHERE NOT hta_compat()
 ),
 merged AS MATERIALIZED (
