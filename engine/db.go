@@ -141,7 +141,7 @@ func (db *DB) Close() error {
 // after the views with the current definition (rebuildFrame). The compat frame was a table once.
 func (db *DB) migrate(ctx context.Context) error {
 	// The stored frame is rebuilt; the compat frame is a view now. Whatever they were, they go.
-	for _, t := range []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_hta_frame_compat"} {
+	for _, t := range []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_hta_frame_compat"} {
 		var kind string
 		err := db.SQL.QueryRowContext(ctx, `SELECT 'TABLE' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1
 			UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $1`, t).Scan(&kind)
@@ -186,13 +186,14 @@ func fillLinksSQL(where string) string {
 }
 
 // frameInserts store the default analysis frame (queries/views/10_hta_frame.sql) of the traces with
-// first <= trace_id <= last: _hta_frame_default, then its GPU rows with their derived columns, then the
-// per-trace results (_trace_summary, _type_segments).
+// first <= trace_id <= last: _hta_frame_default, then its GPU rows with their derived columns, the
+// per-trace results (_trace_summary, _type_segments) and what the compat frame needs (_compat_fixups).
 func frameInserts(first, last int64) []string {
 	return []string{
 		fmt.Sprintf(`INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE trace_id BETWEEN %d AND %d`, first, last),
 		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_summary_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _type_segments SELECT * FROM _type_sweep(%d, %d, false)`, first, last),
+		fmt.Sprintf(`INSERT INTO _compat_fixups SELECT * FROM _compat_fixups_source(%d, %d)`, first, last),
 	}
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // frameDigest summarises a database's events.link_idx and stored frames, to compare two builds.
-func frameDigest(t *testing.T, db *DB) [9]int64 {
+func frameDigest(t *testing.T, db *DB) [11]int64 {
 	t.Helper()
-	return [9]int64{
+	return [11]int64{
 		queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`),
 		queryInt(t, db, `SELECT (bit_xor(hash(trace_id, ev_idx, link_idx)) >> 1)::BIGINT FROM events`),
 		queryInt(t, db, `SELECT (bit_xor(hash(f)) >> 1)::BIGINT FROM _hta_frame_default f`),
@@ -21,6 +21,8 @@ func frameDigest(t *testing.T, db *DB) [9]int64 {
 		queryInt(t, db, `SELECT (bit_xor(hash(s)) >> 1)::BIGINT FROM _trace_summary s`),
 		queryInt(t, db, `SELECT count(*) FROM _type_segments`),
 		queryInt(t, db, `SELECT (bit_xor(hash(s)) >> 1)::BIGINT FROM _type_segments s`),
+		queryInt(t, db, `SELECT count(*) FROM _compat_fixups`),
+		queryInt(t, db, `SELECT (bit_xor(hash(x)) >> 1)::BIGINT FROM _compat_fixups x`),
 	}
 }
 
@@ -50,6 +52,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 		`CREATE TABLE _gpu_frame_default AS SELECT 1 AS stale`,
 		`CREATE VIEW _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
 		`DROP TABLE _trace_summary`, `DROP TABLE _type_segments`, `CREATE TABLE _type_segments AS SELECT 1 AS stale`,
+		`DROP TABLE _compat_fixups`, `CREATE TABLE _compat_fixups AS SELECT 1 AS stale`,
 		`DROP TABLE _tracesql_install`,
 	} {
 		if _, err := db.SQL.Exec(q); err != nil {

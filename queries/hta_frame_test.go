@@ -2,6 +2,8 @@ package queries_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"tracesql/internal/htaref"
@@ -67,6 +69,51 @@ func TestHTAFrameCompat(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// TestHTAFrameCompatRelinks: where HTA's launch ↔ GPU sides differ from the loader's, the compat frame
+// links the trace again instead of taking events.link_idx (each case alone in its trace, as the relinking
+// is per trace):
+//   - nameless: a correlated CPU row without a name (ev 2) is on neither HTA side, so the kernel links to
+//     the named launch (ev 0); the loader's link is the last CPU row of the correlation, ev 2. The
+//     gpu_user_annotation (ev 4) gets its step by time containment, as HTA steps CPU rows.
+//   - raw stream: a memcpy whose stream arg is 4294967295 has no stream for the loader but that stream for
+//     HTA, which links it with its launch (ev 1 ↔ 2); the loader does not.
+func TestHTAFrameCompatRelinks(t *testing.T) {
+	for _, c := range []struct {
+		name, events string
+		loader       [][]any // ev_idx, link_idx of the GPU row
+		compat       [][]any // ev_idx, stream, index_correlation, iteration
+	}{
+		{"nameless", `
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":5}},
+ {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":20,"dur":5,"args":{"stream":7,"correlation":5}},
+ {"ph":"X","cat":"cuda_runtime","pid":1,"tid":1,"ts":16,"dur":1,"args":{"correlation":5}},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":100,"args":{}},
+ {"ph":"X","cat":"gpu_user_annotation","name":"ann","pid":0,"tid":7,"ts":18,"dur":20,"args":{}}`,
+			[][]any{{1, 2}},
+			[][]any{{0, -1, 1, 3}, {1, 7, 0, 3}, {3, -1, -1, 3}, {4, -1, -1, 3}}},
+		{"raw stream", `
+ {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":29,"dur":3,"args":{}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":30,"dur":1,"args":{"correlation":6}},
+ {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":7,"ts":40,"dur":2,"args":{"stream":4294967295,"correlation":6}}`,
+			[][]any{{2, nil}},
+			[][]any{{0, -1, -1, -1}, {1, -1, 2, -1}, {2, 4294967295, 1, -1}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "relink.json")
+			if err := os.WriteFile(path, []byte(`{"traceEvents":[`+c.events+`]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := bdOpenFile(t, path)
+			db.SQL.SetMaxOpenConns(1)
+			bdExpect(t, db.SQL, `SELECT ev_idx, link_idx FROM events WHERE cat_class IN ('kernel', 'memcpy')`, c.loader)
+			if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
+				t.Fatal(err)
+			}
+			bdExpect(t, db.SQL, `SELECT ev_idx, stream, index_correlation, iteration FROM hta_frame ORDER BY ev_idx`, c.compat)
 		})
 	}
 }

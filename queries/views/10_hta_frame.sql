@@ -160,82 +160,124 @@ FROM runs r LEFT JOIN queue q ON q.trace_id = r.trace_id AND q.ev_idx = r.ev_idx
 
 CREATE TABLE IF NOT EXISTS _gpu_frame_default AS SELECT * FROM _gpu_frame_source(0, -1);
 
--- The compat frame reproduces HTA 0.6.1's dataframe, computed when a query reads it (compat mode is for
--- checking against HTA, not for speed): raw stream args, the last-step filter, links made on the whole
--- parsed trace before that filter, and timestamps rounded inward to whole µs.
-CREATE OR REPLACE VIEW _hta_frame_compat AS
--- The rows are the stored default frame's (same events, same args columns); only the stream differs:
--- HTA reads a raw numeric `stream` arg even where the loader found no stream (4294967295, say). Label and
--- rank come from traces, as they are now (the reference tests renumber ranks after loading).
-WITH raw_stream AS (
-    SELECT trace_id, ev_idx, TRY_CAST(TRY_CAST(args->>'stream' AS DOUBLE) AS BIGINT) AS stream
+-- What HTA 0.6.1's dataframe has that the default frame lacks, stored per event at load for the compat frame
+-- (_hta_frame_compat); few rows: the last step's, and rarely others:
+--   raw / raw_stream   the event has no stream but a numeric `stream` arg, which HTA reads as its stream
+--                      (4294967295, say); raw_stream is that number (NULL where it does not fit a BIGINT)
+--   annotation_step    a gpu_user_annotation row's step by time containment: HTA steps it like a CPU row
+--   dropped            HTA drops it: when the trace has two or more ProfilerStep names, the CPU-side rows
+--                      from the start of the last step on, and the GPU-side rows that no kept CPU row shares
+--                      a correlation id with
+--   relinked / link    HTA's launch link (index_correlation; NULL = none) of a correlated row of a trace where
+--                      HTA's sides differ from the loader's, because of a raw stream or a correlated row without
+--                      a name (on neither HTA side). Elsewhere HTA's links are the loader's (link_idx: the last
+--                      event of the other side with the correlation id, both ways), made on the whole trace
+--                      before the last step is dropped.
+CREATE OR REPLACE MACRO _compat_fixups_source(first_trace, last_trace) AS TABLE
+WITH raw AS MATERIALIZED (
+    SELECT trace_id, ev_idx, TRY_CAST(TRY_CAST(args->>'stream' AS DOUBLE) AS BIGINT) AS raw_stream
     FROM events
-    WHERE stream IS NULL AND dur IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace'
+    WHERE trace_id BETWEEN first_trace AND last_trace
+      AND stream IS NULL AND dur IS NOT NULL AND cat IS NOT NULL AND cat <> 'Trace'
       -- the classes sync, kernel, memcpy, memset, other, gpu_user_annotation, written as the complement:
       -- DuckDB filters the scan with a NOT IN before it reads any JSON (3x cheaper than IN with a CASE)
       AND cat_class NOT IN ('cpu_op', 'user_annotation', 'runtime', 'driver', 'python_function', 'cupti_range')
       AND regexp_full_match(args->>'stream', '-?[0-9]+(\.0*)?')
 ),
-base AS (
-    SELECT f.trace_id, t.label, t.rank, f.ev_idx, f.cat, f.cat_class, f.name, f.pid, f.tid, f.ts AS ts_ns,
-           f.dur AS dur_ns, f.iteration AS step, f.memory_bw_gbps, f.bytes,
-           CASE WHEN f.stream <> -1 THEN f.stream WHEN r.ev_idx IS NOT NULL THEN r.stream ELSE -1 END AS stream,
-           f.correlation
-    FROM _hta_frame_default f JOIN traces t ON t.trace_id = f.trace_id
-    LEFT JOIN raw_stream r ON r.trace_id = f.trace_id AND r.ev_idx = f.ev_idx
-),
-sided AS (
-    SELECT *, (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync') AS gpu_side FROM base
-),
 last_step AS (
-    -- HTA drops the last step only when the trace has at least two distinct ProfilerStep names.
-    SELECT trace_id, max(ts_ns) AS last_start
-    FROM base WHERE CASE WHEN contains(name, 'ProfilerStep') THEN regexp_matches(name, 'ProfilerStep\s*#\s*\d+') ELSE false END
-    GROUP BY trace_id HAVING count(DISTINCT name) >= 2
+    SELECT f.trace_id, max(f.ts) AS last_start
+    FROM _hta_frame_default f
+    WHERE f.trace_id BETWEEN first_trace AND last_trace
+      AND CASE WHEN contains(f.name, 'ProfilerStep') THEN regexp_matches(f.name, 'ProfilerStep\s*#\s*\d+') ELSE false END
+    GROUP BY f.trace_id HAVING min(f.name) <> max(f.name)
 ),
-kept_cpu AS (
-    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
-    WHERE NOT s.gpu_side AND (l.last_start IS NULL OR s.ts_ns < l.last_start)
+relink AS (
+    SELECT trace_id FROM raw
+    UNION
+    SELECT trace_id FROM _hta_frame_default
+    WHERE trace_id BETWEEN first_trace AND last_trace AND name IS NULL AND correlation <> -1
 ),
-kept AS (
-    SELECT * FROM kept_cpu
-    UNION ALL
-    SELECT s.* FROM sided s LEFT JOIN last_step l USING (trace_id)
-    WHERE s.gpu_side AND (l.last_start IS NULL
-        OR s.correlation IN (SELECT k.correlation FROM kept_cpu k WHERE k.trace_id = s.trace_id AND k.correlation >= 0))
+-- HTA's side of each row (from its stream; NULL for a nameless CPU row) in the traces that need one
+sides AS MATERIALIZED (
+    SELECT f.trace_id, f.ev_idx, f.ts, f.correlation, l.last_start,
+           (CASE WHEN f.stream <> -1 THEN f.stream WHEN r.ev_idx IS NOT NULL THEN r.raw_stream ELSE -1 END >= 0
+            AND f.correlation >= 0) OR f.name IN ('Event Sync', 'Context Sync') AS gpu_side
+    FROM _hta_frame_default f LEFT JOIN last_step l ON l.trace_id = f.trace_id
+    LEFT JOIN raw r ON r.trace_id = f.trace_id AND r.ev_idx = f.ev_idx
+    WHERE f.trace_id BETWEEN first_trace AND last_trace
+      AND (l.trace_id IS NOT NULL OR f.trace_id IN (SELECT trace_id FROM relink))
+),
+kept_correlations AS (
+    SELECT DISTINCT trace_id, correlation FROM sides WHERE NOT gpu_side AND ts < last_start AND correlation >= 0
+),
+dropped AS (
+    SELECT s.trace_id, s.ev_idx
+    FROM sides s LEFT JOIN kept_correlations k ON k.trace_id = s.trace_id AND k.correlation = s.correlation
+    WHERE s.last_start IS NOT NULL AND CASE WHEN s.gpu_side THEN k.correlation IS NULL ELSE s.ts >= s.last_start END
+),
+relink_rows AS (
+    SELECT * FROM sides WHERE trace_id IN (SELECT trace_id FROM relink) AND correlation <> -1
 ),
 links AS (
     SELECT c.trace_id, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
-    FROM sided c JOIN sided g ON c.trace_id = g.trace_id AND c.correlation = g.correlation
-    WHERE NOT c.gpu_side AND g.gpu_side AND c.correlation <> -1
-),
--- HTA gives gpu_user_annotation rows (no stream arg) a step by time containment, like CPU rows.
-annotation_step AS (
-    SELECT g.trace_id, g.ev_idx, arg_max(p.step, p.ev_idx) AS step
-    FROM base g JOIN profiler_steps p ON p.trace_id = g.trace_id AND g.ts_ns >= p.ts AND g.ts_ns < p.end_ts
-    WHERE g.cat_class = 'gpu_user_annotation'
-    GROUP BY ALL
+    FROM relink_rows c JOIN relink_rows g ON c.trace_id = g.trace_id AND c.correlation = g.correlation
+    WHERE NOT c.gpu_side AND g.gpu_side
 ),
 link_of AS (
-    SELECT trace_id, cpu_idx AS ev_idx, max(gpu_idx) AS linked FROM links GROUP BY ALL
-    UNION ALL
-    SELECT trace_id, gpu_idx AS ev_idx, max(cpu_idx) AS linked FROM links GROUP BY ALL
+    SELECT r.trace_id, r.ev_idx, coalesce(max(c.gpu_idx), max(g.cpu_idx)) AS link
+    FROM relink_rows r
+    LEFT JOIN links c ON c.trace_id = r.trace_id AND c.cpu_idx = r.ev_idx
+    LEFT JOIN links g ON g.trace_id = r.trace_id AND g.gpu_idx = r.ev_idx
+    GROUP BY r.trace_id, r.ev_idx
+),
+annotation AS (
+    SELECT g.trace_id, g.ev_idx, arg_max(p.step, p.ev_idx) AS annotation_step
+    FROM _hta_frame_default g JOIN profiler_steps p ON p.trace_id = g.trace_id AND g.ts >= p.ts AND g.ts < p.end_ts
+    WHERE g.trace_id BETWEEN first_trace AND last_trace AND g.cat_class = 'gpu_user_annotation'
+    GROUP BY ALL
 )
-SELECT k.trace_id, k.label, k.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid, k.tid,
-       ((k.ts_ns + 999) // 1000) * 1000 AS ts,
-       ((k.ts_ns + k.dur_ns) // 1000) * 1000 - ((k.ts_ns + 999) // 1000) * 1000 AS dur,
-       ((k.ts_ns + k.dur_ns) // 1000) * 1000 AS end_ts,
+SELECT trace_id, ev_idx, bool_or(raw) AS raw, max(raw_stream) AS raw_stream, max(annotation_step) AS annotation_step,
+       bool_or(dropped) AS dropped, bool_or(relinked) AS relinked, max(link) AS link
+FROM (SELECT trace_id, ev_idx, true AS raw, raw_stream, NULL::BIGINT AS annotation_step, false AS dropped,
+             false AS relinked, NULL::BIGINT AS link FROM raw
+      UNION ALL
+      SELECT trace_id, ev_idx, false, NULL, annotation_step, false, false, NULL FROM annotation
+      UNION ALL
+      SELECT trace_id, ev_idx, false, NULL, NULL, true, false, NULL FROM dropped
+      UNION ALL
+      SELECT trace_id, ev_idx, false, NULL, NULL, false, true, link FROM link_of)
+GROUP BY trace_id, ev_idx;
+
+CREATE TABLE IF NOT EXISTS _compat_fixups (
+    trace_id INTEGER, ev_idx BIGINT, raw BOOLEAN, raw_stream BIGINT, annotation_step BIGINT, dropped BOOLEAN,
+    relinked BOOLEAN, link BIGINT);
+
+-- The compat frame reproduces HTA 0.6.1's dataframe from the stored default frame and _compat_fixups: the rows
+-- HTA keeps, with HTA's stream (the raw arg where the loader found none), its GPU side from that stream (NULL
+-- for a nameless CPU row, which HTA keeps on neither side), its links and steps, and timestamps rounded inward
+-- to whole µs. Label and rank come from traces, as they are now (the reference tests renumber ranks after
+-- loading).
+CREATE OR REPLACE VIEW _hta_frame_compat AS
+SELECT k.trace_id, t.label, t.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid, k.tid,
+       ((k.ts + 999) // 1000) * 1000 AS ts,
+       ((k.ts + k.dur) // 1000) * 1000 - ((k.ts + 999) // 1000) * 1000 AS dur,
+       ((k.ts + k.dur) // 1000) * 1000 AS end_ts,
        k.stream, k.correlation,
-       CASE WHEN k.correlation = -1 THEN -1 ELSE coalesce(l.linked, 0) END AS index_correlation,
+       CASE WHEN k.correlation = -1 THEN -1 WHEN k.relinked THEN coalesce(k.link, 0) ELSE k.index_correlation END
+           AS index_correlation,
        CASE WHEN k.stream = 0 AND k.cat <> 'cpu_op' THEN NULL  -- HTA: neither a CPU (< 0) nor a GPU (> 0) row
-            WHEN k.cat_class = 'gpu_user_annotation' THEN coalesce(a.step, -1)
-            ELSE coalesce(k.step, -1) END AS iteration,
+            WHEN k.cat_class = 'gpu_user_annotation' THEN coalesce(k.annotation_step, -1)
+            ELSE k.iteration END AS iteration,
        k.gpu_side,
        k.stream <> -1 AS gpu_work,
        k.memory_bw_gbps, k.bytes
-FROM kept k
-LEFT JOIN link_of l ON l.trace_id = k.trace_id AND l.ev_idx = k.ev_idx
-LEFT JOIN annotation_step a ON a.trace_id = k.trace_id AND a.ev_idx = k.ev_idx;
+FROM (SELECT *, (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync') AS gpu_side
+      FROM (SELECT f.* EXCLUDE (stream, gpu_side), x.annotation_step, x.relinked, x.link,
+                   CASE WHEN f.stream <> -1 THEN f.stream WHEN x.raw THEN x.raw_stream ELSE -1 END AS stream
+            FROM _hta_frame_default f LEFT JOIN _compat_fixups x ON x.trace_id = f.trace_id AND x.ev_idx = f.ev_idx
+            WHERE x.dropped IS NOT true)) k
+JOIN traces t ON t.trace_id = k.trace_id
+WHERE k.gpu_side IS NOT NULL;
 
 -- @view hta_frame  One row per event that HTA's analyses read, in the current mode (see hta_compat).
 -- @column trace_id           Loaded file
