@@ -10,6 +10,12 @@
 -- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode).
 CREATE OR REPLACE MACRO hta_compat() AS coalesce(TRY_CAST(getvariable('hta_compat') AS BOOLEAN), false);
 
+-- _hta_gpu_side(stream, correlation, name): HTA's GPU side of a row (stream and correlation -1 when none): on
+-- a stream with a correlation id, or an Event Sync / Context Sync record. NULL for a row without a name that
+-- is not on a stream with a correlation id.
+CREATE OR REPLACE MACRO _hta_gpu_side(stream, correlation, name) AS
+    (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync');
+
 -- The default frame is a projection of events (the loader pairs launches with GPU events by correlation
 -- into events.link_idx, so no join is needed); the engine stores it in _hta_frame_default when a trace
 -- is loaded, because analyses run 1.3-2x faster on the stored table than on this view.
@@ -19,7 +25,7 @@ SELECT e.trace_id, t.label, e.rank, e.ev_idx, e.cat, e.cat_class, e.name, e.pid,
        coalesce(e.stream, -1) AS stream, coalesce(e.correlation, -1) AS correlation,
        CASE WHEN coalesce(e.correlation, -1) = -1 THEN -1 ELSE coalesce(e.link_idx, 0) END AS index_correlation,
        coalesce(e.step, -1) AS iteration,
-       (coalesce(e.stream, -1) >= 0 AND coalesce(e.correlation, -1) >= 0) OR e.name IN ('Event Sync', 'Context Sync') AS gpu_side,
+       _hta_gpu_side(coalesce(e.stream, -1), coalesce(e.correlation, -1), e.name) AS gpu_side,
        e.stream IS NOT NULL AND e.cat_class IN ('kernel', 'memcpy', 'memset') AS gpu_work,
        -- Only GPU-side rows carry these args; skipping the JSON of the others halves their cost.
        CASE WHEN e.cat_class IN ('kernel', 'memcpy', 'memset', 'cupti_range', 'other')
@@ -197,26 +203,36 @@ relink AS (
     SELECT trace_id FROM _hta_frame_default
     WHERE trace_id BETWEEN first_trace AND last_trace AND name IS NULL AND correlation <> -1
 ),
--- HTA's side of each row (from its stream; NULL for a nameless CPU row) in the traces that need one
+-- HTA's side of each row of the traces with a last step to drop
 sides AS MATERIALIZED (
     SELECT f.trace_id, f.ev_idx, f.ts, f.correlation, l.last_start,
-           (CASE WHEN f.stream <> -1 THEN f.stream WHEN r.ev_idx IS NOT NULL THEN r.raw_stream ELSE -1 END >= 0
-            AND f.correlation >= 0) OR f.name IN ('Event Sync', 'Context Sync') AS gpu_side
-    FROM _hta_frame_default f LEFT JOIN last_step l ON l.trace_id = f.trace_id
+           _hta_gpu_side(CASE WHEN f.stream <> -1 THEN f.stream WHEN r.ev_idx IS NOT NULL THEN r.raw_stream ELSE -1 END,
+                         f.correlation, f.name) AS gpu_side
+    FROM _hta_frame_default f JOIN last_step l ON l.trace_id = f.trace_id
     LEFT JOIN raw r ON r.trace_id = f.trace_id AND r.ev_idx = f.ev_idx
     WHERE f.trace_id BETWEEN first_trace AND last_trace
-      AND (l.trace_id IS NOT NULL OR f.trace_id IN (SELECT trace_id FROM relink))
 ),
+-- a GPU-side row is kept when a kept CPU row shares its correlation id
 kept_correlations AS (
     SELECT DISTINCT trace_id, correlation FROM sides WHERE NOT gpu_side AND ts < last_start AND correlation >= 0
 ),
 dropped AS (
     SELECT s.trace_id, s.ev_idx
     FROM sides s LEFT JOIN kept_correlations k ON k.trace_id = s.trace_id AND k.correlation = s.correlation
-    WHERE s.last_start IS NOT NULL AND CASE WHEN s.gpu_side THEN k.correlation IS NULL ELSE s.ts >= s.last_start END
+    WHERE CASE WHEN s.gpu_side THEN k.correlation IS NULL ELSE s.ts >= s.last_start END
 ),
+relink_span AS (
+    SELECT coalesce(min(trace_id), 0) AS lo, coalesce(max(trace_id), -1) AS hi FROM relink
+),
+-- the correlated rows of the relinked traces with HTA's side (reading only the span of those traces lets
+-- DuckDB skip the scan when there are none, the usual case)
 relink_rows AS (
-    SELECT * FROM sides WHERE trace_id IN (SELECT trace_id FROM relink) AND correlation <> -1
+    SELECT f.trace_id, f.ev_idx, f.correlation,
+           _hta_gpu_side(CASE WHEN f.stream <> -1 THEN f.stream WHEN r.ev_idx IS NOT NULL THEN r.raw_stream ELSE -1 END,
+                         f.correlation, f.name) AS gpu_side
+    FROM _hta_frame_default f JOIN relink_span s ON f.trace_id BETWEEN s.lo AND s.hi
+    LEFT JOIN raw r ON r.trace_id = f.trace_id AND r.ev_idx = f.ev_idx
+    WHERE f.trace_id IN (SELECT trace_id FROM relink) AND f.correlation <> -1
 ),
 links AS (
     SELECT c.trace_id, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
@@ -271,7 +287,7 @@ SELECT k.trace_id, t.label, t.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid,
        k.gpu_side,
        k.stream <> -1 AS gpu_work,
        k.memory_bw_gbps, k.bytes
-FROM (SELECT *, (stream >= 0 AND correlation >= 0) OR name IN ('Event Sync', 'Context Sync') AS gpu_side
+FROM (SELECT *, _hta_gpu_side(stream, correlation, name) AS gpu_side
       FROM (SELECT f.* EXCLUDE (stream, gpu_side), x.annotation_step, x.relinked, x.link,
                    CASE WHEN f.stream <> -1 THEN f.stream WHEN x.raw THEN x.raw_stream ELSE -1 END AS stream
             FROM _hta_frame_default f LEFT JOIN _compat_fixups x ON x.trace_id = f.trace_id AND x.ev_idx = f.ev_idx

@@ -66,7 +66,7 @@ contained AS (
     GROUP BY ALL
 ),
 sided AS (
-    SELECT b.*, (b.raw_stream >= 0 AND coalesce(b.correlation, -1) >= 0) OR b.name IN ('Event Sync', 'Context Sync') AS gpu_side
+    SELECT b.*, _hta_gpu_side(b.raw_stream, coalesce(b.correlation, -1), b.name) AS gpu_side
     FROM base b
 ),
 link AS (
