@@ -4,21 +4,15 @@
 --   compat:  every stream != -1 row counts as GPU work, cuda_sync rows included (HTA quirk §7.2, so sync
 --            waits are "busy" non-compute time), percentages rounded to 2 decimals like HTA.
 
--- @view temporal_breakdown  One row per rank with GPU work: idle, compute and non-compute time.
--- @column label                 Trace set
--- @column rank                  Rank
--- @column idle_time_us          Time no GPU work runs on any stream, µs
--- @column compute_time_us       Time some COMPUTATION kernel runs, µs
--- @column non_compute_time_us   Busy time without computation (communication, memory, other), µs
--- @column kernel_time_us        Last GPU end minus first GPU start, µs
--- @column idle_time_pct         idle_time_us / kernel_time_us · 100
--- @column compute_time_pct      compute_time_us / kernel_time_us · 100
--- @column non_compute_time_pct  non_compute_time_us / kernel_time_us · 100
-CREATE OR REPLACE VIEW temporal_breakdown AS
+-- _temporal_totals_compat / _temporal_totals_default: per trace with GPU work, the first start, the last end,
+-- and the busy and computation ns, in each mode (the compat one reads gpu_frame, so only in compat mode).
+-- temporal_breakdown picks one when the query is bound (query()), so that a query neither plans nor runs
+-- the other mode's pipelines: 7-9 -> 5 ms on one trace.
+CREATE OR REPLACE VIEW _temporal_totals_compat AS
 WITH g AS (
     SELECT trace_id, label, rank, ev_idx, ts, end_ts, kernel_type = 'COMPUTATION' AS is_comp
     FROM gpu_frame
-    WHERE gpu_work AND hta_compat()
+    WHERE gpu_work
 ),
 -- Compat mode: HTA's merge in one window pass. Rows in (ts, ev_idx) order; prev = running max of the earlier rows' ends
 -- (all rows, and computation rows only); a row opens a merged interval when ts > prev. The merged length
@@ -54,18 +48,32 @@ r_compat AS (
              - coalesce(sum(greatest(prev_comp - end_ts, 0)) FILTER (WHERE new_comp AND end_ts < ts), 0), 0) AS comp_ns
     FROM f
     GROUP BY ALL
-),
+)
+SELECT * FROM r_compat;
+
 -- Default mode: the stored per-trace totals (11_trace_summary.sql); computation time merged again for the
 -- traces whose totals predate an edit of kernel_classes.
-r AS (
-    SELECT * FROM r_compat
-    UNION ALL
-    SELECT s.trace_id, t.label, t.rank, s.first_ts, s.last_end, s.busy_ns,
-           CASE WHEN s.classes_fp = _kernel_classes_fp() THEN s.comp_ns ELSE coalesce(c.comp_ns, 0) END
-    FROM _trace_summary s
-    JOIN traces t USING (trace_id)
-    LEFT JOIN _comp_merge(-2147483648, 2147483647, true) c USING (trace_id)
-    WHERE NOT hta_compat() AND s.first_ts IS NOT NULL
+CREATE OR REPLACE VIEW _temporal_totals_default AS
+SELECT s.trace_id, t.label, t.rank, s.first_ts, s.last_end, s.busy_ns,
+       CASE WHEN s.classes_fp = _kernel_classes_fp() THEN s.comp_ns ELSE coalesce(c.comp_ns, 0) END AS comp_ns
+FROM _trace_summary s
+JOIN traces t USING (trace_id)
+LEFT JOIN _comp_merge(-2147483648, 2147483647, true) c USING (trace_id)
+WHERE s.first_ts IS NOT NULL;
+
+-- @view temporal_breakdown  One row per rank with GPU work: idle, compute and non-compute time.
+-- @column label                 Trace set
+-- @column rank                  Rank
+-- @column idle_time_us          Time no GPU work runs on any stream, µs
+-- @column compute_time_us       Time some COMPUTATION kernel runs, µs
+-- @column non_compute_time_us   Busy time without computation (communication, memory, other), µs
+-- @column kernel_time_us        Last GPU end minus first GPU start, µs
+-- @column idle_time_pct         idle_time_us / kernel_time_us · 100
+-- @column compute_time_pct      compute_time_us / kernel_time_us · 100
+-- @column non_compute_time_pct  non_compute_time_us / kernel_time_us · 100
+CREATE OR REPLACE VIEW temporal_breakdown AS
+WITH r AS (
+    SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _temporal_totals_compat' ELSE 'FROM _temporal_totals_default' END)
 ),
 us AS (
     SELECT label, rank,
