@@ -191,6 +191,7 @@ WITH raw AS MATERIALIZED (
       AND regexp_full_match(args->>'stream', '-?[0-9]+(\.0*)?')
 ),
 last_step AS (
+    -- HTA drops the last step only when the trace has at least two distinct ProfilerStep names
     SELECT f.trace_id, max(f.ts) AS last_start
     FROM _hta_frame_default f
     WHERE f.trace_id BETWEEN first_trace AND last_trace
