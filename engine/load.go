@@ -21,6 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"tracesql/internal/procmem"
 )
 
 // LoadOptions configures Load.
@@ -124,7 +126,7 @@ func memorySettings(path string) map[string]string {
 	out := map[string]string{}
 	if v := os.Getenv(MemoryLimitEnv); v != "" {
 		out["memory_limit"] = v
-	} else if total := memTotalBytes(); total > 0 {
+	} else if total := procmem.Total(); total > 0 {
 		out["memory_limit"] = fmt.Sprintf("%dMB", total/2>>20)
 	}
 	if path != "" {
@@ -133,11 +135,6 @@ func memorySettings(path string) map[string]string {
 		out["temp_directory"] = filepath.Join(os.TempDir(), fmt.Sprintf("tracesql-%d.tmp", os.Getpid()))
 	}
 	return out
-}
-
-// memTotalBytes is the machine's memory (Linux /proc/meminfo), 0 when unknown.
-func memTotalBytes() int64 {
-	return procKB("/proc/meminfo", "MemTotal") << 10
 }
 
 // freeOSAbove: after inserting a file with more decompressed JSON than this, loadFile hands the Go
@@ -776,7 +773,7 @@ func (t *phaseTimer) mark(phase string) {
 		return
 	}
 	now := time.Now()
-	t.parts = append(t.parts, fmt.Sprintf("%s %.0f ms (rss %d MB, hwm %d MB)", phase, float64(now.Sub(t.last).Microseconds())/1000, procStatusMB("VmRSS"), procStatusMB("VmHWM")))
+	t.parts = append(t.parts, fmt.Sprintf("%s %.0f ms (rss %d MB, hwm %d MB)", phase, float64(now.Sub(t.last).Microseconds())/1000, procmem.Self("VmRSS")>>20, procmem.Self("VmHWM")>>20))
 	t.last = now
 }
 
@@ -785,25 +782,4 @@ func (t *phaseTimer) report() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "load timing %s: %s\n", t.path, strings.Join(t.parts, ", "))
-}
-
-// procStatusMB reads a /proc/self/status memory line (VmRSS, VmHWM) in MB; 0 where unavailable.
-func procStatusMB(key string) int64 { return procKB("/proc/self/status", key) >> 10 }
-
-// procKB reads a "Key:  N kB" line of a /proc file; 0 where unavailable.
-func procKB(file, key string) int64 {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key+":"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
 }

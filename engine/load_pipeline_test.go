@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tracesql/internal/procmem"
 )
 
 // TestPipelinedLoadMatchesOneByOne: eight ranks loaded in one call (each file parsed while the one
@@ -99,7 +101,7 @@ func TestMemorySettings(t *testing.T) {
 	}
 
 	t.Setenv(MemoryLimitEnv, "")
-	if total := memTotalBytes(); total > 0 {
+	if total := procmem.Total(); total > 0 {
 		got := memorySettings("")
 		if got["memory_limit"] == "" || !strings.HasPrefix(got["temp_directory"], os.TempDir()) {
 			t.Errorf("default settings %v", got)

@@ -2,14 +2,13 @@ package queries_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"testing"
 
 	"tracesql/engine"
+	"tracesql/internal/procmem"
 	"tracesql/sqlfuncs"
 )
 
@@ -113,8 +112,8 @@ func BenchmarkCriticalPath1M(b *testing.B) {
 				b.Fatalf("window has %d events, want ≥ 1M", window)
 			}
 			debug.FreeOSMemory() // return the inflater's and loader's garbage: RSS = DuckDB + live heap
-			before := ovRSS("VmRSS")
-			os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset VmHWM (Linux ≥ 4.0)
+			before := procmem.Self("VmRSS")
+			procmem.ResetPeak()
 			b.ResetTimer()
 			var nodes int64
 			for i := 0; i < b.N; i++ {
@@ -125,7 +124,7 @@ func BenchmarkCriticalPath1M(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			peak := ovRSS("VmHWM")
+			peak := procmem.Self("VmHWM")
 			if err := db.SQL.QueryRow(`SELECT count(*) FROM cp_graph_nodes(` + args + `)`).Scan(&nodes); err != nil {
 				b.Fatal(err)
 			}
@@ -153,20 +152,4 @@ func ovCountEvents(b *testing.B, path string) int64 {
 		b.Fatal(err)
 	}
 	return n
-}
-
-// ovRSS reads a memory figure of this process from /proc/self/status, bytes (0 when unavailable).
-func ovRSS(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, field+":") {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, field+":")), "%d", &kb)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -9,33 +9,12 @@ import (
 	"strings"
 
 	"tracesql/engine"
+	"tracesql/internal/procmem"
 )
 
-// procKB reads a "Key:  N kB" line of a /proc file, in bytes.
-func procKB(file, key string) int64 {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key+":"); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n << 10
-			}
-		}
-	}
-	return 0
-}
-
-// resetPeakRSS makes VmHWM start again from the current RSS (Linux ≥ 4.0), so that one phase's peak
-// is measured without the generator's or an earlier phase's.
-func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
-
-// peakRSS is the process's peak resident set since the last reset, bytes.
-func peakRSS() int64 { return procKB("/proc/self/status", "VmHWM") }
-
-func memTotal() int64 { return procKB("/proc/meminfo", "MemTotal") }
+func resetPeakRSS()   { procmem.ResetPeak() }
+func peakRSS() int64  { return procmem.Self("VmHWM") }
+func memTotal() int64 { return procmem.Total() }
 
 func cpuModel() string {
 	b, _ := os.ReadFile("/proc/cpuinfo")
