@@ -296,6 +296,17 @@ FROM (SELECT *, _hta_gpu_side(stream, correlation, name) AS gpu_side
 JOIN traces t ON t.trace_id = k.trace_id
 WHERE k.gpu_side IS NOT NULL;
 
+-- _compat_frame_exceptions(tid): where one trace's _hta_frame_compat is not its default frame with times rounded
+-- inward to whole µs: the default frame's rows that the compat frame drops (changed = false), and the kept rows
+-- whose stream or link HTA sees differently (changed = true: raw streams, relinked rows). The critical path
+-- derives its compat frame from the default frame it has already read when no row is changed (the usual
+-- case; sqlfuncs.cpCompatFromDefault, checked against this view by TestCompatFrameFromDefault).
+CREATE OR REPLACE MACRO _compat_frame_exceptions(tid) AS TABLE
+SELECT ev_idx, (raw OR relinked) AND dropped IS NOT true AS changed
+FROM _compat_fixups WHERE trace_id = tid AND (dropped OR raw OR relinked)
+UNION ALL
+SELECT ev_idx, false FROM _hta_frame_default WHERE trace_id = tid AND gpu_side IS NULL;
+
 -- @view hta_frame  One row per event that HTA's analyses read, in the current mode (see hta_compat).
 -- @column trace_id           Loaded file
 -- @column label              Trace set
