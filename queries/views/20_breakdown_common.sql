@@ -9,11 +9,69 @@
 CREATE OR REPLACE MACRO _bd_hta_round(x, n) AS
     CASE WHEN hta_compat() THEN round_even(x * pow(10, n), 0) / pow(10, n) ELSE x END;
 
--- _bd_fold_flags(kind, ...): one row per (trace, group, name) of the events to aggregate, with the HTA
--- per-name statistics and whether the name is folded into "others".
+-- _bd_name_stats_compat / _bd_name_stats_default(kind, include_memory_kernels, use_gpu_annotation): one row per
+-- (trace, group, name) of the events to aggregate with their statistics (var_us: sample variance of the
+-- durations in µs, 0 for one event), in each mode:
 --   kind = 'kernel':     GPU work (gpu_frame.gpu_work) of type COMPUTATION, COMMUNICATION and (optionally)
 --                        MEMORY; group = kernel type.
 --   kind = 'annotation': gpu_user_annotation rows (use_gpu_annotation) or user_annotation rows; group = ''.
+-- The default one reads the stored GPU frame and types each distinct name once instead of every event.
+CREATE OR REPLACE MACRO _bd_name_stats_compat(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
+WITH src AS (
+    SELECT trace_id, kernel_type AS grp, name, dur
+    FROM gpu_frame
+    WHERE kind = 'kernel' AND gpu_work
+      AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
+           OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
+    UNION ALL
+    SELECT trace_id, '' AS grp, name, dur
+    FROM hta_frame
+    WHERE kind = 'annotation'
+      AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
+)
+SELECT trace_id, grp, name,
+       sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
+       avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
+FROM src GROUP BY ALL;
+
+CREATE OR REPLACE MACRO _bd_name_stats_default(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
+WITH per_name AS (
+    SELECT trace_id, name,
+           sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
+           avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
+    FROM _gpu_frame_default
+    WHERE kind = 'kernel' AND gpu_work
+    GROUP BY ALL
+),
+types AS (
+    SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+    FROM (SELECT DISTINCT name FROM per_name WHERE name IS NOT NULL) n
+    JOIN _kernel_class_rules(false) k ON regexp_matches(n.name, k.pattern)
+    GROUP BY n.name
+)
+SELECT p.trace_id, coalesce(t.kernel_type, 'OTHER') AS grp, p.name, p.total_ns, p.max_ns, p.min_ns, p.mean_us, p.var_us, p.n
+FROM per_name p LEFT JOIN types t ON t.name = p.name
+WHERE t.kernel_type IN ('COMPUTATION', 'COMMUNICATION')
+   OR (t.kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true))
+UNION ALL
+SELECT trace_id, '' AS grp, name,
+       sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
+       avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
+FROM _hta_frame_default
+WHERE kind = 'annotation'
+  AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
+GROUP BY ALL;
+
+-- _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation): the current mode's, picked when the query is
+-- bound (query()), so that the other mode is neither planned nor run.
+CREATE OR REPLACE MACRO _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
+FROM query(format('FROM {}({}, {}, {})',
+                  CASE WHEN hta_compat() THEN '_bd_name_stats_compat' ELSE '_bd_name_stats_default' END,
+                  CASE kind WHEN 'kernel' THEN '''kernel''' ELSE '''annotation''' END,
+                  coalesce(include_memory_kernels, true), coalesce(use_gpu_annotation, true)));
+
+-- _bd_fold_flags(kind, ...): one row per (trace, group, name) of _bd_name_stats, with whether the name is
+-- folded into "others".
 -- Folding happens only when a group has more than num_kernels names; names matching an allowlist pattern
 -- (plain substring) are never folded. A name is folded when its position (by total time, descending) is
 -- >= num_kernels, or
@@ -25,23 +83,10 @@ CREATE OR REPLACE MACRO _bd_hta_round(x, n) AS
 -- by name ascending.
 CREATE OR REPLACE MACRO _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
                                       use_gpu_annotation, allowlist_patterns) AS TABLE
-WITH src AS (
-    SELECT trace_id, label, rank, kernel_type AS grp, name, dur
-    FROM gpu_frame
-    WHERE kind = 'kernel' AND gpu_work
-      AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
-           OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
-    UNION ALL
-    SELECT trace_id, label, rank, '' AS grp, name, dur
-    FROM hta_frame
-    WHERE kind = 'annotation'
-      AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
-),
-per_name AS (
-    SELECT trace_id, label, rank, grp, name,
-           sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
-           avg(dur / 1000.0) AS mean_us, coalesce(stddev_samp(dur / 1000.0), 0) AS stddev_us, count(*) AS n
-    FROM src GROUP BY ALL
+WITH per_name AS MATERIALIZED (
+    SELECT s.trace_id, t.label, t.rank, s.grp, s.name, s.total_ns, s.max_ns, s.min_ns, s.mean_us,
+           sqrt(s.var_us) AS stddev_us, s.var_us, s.n
+    FROM _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation) s JOIN traces t USING (trace_id)
 ),
 ranked AS (
     SELECT *,
@@ -51,10 +96,14 @@ ranked AS (
            sum(total_ns) OVER p AS group_ns,
            coalesce(len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0, false) AS allowed
     FROM per_name
-    WINDOW p AS (PARTITION BY trace_id, grp),
-           w AS (PARTITION BY trace_id, grp
+    -- p is w's whole partition, in w's order: one sort for both, and no self-join (DuckDB rewrites an
+    -- unordered partition aggregate into a join with the input, which would compute per_name twice)
+    WINDOW w AS (PARTITION BY trace_id, grp
                  ORDER BY total_ns DESC, CASE WHEN hta_compat() THEN name END DESC, name ASC
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+           p AS (PARTITION BY trace_id, grp
+                 ORDER BY total_ns DESC, CASE WHEN hta_compat() THEN name END DESC, name ASC
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ),
 -- numpy's linear quantile of the cumulative sums (µs), step for step, so that ties with a cumulative sum
 -- break exactly as in HTA: virtual index v = n·q + (1 − q) − 1, lerp from the lower neighbour below 0.5
@@ -74,11 +123,12 @@ quantiled AS (
     SELECT *,
            CASE WHEN t >= 0.5 THEN b - (b - a) * (1 - t) ELSE a + (b - a) * t END AS q_us
     FROM (SELECT *,
-                 max(CASE WHEN pos = lo THEN cum_ns / 1000.0 END) OVER (PARTITION BY trace_id, grp) AS a,
-                 max(CASE WHEN pos = hi THEN cum_ns / 1000.0 END) OVER (PARTITION BY trace_id, grp) AS b
-          FROM bounds)
+                 max(CASE WHEN pos = lo THEN cum_ns / 1000.0 END) OVER p AS a,
+                 max(CASE WHEN pos = hi THEN cum_ns / 1000.0 END) OVER p AS b
+          FROM bounds
+          WINDOW p AS (PARTITION BY trace_id, grp ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
 )
-SELECT trace_id, label, rank, grp, name, total_ns, max_ns, min_ns, mean_us, stddev_us, n, pos,
+SELECT trace_id, label, rank, grp, name, total_ns, max_ns, min_ns, mean_us, stddev_us, var_us, n, pos,
        names > coalesce(num_kernels, 10) AS folding,
        names > coalesce(num_kernels, 10) AND NOT allowed AND (
            pos >= coalesce(num_kernels, 10)
@@ -92,7 +142,8 @@ FROM quantiled;
 --   compat:  once a group folds, every kept name's statistics collapse to its total (sum = max = min = mean,
 --            stddev 0) and the "others" statistics are taken over the folded names' totals (quirk §7.3).
 --   default: kept names keep their per-event statistics; "others" gets statistics over the events folded
---            into it.
+--            into it, pooled from the names' (sample variance: (Σ (n−1)·var + Σ n·(mean − pooled mean)²)
+--            / (N − 1)), so that no event is read twice.
 -- count is always the number of events aggregated into the row.
 CREATE OR REPLACE MACRO _bd_fold(kind, num_kernels, duration_ratio, include_memory_kernels,
                                 use_gpu_annotation, allowlist_patterns) AS TABLE
@@ -111,28 +162,24 @@ compat AS (
     FROM f WHERE hta_compat()
     GROUP BY trace_id, label, rank, grp, folding, 5
 ),
-src AS (
-    SELECT trace_id, kernel_type AS grp, name, dur
-    FROM gpu_frame
-    WHERE kind = 'kernel' AND gpu_work AND NOT hta_compat()
-    UNION ALL
-    SELECT trace_id, '' AS grp, name, dur
-    FROM hta_frame
-    WHERE kind = 'annotation' AND NOT hta_compat()
-      AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
-),
-real AS (
-    SELECT f.trace_id, f.label, f.rank, f.grp, CASE WHEN f.fold THEN 'others' ELSE f.name END AS name,
-           sum(s.dur) / 1000.0 AS sum_us, max(s.dur) / 1000.0 AS max_us, min(s.dur) / 1000.0 AS min_us,
-           coalesce(stddev_samp(s.dur / 1000.0), 0) AS stddev_us, avg(s.dur / 1000.0) AS mean_us,
-           count(*) AS count
-    FROM f JOIN src s ON s.trace_id = f.trace_id AND s.grp = f.grp AND s.name IS NOT DISTINCT FROM f.name
-    WHERE NOT hta_compat() AND f.fold
-    GROUP BY ALL
+others AS (
+    SELECT trace_id, label, rank, grp,
+           sum(total_ns) / 1000.0 AS sum_us, max(max_ns) / 1000.0 AS max_us, min(min_ns) / 1000.0 AS min_us,
+           sum(n)::BIGINT AS count,
+           sum(total_ns) / 1000.0 / sum(n) AS pooled_mean,
+           list({'n': n, 'mean': mean_us, 'var': var_us}) AS parts
+    FROM f WHERE NOT hta_compat() AND fold
+    GROUP BY trace_id, label, rank, grp
 )
 SELECT * FROM compat
 UNION ALL
-SELECT * FROM real
+SELECT trace_id, label, rank, grp, 'others', sum_us, max_us, min_us,
+       CASE WHEN count > 1
+            THEN sqrt(list_sum(list_transform(parts, p -> (p.n - 1) * p.var + p.n * (p.mean - pooled_mean) ** 2))
+                      / (count - 1))
+            ELSE 0 END,
+       pooled_mean, count
+FROM others
 UNION ALL
 SELECT trace_id, label, rank, grp, name, total_ns / 1000.0, max_ns / 1000.0, min_ns / 1000.0, stddev_us, mean_us, n
 FROM f WHERE NOT hta_compat() AND NOT fold;

@@ -11,35 +11,44 @@
 --            length (it counts in no sum or count); the runtime call is the event whose index is
 --            index_correlation, so index_correlation 0 (partner absent) picks event #0's ts.
 
--- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event with its gap.
-CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
+-- _bd_idle_gaps_compat / _bd_idle_gaps_default: one row per GPU event of every trace with the end of what
+-- precedes it on its stream (prev_end) and the start of its runtime call, in each mode.
+CREATE OR REPLACE VIEW _bd_idle_gaps_compat AS
 WITH k AS (
     SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
     FROM gpu_frame g
     LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM hta_frame WHERE correlation >= 0 OR ev_idx = 0) r
            ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
-    WHERE hta_compat() AND g.cat_class IN ('kernel', 'memcpy', 'memset')
-      AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, g.rank))
-      AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, g.stream))
-),
-gaps AS (
-    SELECT trace_id, label, rank, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
-           ts_runtime
-    FROM k
-    UNION ALL
-    -- default: the stored frame has each event's gap after the stream's previous busy interval
-    SELECT trace_id, label, rank, stream, ev_idx, ts, stream_busy_before, linked_ts
-    FROM _gpu_frame_default
-    WHERE NOT hta_compat() AND gpu_work AND stream_busy_before IS NOT NULL
-      AND (ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks, rank))
-      AND (streams IS NULL OR len(streams) = 0 OR list_contains(streams, stream))
+    WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
 )
-SELECT trace_id, label, rank, stream, ev_idx, ts, prev_end, ts_runtime,
-       (ts - prev_end) / 1000.0 AS gap_us,
-       CASE WHEN ts_runtime > prev_end THEN 'host_wait'
-            WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 'kernel_wait'
-            ELSE 'other' END AS idle_category
-FROM gaps;
+SELECT trace_id, label, rank, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
+       ts_runtime
+FROM k;
+
+-- default: the stored frame has each event's gap after the stream's previous busy interval
+CREATE OR REPLACE VIEW _bd_idle_gaps_default AS
+SELECT trace_id, label, rank, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
+FROM _gpu_frame_default
+WHERE gpu_work AND stream_busy_before IS NOT NULL;
+
+-- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event (of the ranks, as traces
+-- numbers them now) with its gap, gap_ns, and
+-- its cause as idle_code (0 host_wait, 1 kernel_wait, 2 other: numbers group faster than names; _bd_idle_category
+-- names them). The mode's view is picked when the query is bound (query()), so that the other is neither planned
+-- nor run (the filters are on whole window partitions, so filtering after the compat window is the same as
+-- before it).
+CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
+SELECT trace_id, stream, ev_idx, ts, prev_end, ts_runtime,
+       ts - prev_end AS gap_ns,
+       CASE WHEN ts_runtime > prev_end THEN 0
+            WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 1
+            ELSE 2 END AS idle_code
+FROM query(CASE WHEN hta_compat() THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END)
+WHERE (streams IS NULL OR len(streams) = 0 OR list_contains(streams, stream))
+  AND (ranks IS NULL OR len(ranks) = 0
+       OR trace_id IN (SELECT trace_id FROM traces WHERE list_contains(ranks, traces.rank)));
+
+CREATE OR REPLACE MACRO _bd_idle_category(idle_code) AS ['host_wait', 'kernel_wait', 'other'][idle_code + 1];
 
 -- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  GPU idle time
 -- per rank, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).
@@ -50,16 +59,16 @@ FROM gaps;
 -- @column idle_time_us     Idle time of this cause on the stream, µs (compat: overlaps count negative)
 -- @column idle_time_ratio  Share of the stream's idle time (0–1; compat: rounded to 2 decimals)
 CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
-WITH c AS MATERIALIZED (
-    SELECT trace_id, label, rank, stream, idle_category, coalesce(sum(gap_us), 0) AS idle_time_us
+WITH c AS (
+    SELECT trace_id, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
     FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
-    GROUP BY ALL
+    GROUP BY trace_id, stream, idle_code
 )
-SELECT label, rank, stream, idle_category,
-       _bd_hta_round(idle_time_us, 2) AS idle_time_us,
-       _bd_hta_round(idle_time_us / sum(idle_time_us) OVER (PARTITION BY trace_id, stream), 2) AS idle_time_ratio
-FROM c
-ORDER BY label, rank, stream, idle_category;
+SELECT t.label, t.rank, c.stream, _bd_idle_category(c.idle_code) AS idle_category,
+       _bd_hta_round(c.idle_time_us, 2) AS idle_time_us,
+       _bd_hta_round(c.idle_time_us / sum(c.idle_time_us) OVER (PARTITION BY c.trace_id, c.stream), 2) AS idle_time_ratio
+FROM c JOIN traces t USING (trace_id)
+ORDER BY t.label, t.rank, c.stream, idle_category;
 
 -- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  Distribution of
 -- the idle intervals per rank, stream and cause (HTA's show_idle_interval_stats; compat: rounded to 2).
@@ -76,15 +85,24 @@ ORDER BY label, rank, stream, idle_category;
 -- @column p75_us         75th percentile, µs
 -- @column max_us         Longest interval, µs
 CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
-SELECT label, rank, stream, idle_category,
-       count(gap_us) AS count,
-       _bd_hta_round(avg(gap_us), 2) AS mean_us,
-       _bd_hta_round(stddev_samp(gap_us), 2) AS std_us,
-       _bd_hta_round(min(gap_us), 2) AS min_us,
-       _bd_hta_round(quantile_cont(gap_us, 0.25), 2) AS p25_us,
-       _bd_hta_round(quantile_cont(gap_us, 0.5), 2) AS p50_us,
-       _bd_hta_round(quantile_cont(gap_us, 0.75), 2) AS p75_us,
-       _bd_hta_round(max(gap_us), 2) AS max_us
-FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
-GROUP BY trace_id, label, rank, stream, idle_category
-ORDER BY label, rank, stream, idle_category;
+WITH c AS (
+    SELECT trace_id, stream, idle_code,
+           count(gap_ns) AS count,
+           avg(gap_ns) / 1000.0 AS mean_us,
+           stddev_samp(gap_ns) / 1000.0 AS std_us,
+           min(gap_ns) / 1000.0 AS min_us,
+           quantile_cont(gap_ns, [0.25, 0.5, 0.75]) AS q,
+           max(gap_ns) / 1000.0 AS max_us
+    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
+    GROUP BY trace_id, stream, idle_code
+)
+SELECT t.label, t.rank, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
+       _bd_hta_round(c.mean_us, 2) AS mean_us,
+       _bd_hta_round(c.std_us, 2) AS std_us,
+       _bd_hta_round(c.min_us, 2) AS min_us,
+       _bd_hta_round(c.q[1] / 1000.0, 2) AS p25_us,
+       _bd_hta_round(c.q[2] / 1000.0, 2) AS p50_us,
+       _bd_hta_round(c.q[3] / 1000.0, 2) AS p75_us,
+       _bd_hta_round(c.max_us, 2) AS max_us
+FROM c JOIN traces t USING (trace_id)
+ORDER BY t.label, t.rank, c.stream, idle_category;

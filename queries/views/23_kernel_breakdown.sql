@@ -27,24 +27,23 @@ grouped AS (
 )
 SELECT trace_id, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, bit, grp;
 
--- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask).
---   default: the sweep stored at load (_type_segments, 11_trace_summary.sql; swept again for the traces
---            stored under other kernel_classes); without memory kernels, the sets are projected (mask & 3).
---   compat:  HTA's sweep over each type's merged intervals: +bit at each start, −bit at each end, mask =
---            running sum (the same for durations >= 0; exact for compat's negative ones). As in the default
---            sweep, with s the running value after an instant and d its value, the mask before it is
---            s − d and after it s: an instant t adds +t to the mask that ends there and −t to the one that
---            starts there.
-CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
-WITH stored AS (
-    SELECT trace_id, mask, len_ns FROM _type_segments
-    WHERE NOT hta_compat() AND trace_id IN (SELECT trace_id FROM _trace_summary WHERE classes_fp = _kernel_classes_fp())
-    UNION ALL
-    SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, true)
-    WHERE NOT hta_compat()
-),
-merged AS MATERIALIZED (
-    SELECT * FROM _bd_merged_types(include_memory_kernels) WHERE hta_compat()
+-- _bd_type_segments_default: busy time per trace and set of running kernel types (mask, MEMORY included): the
+-- sweep stored at load (_type_segments, 11_trace_summary.sql), swept again for the traces stored under other
+-- kernel_classes.
+CREATE OR REPLACE VIEW _bd_type_segments_default AS
+SELECT trace_id, mask, len_ns FROM _type_segments
+WHERE trace_id IN (SELECT trace_id FROM _trace_summary WHERE classes_fp = _kernel_classes_fp())
+UNION ALL
+SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, true);
+
+-- _bd_type_segments_compat(include_memory_kernels): the same in compat mode: HTA's sweep over each type's
+-- merged intervals: +bit at each start, −bit at each end, mask = running sum (the same for durations >= 0;
+-- exact for compat's negative ones). As in the default sweep, with s the running value after an instant and
+-- d its value, the mask before it is s − d and after it s: an instant t adds +t to the mask that ends there
+-- and −t to the one that starts there.
+CREATE OR REPLACE MACRO _bd_type_segments_compat(include_memory_kernels) AS TABLE
+WITH merged AS MATERIALIZED (
+    SELECT * FROM _bd_merged_types(include_memory_kernels)
 ),
 merged_edges AS (
     SELECT trace_id, t, sum(delta) AS d
@@ -57,20 +56,26 @@ merged_masks AS (
     SELECT trace_id, t, s - d AS m_before, s AS m_after
     FROM (SELECT *, sum(d) OVER (PARTITION BY trace_id ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s
           FROM merged_edges)
-),
-segs AS (
-    SELECT trace_id, mask, sum(c)::BIGINT AS len_ns
-    FROM (SELECT trace_id,
-                 CASE WHEN side = 0 THEN m_before ELSE m_after END AS mask,
-                 CASE WHEN side = 0 THEN t::HUGEINT ELSE -t::HUGEINT END AS c
-          FROM merged_masks, (VALUES (0), (1)) v(side)
-          WHERE m_before <> m_after)
-    WHERE mask > 0
-    GROUP BY ALL
-    UNION ALL
-    SELECT trace_id, mask, sum(len_ns)::BIGINT
+)
+SELECT trace_id, mask, sum(c)::BIGINT AS len_ns
+FROM (SELECT trace_id,
+             CASE WHEN side = 0 THEN m_before ELSE m_after END AS mask,
+             CASE WHEN side = 0 THEN t::HUGEINT ELSE -t::HUGEINT END AS c
+      FROM merged_masks, (VALUES (0), (1)) v(side)
+      WHERE m_before <> m_after)
+WHERE mask > 0
+GROUP BY ALL;
+
+-- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask), in
+-- the current mode, picked when the query is bound (query()) so that the other mode is neither planned nor
+-- run; without memory kernels, the default sets are projected (mask & 3).
+CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
+WITH segs AS (
+    SELECT trace_id, mask, sum(len_ns)::BIGINT AS len_ns
     FROM (SELECT trace_id, CASE WHEN coalesce(include_memory_kernels, true) THEN mask ELSE mask & 3 END AS mask, len_ns
-          FROM stored)
+          FROM query(CASE WHEN hta_compat()
+                          THEN format('FROM _bd_type_segments_compat({})', coalesce(include_memory_kernels, true))
+                          ELSE 'FROM _bd_type_segments_default' END))
     WHERE mask > 0
     GROUP BY ALL
 )
