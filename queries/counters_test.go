@@ -471,6 +471,10 @@ func TestCountersDefaultFixes(t *testing.T) {
 	// §7.6: cuLaunchKernel counts (HTA drops corr 2); §7.2: the Stream Sync record is not a GPU event of corr 3.
 	ctWantRows(t, db.SQL, `SELECT correlation, cpu_duration_us, gpu_duration_us, launch_delay_us, short_kernel FROM kernel_launch_stats()`,
 		[][]string{{"1", "5", "10", "15", "false"}, {"2", "4", "10", "16", "false"}, {"3", "2", "5", "18", "false"}})
+	// Parameters: without memory events the memcpy's launch (corr 3) goes; ranks filters (the trace is rank 0).
+	ctWantRows(t, db.SQL, `SELECT correlation FROM kernel_launch_stats(include_memory_events := false)`, [][]string{{"1"}, {"2"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [1])`, [][]string{{"0"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [0], runtime_cutoff := NULL)`, [][]string{{"3"}})
 	// Queue: at 40 µs the memcpy launch (+1) is applied before k2's start (−1); no sync record (HTA: +1 twice, −1 at 62 µs).
 	ctWantRows(t, db.SQL, `SELECT ts, ev_idx, queue_length FROM queue_length ORDER BY seq`,
 		[][]string{{"10000", "0", "1"}, {"20000", "1", "2"}, {"30000", "2", "1"}, {"40000", "4", "2"}, {"40000", "3", "1"}, {"60000", "5", "0"}})
@@ -502,6 +506,14 @@ func TestCountersDefaultFixes(t *testing.T) {
 	rows.Close()
 	if c2 != 0 || c3 != 2 {
 		t.Errorf("compat launch stats: corr 2 ×%d (HTA 0), corr 3 ×%d (HTA 2)", c2, c3)
+	}
+	var noMemory, rank1 int
+	if err := conn.QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM kernel_launch_stats(include_memory_events := false)),
+		(SELECT count(*) FROM kernel_launch_stats(ranks := [1]))`).Scan(&noMemory, &rank1); err != nil {
+		t.Fatal(err)
+	}
+	if noMemory != 1 || rank1 != 0 {
+		t.Errorf("compat launch stats without memory events: %d rows (want corr 1 only), rank 1: %d rows", noMemory, rank1)
 	}
 
 	// Export in default mode: plain JSON for a .json name, exact µs, numeric counter args.

@@ -19,46 +19,43 @@
 -- memcpy/memset call.
 -- Compat mode (HTA 0.6.1): the correlation ids of HTA's launch names select every stream −1 row (a driver call
 -- sharing the id is paired too) and every stream != −1 row (cuda_sync included), all pairs joined.
-CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100,
-                                            include_memory_events := true, ranks := NULL) AS TABLE
+-- _launch_pairs_compat / _launch_pairs_default(include_memory_events): those pairs, in each mode.
+CREATE OR REPLACE MACRO _launch_pairs_compat(include_memory_events) AS TABLE
 WITH names AS (
     SELECT name, hta_stats FROM _ct_launch_names()
     WHERE coalesce(include_memory_events, true) OR NOT is_memory
 ),
 frame AS NOT MATERIALIZED (
-    SELECT * FROM hta_frame WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
+    SELECT * FROM hta_frame
 ),
--- compat: HTA's correlation set, then every CPU × GPU pair with such a correlation
+-- HTA's correlation set, then every CPU × GPU pair with such a correlation
 hta_corr AS (
     SELECT DISTINCT f.trace_id, f.correlation
     FROM frame f JOIN names n ON n.name = f.name AND n.hta_stats
-    WHERE hta_compat()
-),
-hta_pairs AS (
-    SELECT c.label, c.rank, c.correlation, c.ts AS cpu_ts, c.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
-    FROM frame c
-    JOIN hta_corr k ON k.trace_id = c.trace_id AND k.correlation = c.correlation
-    JOIN frame g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
-    WHERE c.stream = -1 AND g.stream <> -1
-),
+)
+SELECT c.label, c.rank, c.correlation, c.ts AS cpu_ts, c.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
+FROM frame c
+JOIN hta_corr k ON k.trace_id = c.trace_id AND k.correlation = c.correlation
+JOIN frame g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
+WHERE c.stream = -1 AND g.stream <> -1;
+
 -- default: one launch call per GPU event, paired when the frame was stored (_gpu_frame_default.launch_*)
-pairs AS (
-    SELECT label, rank, correlation, launch_ts AS cpu_ts, launch_dur AS cpu_dur, ts AS gpu_ts, dur AS gpu_dur,
-           launch_idx AS cpu_idx, ev_idx AS gpu_idx
-    FROM _gpu_frame_default
-    WHERE NOT hta_compat() AND launch_idx IS NOT NULL
-      AND (coalesce(include_memory_events, true) OR NOT launch_is_memory)
-      AND (ranks IS NULL OR list_contains(ranks::BIGINT[], rank))
-),
-both_ AS (
-    SELECT * FROM hta_pairs
-    UNION ALL
-    SELECT * FROM pairs
-),
-us AS (
+CREATE OR REPLACE MACRO _launch_pairs_default(include_memory_events) AS TABLE
+SELECT label, rank, correlation, launch_ts AS cpu_ts, launch_dur AS cpu_dur, ts AS gpu_ts, dur AS gpu_dur,
+       launch_idx AS cpu_idx, ev_idx AS gpu_idx
+FROM _gpu_frame_default
+WHERE launch_idx IS NOT NULL AND (coalesce(include_memory_events, true) OR NOT launch_is_memory);
+
+-- the current mode's pairs are picked when the query is bound (query()): the other mode is neither planned nor run
+CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100,
+                                            include_memory_events := true, ranks := NULL) AS TABLE
+WITH us AS (
     SELECT label, rank, correlation, cpu_dur / 1000.0 AS cpu_duration_us, gpu_dur / 1000.0 AS gpu_duration_us,
            greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, cpu_ts, cpu_idx, gpu_idx
-    FROM both_
+    FROM query(format('FROM {}({})',
+                      CASE WHEN hta_compat() THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
+                      coalesce(include_memory_events, true)))
+    WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
 )
 SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us,
        cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
