@@ -15,19 +15,19 @@
 -- precedes it on its stream (prev_end) and the start of its runtime call, in each mode.
 CREATE OR REPLACE VIEW _bd_idle_gaps_compat AS
 WITH k AS (
-    SELECT g.trace_id, g.label, g.rank, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
+    SELECT g.trace_id, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
     FROM gpu_frame g
     LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM hta_frame WHERE correlation >= 0 OR ev_idx = 0) r
            ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
     WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
 )
-SELECT trace_id, label, rank, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
+SELECT trace_id, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
        ts_runtime
 FROM k;
 
 -- default: the stored frame has each event's gap after the stream's previous busy interval
 CREATE OR REPLACE VIEW _bd_idle_gaps_default AS
-SELECT trace_id, label, rank, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
+SELECT trace_id, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
 FROM _gpu_frame_default
 WHERE gpu_work AND stream_busy_before IS NOT NULL;
 
