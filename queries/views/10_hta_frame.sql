@@ -328,19 +328,16 @@ SELECT ev_idx, false FROM _hta_frame_default WHERE trace_id = tid AND gpu_side I
 -- @column gpu_work           Busy GPU time: kernels, memcpy, memset on a stream (compat: any stream != -1 row, cuda_sync included)
 -- @column memory_bw_gbps     args "memory bandwidth (GB/s)", 0 when absent
 -- @column bytes              args.bytes, -1 when absent
+-- The current mode's frame is picked when a query is bound (query()): the other is neither planned nor run.
 CREATE OR REPLACE VIEW hta_frame AS
-SELECT * FROM _hta_frame_compat WHERE hta_compat()
-UNION ALL
-SELECT * FROM _hta_frame_default WHERE NOT hta_compat();
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat' ELSE 'FROM _hta_frame_default' END);
 
 -- hta_frame's GPU-side rows (stream != -1); the default mode reads them from the stored _gpu_frame_default.
 CREATE OR REPLACE VIEW _gpu_rows AS
-SELECT * FROM _hta_frame_compat WHERE hta_compat() AND stream <> -1
-UNION ALL
-SELECT * EXCLUDE (launch_idx, launch_ts, launch_dur, launch_is_memory, linked_ts, opens_busy, busy_before,
-                  stream_busy_before, queue_at_launch, seq_at_launch, next_ts_at_launch, queue_at_start,
-                  seq_at_start, next_ts_at_start)
-FROM _gpu_frame_default WHERE NOT hta_compat();
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE stream <> -1'
+                         ELSE 'SELECT * EXCLUDE (launch_idx, launch_ts, launch_dur, launch_is_memory, linked_ts, opens_busy,
+                                   busy_before, stream_busy_before, queue_at_launch, seq_at_launch, next_ts_at_launch,
+                                   queue_at_start, seq_at_start, next_ts_at_start) FROM _gpu_frame_default' END);
 
 -- _kernel_class_rules(compat_mode): the kernel_classes rows that apply in that mode. A name's kernel type is
 -- the kernel_type of the lowest-priority rule whose pattern it matches (kernel_types, _stale_gpu_rows).
