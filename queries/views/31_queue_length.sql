@@ -35,10 +35,10 @@ FROM hta_frame f LEFT JOIN _ct_hta_reordered r USING (trace_id);
 -- shows a spurious negative queue — then by ev_idx.
 -- Compat mode (HTA 0.6.1): launches with index_correlation > 0 from HTA's list, every stream != −1 row with such a
 -- correlation (cuda_sync included), series per stream id, equal timestamps in numpy's quicksort order (_np_argsort).
-CREATE OR REPLACE VIEW queue_length AS
+-- _queue_length_compat / _queue_length_default: queue_length in each mode.
+CREATE OR REPLACE VIEW _queue_length_compat AS
 WITH
--- compat
-c_frame AS (SELECT * FROM _ct_frame_pos WHERE hta_compat()),
+c_frame AS (SELECT * FROM _ct_frame_pos),
 c_launch AS (
     SELECT f.* FROM c_frame f JOIN _ct_launch_names() n ON n.name = f.name AND n.hta_queue
     WHERE f.index_correlation > 0
@@ -68,19 +68,21 @@ c_series AS (
            row_number() OVER (PARTITION BY n.trace_id, n.stream ORDER BY p.sorted_pos) - 1 AS seq
     FROM c_num n JOIN c_perm p USING (trace_id, pos)
     WHERE n.stream IS NOT NULL
-),
--- default: the series was computed when the frame was stored (_gpu_frame_default.queue_at_* / seq_at_*)
-d_series AS (
-    SELECT label, rank, stream, pid, tid, launch_ts AS ts, launch_idx AS ev_idx, queue_at_launch AS queue_length,
-           seq_at_launch AS seq
-    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
-    UNION ALL
-    SELECT label, rank, stream, pid, tid, ts, ev_idx, queue_at_start, seq_at_start
-    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
 )
-SELECT * FROM c_series
+SELECT * FROM c_series;
+
+-- default: the series was computed when the frame was stored (_gpu_frame_default.queue_at_* / seq_at_*)
+CREATE OR REPLACE VIEW _queue_length_default AS
+SELECT label, rank, stream, pid, tid, launch_ts AS ts, launch_idx AS ev_idx, queue_at_launch AS queue_length,
+       seq_at_launch AS seq
+FROM _gpu_frame_default WHERE launch_idx IS NOT NULL
 UNION ALL
-SELECT * FROM d_series;
+SELECT label, rank, stream, pid, tid, ts, ev_idx, queue_at_start, seq_at_start
+FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
+
+-- the current mode's series, picked when the query is bound (query()): the other is neither planned nor run
+CREATE OR REPLACE VIEW queue_length AS
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END);
 
 -- @view queue_length_summary  One row per (label, rank, stream): statistics of the queue_length samples (one per
 -- change, not time-weighted, as HTA's describe()).
@@ -103,6 +105,19 @@ FROM queue_length
 GROUP BY label, rank, stream
 ORDER BY label, rank, stream;
 
+-- _queue_durations_compat / _queue_durations_default: each queue_length sample with how long it held (to the
+-- stream's next sample; NULL for the last), in each mode. Default: the next change was stored with the series.
+CREATE OR REPLACE VIEW _queue_durations_compat AS
+SELECT label, rank, stream, queue_length, lead(ts) OVER (PARTITION BY label, rank, pid, stream ORDER BY seq) - ts AS dur
+FROM _queue_length_compat;
+
+CREATE OR REPLACE VIEW _queue_durations_default AS
+SELECT label, rank, stream, queue_at_launch AS queue_length, next_ts_at_launch - launch_ts AS dur
+FROM _gpu_frame_default WHERE launch_idx IS NOT NULL
+UNION ALL
+SELECT label, rank, stream, queue_at_start, next_ts_at_start - ts
+FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
+
 -- @macro time_blocked_on_full_queue(max_queue_length := 1024)  One row per (label, rank, stream) whose launch
 -- queue reached max_queue_length: how long it stayed there (the CPU blocks on a full queue).
 -- @column label                                  Trace set
@@ -116,16 +131,7 @@ ORDER BY label, rank, stream;
 -- = last event start − first event start of the loaded frame.
 CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024) AS TABLE
 WITH q AS (
-    SELECT label, rank, stream, queue_length,
-           lead(ts) OVER (PARTITION BY label, rank, pid, stream ORDER BY seq) - ts AS dur
-    FROM queue_length WHERE hta_compat()
-    UNION ALL
-    -- default: each change's next change was stored with the series
-    SELECT label, rank, stream, queue_at_launch, next_ts_at_launch - launch_ts
-    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
-    UNION ALL
-    SELECT label, rank, stream, queue_at_start, next_ts_at_start - ts
-    FROM _gpu_frame_default WHERE NOT hta_compat() AND launch_idx IS NOT NULL
+    FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_durations_compat' ELSE 'FROM _queue_durations_default' END)
 ),
 blocked AS (
     SELECT label, rank, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us

@@ -23,20 +23,24 @@ CREATE OR REPLACE MACRO _ct_memory_kind(name) AS
 -- the value does not depend on tie order), sums in exact decimal arithmetic (no 1e-16 residues).
 -- Compat mode (HTA 0.6.1): one series per kind across devices, one row per start/end, equal timestamps in numpy's
 -- quicksort order (_np_argsort), float64 running sum in that order (_cumsum), as HTA.
-CREATE OR REPLACE VIEW memory_bw AS
+-- _memory_ops: the memory operations of the current mode's frame, with their kind and bandwidth.
+CREATE OR REPLACE VIEW _memory_ops AS
+SELECT trace_id, label, rank, ev_idx, pid, ts, CASE WHEN dur = 0 THEN 1000 ELSE dur END AS dur, gpu_side,
+       _ct_memory_kind(name) AS kind, memory_bw_gbps AS bw
+FROM gpu_frame
+WHERE kernel_type = 'MEMORY';
+
+-- _memory_bw_compat / _memory_bw_default: memory_bw in each mode.
+CREATE OR REPLACE VIEW _memory_bw_compat AS
 WITH
 m AS (
-    SELECT g.trace_id, g.label, g.rank, g.ev_idx, g.pid, g.ts, CASE WHEN g.dur = 0 THEN 1000 ELSE g.dur END AS dur,
-           _ct_memory_kind(g.name) AS kind, g.memory_bw_gbps AS bw,
-           CASE WHEN r.trace_id IS NOT NULL AND NOT g.gpu_side THEN 1 ELSE 0 END AS frame_part
-    FROM gpu_frame g LEFT JOIN _ct_hta_reordered r USING (trace_id)
-    WHERE g.kernel_type = 'MEMORY'
+    SELECT m.* EXCLUDE (gpu_side), CASE WHEN r.trace_id IS NOT NULL AND NOT m.gpu_side THEN 1 ELSE 0 END AS frame_part
+    FROM _memory_ops m LEFT JOIN _ct_hta_reordered r USING (trace_id)
 ),
--- compat
 c_rows AS (
-    SELECT *, 0 AS k0 FROM m WHERE hta_compat()
+    SELECT *, 0 AS k0 FROM m
     UNION ALL
-    SELECT * REPLACE (ts + dur AS ts, -bw AS bw), 1 AS k0 FROM m WHERE hta_compat()
+    SELECT * REPLACE (ts + dur AS ts, -bw AS bw), 1 AS k0 FROM m
 ),
 c_num AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY k0, frame_part, ev_idx) - 1 AS pos FROM c_rows
@@ -52,31 +56,30 @@ c_cum AS (
     SELECT trace_id, kind, unnest(list(sorted_pos ORDER BY sorted_pos)) AS sorted_pos,
            unnest(_cumsum(list(bw ORDER BY sorted_pos))) AS value
     FROM c_sorted GROUP BY trace_id, kind
-),
-c_series AS (
-    SELECT s.label, s.rank, s.ts, s.pid, s.kind AS name, c.value AS memory_bw_gbps,
-           row_number() OVER (PARTITION BY s.trace_id, s.kind ORDER BY s.sorted_pos) - 1 AS seq
-    FROM c_sorted s JOIN c_cum c USING (trace_id, kind, sorted_pos)
-),
--- default
+)
+SELECT s.label, s.rank, s.ts, s.pid, s.kind AS name, c.value AS memory_bw_gbps,
+       row_number() OVER (PARTITION BY s.trace_id, s.kind ORDER BY s.sorted_pos) - 1 AS seq
+FROM c_sorted s JOIN c_cum c USING (trace_id, kind, sorted_pos);
+
+CREATE OR REPLACE VIEW _memory_bw_default AS
+WITH
 d_delta AS (
-    SELECT trace_id, label, rank, pid, kind, ts, bw::DECIMAL(38, 12) AS d FROM m WHERE NOT hta_compat()
+    SELECT trace_id, label, rank, pid, kind, ts, bw::DECIMAL(38, 12) AS d FROM _memory_ops
     UNION ALL
-    SELECT trace_id, label, rank, pid, kind, ts + dur, -bw::DECIMAL(38, 12) FROM m WHERE NOT hta_compat()
+    SELECT trace_id, label, rank, pid, kind, ts + dur, -bw::DECIMAL(38, 12) FROM _memory_ops
 ),
 d_ts AS (
     SELECT trace_id, label, rank, pid, kind, ts, sum(d) AS d FROM d_delta GROUP BY ALL
-),
-d_series AS (
-    SELECT label, rank, ts, pid, kind AS name,
-           (sum(d) OVER w)::DOUBLE AS memory_bw_gbps,
-           row_number() OVER w - 1 AS seq
-    FROM d_ts
-    WINDOW w AS (PARTITION BY trace_id, pid, kind ORDER BY ts ROWS UNBOUNDED PRECEDING)
 )
-SELECT * FROM c_series
-UNION ALL
-SELECT * FROM d_series;
+SELECT label, rank, ts, pid, kind AS name,
+       (sum(d) OVER w)::DOUBLE AS memory_bw_gbps,
+       row_number() OVER w - 1 AS seq
+FROM d_ts
+WINDOW w AS (PARTITION BY trace_id, pid, kind ORDER BY ts ROWS UNBOUNDED PRECEDING);
+
+-- the current mode's series, picked when the query is bound (query()): the other is neither planned nor run
+CREATE OR REPLACE VIEW memory_bw AS
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_default' END);
 
 -- @view memory_bw_summary  One row per (label, rank, memory kind): statistics of the memory_bw samples above 0
 -- (one per change, not time-weighted, as HTA's describe()).
