@@ -6,21 +6,29 @@
 -- @column label                  Trace set
 -- @column rank                   Rank
 -- @column comp_comm_overlap_pct  Overlapped time / communication time · 100; NULL when no communication
-CREATE OR REPLACE VIEW comm_comp_overlap AS
-WITH seg AS MATERIALIZED (
-    SELECT trace_id, mask, len_ns FROM _bd_type_segments(false)
-),
--- communication time: compat sums HTA's merged intervals (negative ones included), default the sweep.
-comm AS (
-    SELECT trace_id, sum(e - s) AS comm_ns FROM _bd_merged_types(false) WHERE hta_compat() AND bit = 2 GROUP BY trace_id
-    UNION ALL
-    SELECT trace_id, sum(len_ns) FROM seg WHERE NOT hta_compat() AND mask & 2 <> 0 GROUP BY trace_id
+-- _overlap_times_compat / _overlap_times_default: per trace, the communication time (comm_ns) and the time with
+-- both computation and communication running (both_ns), in each mode. compat sums HTA's merged communication
+-- intervals (negative ones included); default reads the sweep stored at load (memory kernels projected out).
+CREATE OR REPLACE VIEW _overlap_times_compat AS
+WITH comm AS (
+    SELECT trace_id, sum(e - s) AS comm_ns FROM _bd_merged_types(false) WHERE bit = 2 GROUP BY trace_id
 ),
 both_ AS (
-    SELECT trace_id, sum(len_ns) AS both_ns FROM seg WHERE mask = 3 GROUP BY trace_id
+    SELECT trace_id, sum(len_ns) AS both_ns FROM _bd_type_segments_compat(false) WHERE mask = 3 GROUP BY trace_id
 )
+SELECT trace_id, c.comm_ns, b.both_ns FROM comm c FULL JOIN both_ b USING (trace_id);
+
+CREATE OR REPLACE VIEW _overlap_times_default AS
+SELECT trace_id, sum(len_ns) FILTER (WHERE mask & 2 <> 0) AS comm_ns, sum(len_ns) FILTER (WHERE mask & 3 = 3) AS both_ns
+FROM _bd_type_segments_default
+GROUP BY trace_id;
+
+-- the current mode's times, picked when the query is bound (query()): the other is neither planned nor run
+CREATE OR REPLACE VIEW comm_comp_overlap AS
 SELECT t.label, t.rank,
-       CASE WHEN c.comm_ns > 0
-            THEN _bd_hta_round(100.0 * coalesce(b.both_ns, 0) / c.comm_ns, 2) END AS comp_comm_overlap_pct
-FROM traces t LEFT JOIN comm c USING (trace_id) LEFT JOIN both_ b USING (trace_id)
+       CASE WHEN o.comm_ns > 0
+            THEN _bd_hta_round(100.0 * coalesce(o.both_ns, 0) / o.comm_ns, 2) END AS comp_comm_overlap_pct
+FROM traces t
+LEFT JOIN query(CASE WHEN hta_compat() THEN 'FROM _overlap_times_compat' ELSE 'FROM _overlap_times_default' END) o
+       USING (trace_id)
 ORDER BY t.label, t.rank;
