@@ -2,10 +2,6 @@
 -- which computation runs too: the sweep of kernel_type_breakdown over merged COMPUTATION and COMMUNICATION
 -- intervals, time with both running ÷ merged communication time. compat: rounded to 2 decimals like HTA.
 
--- @view comm_comp_overlap  One row per loaded rank: how much of its communication overlaps computation.
--- @column label                  Trace set
--- @column rank                   Rank
--- @column comp_comm_overlap_pct  Overlapped time / communication time · 100; NULL when no communication
 -- _overlap_times_compat / _overlap_times_default: per trace, the communication time (comm_ns) and the time with
 -- both computation and communication running (both_ns), in each mode. compat sums HTA's merged communication
 -- intervals (negative ones included); default reads the sweep stored at load (memory kernels projected out).
@@ -23,7 +19,12 @@ SELECT trace_id, sum(len_ns) FILTER (WHERE mask & 2 <> 0) AS comm_ns, sum(len_ns
 FROM _bd_type_segments_default
 GROUP BY trace_id;
 
--- the current mode's times, picked when the query is bound (query()): the other is neither planned nor run
+-- @view comm_comp_overlap  One row per loaded rank: how much of its communication overlaps computation.
+-- @column label                  Trace set
+-- @column rank                   Rank
+-- @column comp_comm_overlap_pct  Overlapped time / communication time · 100; NULL when no communication
+--
+-- The view picks the current mode's times when the query is bound (query()): the other is neither planned nor run.
 CREATE OR REPLACE VIEW comm_comp_overlap AS
 SELECT t.label, t.rank,
        CASE WHEN o.comm_ns > 0

@@ -17,24 +17,6 @@ CREATE OR REPLACE VIEW _ct_frame_pos AS
 SELECT f.*, CASE WHEN r.trace_id IS NOT NULL AND NOT f.gpu_side THEN 1 ELSE 0 END AS frame_part
 FROM hta_frame f LEFT JOIN _ct_hta_reordered r USING (trace_id);
 
--- @view queue_length  One row per change of a stream's launch-queue length: a launch call (+1, at the call's
--- start) or the start of the GPU event it launched (−1). A step function: the value holds until the stream's next row.
--- @column label         Trace set
--- @column rank          Rank
--- @column stream        GPU stream
--- @column pid           GPU process (device) of the stream
--- @column tid           GPU thread (lane) of the stream
--- @column ts            Time of the change, ns
--- @column ev_idx        Event that changed it (launch call or GPU event), HTA's index
--- @column queue_length  Launched but not yet started operations on the stream after this change
--- @column seq           Position of the row in its stream's series (0-based), the order queue_length accumulates in
---
--- Default mode: launches are the enqueueing calls of _ct_launch_names on CPU threads, GPU events are kernels,
--- memcpys and memsets (cuda_sync records never count, quirk §7.2); series per (device, stream); at equal ts a
--- launch (+1) comes before a GPU start (−1) — a kernel cannot start before its own launch, so this order never
--- shows a spurious negative queue — then by ev_idx.
--- Compat mode (HTA 0.6.1): launches with index_correlation > 0 from HTA's list, every stream != −1 row with such a
--- correlation (cuda_sync included), series per stream id, equal timestamps in numpy's quicksort order (_np_argsort).
 -- _queue_length_compat / _queue_length_default: queue_length in each mode.
 CREATE OR REPLACE VIEW _queue_length_compat AS
 WITH
@@ -80,7 +62,27 @@ UNION ALL
 SELECT label, rank, stream, pid, tid, ts, ev_idx, queue_at_start, seq_at_start
 FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 
--- the current mode's series, picked when the query is bound (query()): the other is neither planned nor run
+-- @view queue_length  One row per change of a stream's launch-queue length: a launch call (+1, at the call's
+-- start) or the start of the GPU event it launched (−1). A step function: the value holds until the stream's next row.
+-- @column label         Trace set
+-- @column rank          Rank
+-- @column stream        GPU stream
+-- @column pid           GPU process (device) of the stream
+-- @column tid           GPU thread (lane) of the stream
+-- @column ts            Time of the change, ns
+-- @column ev_idx        Event that changed it (launch call or GPU event), HTA's index
+-- @column queue_length  Launched but not yet started operations on the stream after this change
+-- @column seq           Position of the row in its stream's series (0-based), the order queue_length accumulates in
+--
+-- Default mode: launches are the enqueueing calls of _ct_launch_names on CPU threads, GPU events are kernels,
+-- memcpys and memsets (cuda_sync records never count, quirk §7.2); series per (device, stream); at equal ts a
+-- launch (+1) comes before a GPU start (−1) — a kernel cannot start before its own launch, so this order never
+-- shows a spurious negative queue — then by ev_idx.
+-- Compat mode (HTA 0.6.1): launches with index_correlation > 0 from HTA's list, every stream != −1 row with such a
+-- correlation (cuda_sync included), series per stream id, equal timestamps in numpy's quicksort order (_np_argsort).
+--
+-- The view picks the current mode's series (_queue_length_compat or _default) when the query is bound (query()):
+-- the other is neither planned nor run.
 CREATE OR REPLACE VIEW queue_length AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END);
 

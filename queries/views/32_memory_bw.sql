@@ -8,21 +8,6 @@ CREATE OR REPLACE MACRO _ct_memory_kind(name) AS
          WHEN left(name, 6) <> 'Memcpy' THEN 'Memcpy Unknown'
          ELSE left(name, 11) END;
 
--- @view memory_bw  One row per change of the memory bandwidth of one kind of memory operation: an operation of
--- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row.
--- @column label           Trace set
--- @column rank            Rank
--- @column ts              Time of the change, ns
--- @column pid             GPU process (device)
--- @column name            Memory operation kind (_ct_memory_kind): Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memset, …
--- @column memory_bw_gbps  Bandwidth of the operations of this kind in flight after the change, GB/s
--- @column seq             Position of the row in its series (0-based)
---
--- Memory operations are the stream != −1 events of kernel type MEMORY; a zero-duration one lasts 1 µs (as HTA).
--- Default mode: one series per (device, kind), one row per distinct timestamp (simultaneous changes merged, so
--- the value does not depend on tie order), sums in exact decimal arithmetic (no 1e-16 residues).
--- Compat mode (HTA 0.6.1): one series per kind across devices, one row per start/end, equal timestamps in numpy's
--- quicksort order (_np_argsort), float64 running sum in that order (_cumsum), as HTA.
 -- _memory_ops: the memory operations of the current mode's frame, with their kind and bandwidth.
 CREATE OR REPLACE VIEW _memory_ops AS
 SELECT trace_id, label, rank, ev_idx, pid, ts, CASE WHEN dur = 0 THEN 1000 ELSE dur END AS dur, gpu_side,
@@ -77,7 +62,24 @@ SELECT label, rank, ts, pid, kind AS name,
 FROM d_ts
 WINDOW w AS (PARTITION BY trace_id, pid, kind ORDER BY ts ROWS UNBOUNDED PRECEDING);
 
--- the current mode's series, picked when the query is bound (query()): the other is neither planned nor run
+-- @view memory_bw  One row per change of the memory bandwidth of one kind of memory operation: an operation of
+-- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row.
+-- @column label           Trace set
+-- @column rank            Rank
+-- @column ts              Time of the change, ns
+-- @column pid             GPU process (device)
+-- @column name            Memory operation kind (_ct_memory_kind): Memcpy HtoD, Memcpy DtoH, Memcpy DtoD, Memset, …
+-- @column memory_bw_gbps  Bandwidth of the operations of this kind in flight after the change, GB/s
+-- @column seq             Position of the row in its series (0-based)
+--
+-- Memory operations are the stream != −1 events of kernel type MEMORY; a zero-duration one lasts 1 µs (as HTA).
+-- Default mode: one series per (device, kind), one row per distinct timestamp (simultaneous changes merged, so
+-- the value does not depend on tie order), sums in exact decimal arithmetic (no 1e-16 residues).
+-- Compat mode (HTA 0.6.1): one series per kind across devices, one row per start/end, equal timestamps in numpy's
+-- quicksort order (_np_argsort), float64 running sum in that order (_cumsum), as HTA.
+--
+-- The view picks the current mode's series (_memory_bw_compat or _default) when the query is bound (query()):
+-- the other is neither planned nor run.
 CREATE OR REPLACE VIEW memory_bw AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_default' END);
 
