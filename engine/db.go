@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -154,6 +155,26 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("drop old %s: %w", t, err)
 		}
 	}
+	// Loads before 2026-11-22 left the views of their Arrow scans (_tracesql_load_N) in the database.
+	rows, err := db.SQL.QueryContext(ctx, `SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND view_name LIKE '\_tracesql\_load\_%' ESCAPE '\'`)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		stale = append(stale, v)
+	}
+	rows.Close()
+	for _, v := range stale {
+		if _, err := db.SQL.ExecContext(ctx, "DROP VIEW IF EXISTS "+v); err != nil {
+			return fmt.Errorf("drop stale view %s: %w", v, err)
+		}
+	}
 	var hasLink int
 	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns()
 		WHERE schema_name = 'main' AND table_name = 'events' AND column_name = 'link_idx'`).Scan(&hasLink); err != nil {
@@ -165,7 +186,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE events ADD COLUMN link_idx BIGINT"); err != nil {
 		return fmt.Errorf("add events.link_idx: %w", err)
 	}
-	_, err := db.SQL.ExecContext(ctx, fillLinksSQL("true"))
+	_, err = db.SQL.ExecContext(ctx, fillLinksSQL("true"))
 	return err
 }
 
@@ -186,14 +207,31 @@ func fillLinksSQL(where string) string {
 }
 
 // frameInserts store the default analysis frame (queries/views/10_hta_frame.sql) of the traces with
-// first <= trace_id <= last: _hta_frame_default, then its GPU rows with their derived columns, the
-// per-trace results (_trace_summary, _type_segments) and what the compat frame needs (_compat_fixups).
+// first <= trace_id <= last: _hta_frame_default, then what is derived from it (derivedFrameInserts).
 func frameInserts(first, last int64) []string {
+	return append([]string{baseFrameInsert(first, last)}, derivedFrameInserts(first, last)...)
+}
+
+func baseFrameInsert(first, last int64) string {
+	return fmt.Sprintf(`INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE trace_id BETWEEN %d AND %d`, first, last)
+}
+
+// derivedFrameInserts store, from _hta_frame_default, its GPU rows with their derived columns, the
+// per-trace results (_trace_summary, _type_segments) and what the compat frame needs (_compat_fixups).
+func derivedFrameInserts(first, last int64) []string {
 	return []string{
-		fmt.Sprintf(`INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_source WHERE trace_id BETWEEN %d AND %d`, first, last),
 		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_summary_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _type_segments SELECT * FROM _type_sweep(%d, %d, false)`, first, last),
 		fmt.Sprintf(`INSERT INTO _compat_fixups SELECT * FROM _compat_fixups_source(%d, %d)`, first, last),
 	}
+}
+
+// frameTableName is the table a frameInserts statement fills (for the load timing report).
+func frameTableName(stmt string) string {
+	f := strings.Fields(stmt)
+	if len(f) > 2 {
+		return f[2]
+	}
+	return stmt
 }

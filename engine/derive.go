@@ -219,6 +219,60 @@ func withDerived(batches []*parsedBatch, d *derived, mem memory.Allocator) []arr
 	return out
 }
 
+// frameInputColumns are the columns of events that _hta_frame_of (10_hta_frame.sql) reads: all of them
+// must be read (see there).
+var frameInputColumns = []string{"trace_id", "rank", "ev_idx", "cat", "cat_class", "name", "pid", "tid", "ts", "dur",
+	"stream", "correlation", "link_idx", "step", "args"}
+
+// frameInput turns the events batches into frameInputColumns: those of the batches, plus the constant
+// trace_id and rank (slices of one array each, so no per-batch copy).
+func frameInput(recs []arrow.RecordBatch, traceID, rank int64, mem memory.Allocator) []arrow.RecordBatch {
+	longest := 0
+	for _, r := range recs {
+		longest = max(longest, int(r.NumRows()))
+	}
+	constant := func(v int64) arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		b.Reserve(longest)
+		for range longest {
+			b.UnsafeAppend(v)
+		}
+		return b.NewArray()
+	}
+	consts := map[string]arrow.Array{"trace_id": constant(traceID), "rank": constant(rank)}
+	defer consts["trace_id"].Release()
+	defer consts["rank"].Release()
+	fields := make([]arrow.Field, len(frameInputColumns))
+	from := make([]int, len(frameInputColumns))
+	for i, name := range frameInputColumns {
+		fields[i] = arrow.Field{Name: name, Type: i64, Nullable: true}
+		from[i] = -1
+		if idx := eventsSchema.FieldIndices(name); len(idx) == 1 {
+			fields[i], from[i] = eventsSchema.Field(idx[0]), idx[0]
+		}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	out := make([]arrow.RecordBatch, 0, len(recs))
+	for _, r := range recs {
+		n := r.NumRows()
+		cols := make([]arrow.Array, len(from))
+		for i, j := range from {
+			if j >= 0 {
+				cols[i] = r.Column(j)
+				cols[i].Retain()
+			} else {
+				cols[i] = array.NewSlice(consts[frameInputColumns[i]], 0, n)
+			}
+		}
+		out = append(out, array.NewRecordBatch(schema, cols, n))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	return out
+}
+
 func depthValid(f []cpuFacts) []bool {
 	ok := make([]bool, len(f))
 	for i := range f {

@@ -405,17 +405,34 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			tm.mark("insert others")
 			<-derived
 			tm.mark("derive wait")
+			// What is left of the file's Go copy is the events batches: give the rest, and the derive
+			// pass's scratch memory, back before DuckDB inserts the events.
+			pf.releaseSideTables()
+			if pf.jsonBytes > freeOSAbove {
+				debug.FreeOSMemory()
+			}
+			tm.mark("free side tables")
 			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
 			tm.mark("insert events")
-			// The file's Go copy is no longer needed: give it back before DuckDB builds the frame,
-			// so that the two peaks do not add up.
+			frameRecs := frameInput(evRecs, int64(traceID), int64(rank), mem)
+			err = insertFrame(ctx, dc, frameRecs, traceID)
+			for _, r := range frameRecs {
+				r.Release()
+			}
+			if err != nil {
+				return fmt.Errorf("build the analysis frame: %w", err)
+			}
+			tm.mark("_hta_frame_default")
+			// The file's Go copy is no longer needed: give it back before DuckDB builds the rest of the
+			// frame, so that the two peaks do not add up.
 			releaseEvents()
 			if pf.jsonBytes > freeOSAbove {
 				releaseAll()
 				debug.FreeOSMemory()
 			}
+			tm.mark("free")
 			// The span excludes Kineto's whole-session "Trace" event, as HTA's trace duration does.
 			if _, err := ex.ExecContext(ctx, fmt.Sprintf(`UPDATE traces SET min_ts = s.lo, max_ts = s.hi
 				FROM (SELECT min(ts) AS lo, max(ts + coalesce(dur, 0)) AS hi FROM events
@@ -423,12 +440,13 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				WHERE trace_id = %[1]d`, traceID), nil); err != nil {
 				return fmt.Errorf("set time span: %w", err)
 			}
-			for _, s := range frameInserts(int64(traceID), int64(traceID)) {
+			tm.mark("span")
+			for _, s := range derivedFrameInserts(int64(traceID), int64(traceID)) {
 				if _, err := ex.ExecContext(ctx, s, nil); err != nil {
 					return fmt.Errorf("build the analysis frame: %w", err)
 				}
+				tm.mark(frameTableName(s))
 			}
-			tm.mark("frame")
 			return nil
 		}()
 		if err != nil {
@@ -455,6 +473,18 @@ func named(vals ...any) []driver.NamedValue {
 		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
 	return out
+}
+
+// releaseSideTables releases the batches of every table but events.
+func (pf *parsedFile) releaseSideTables() {
+	for _, b := range pf.batches {
+		for _, r := range []*arrow.RecordBatch{&b.flows, &b.counters, &b.instants, &b.others, &b.meta} {
+			if *r != nil {
+				(*r).Release()
+				*r = nil
+			}
+		}
+	}
 }
 
 func (pf *parsedFile) release() {

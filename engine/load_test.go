@@ -80,6 +80,19 @@ func TestEveryTraceLoads(t *testing.T) {
 				WHERE ev_idx IS NOT NULL AND ev_idx BETWEEN 0 AND (SELECT events - 1 FROM traces)`); got != int64(len(events)) {
 				t.Errorf("distinct ev_idx = %d, want %d", got, len(events))
 			}
+			// The stored frame, built from the Arrow batches at load, is the frame view over the stored
+			// events, row for row (DuckDB's Arrow scan once dropped a pushed-down filter).
+			for _, q := range []string{
+				"SELECT count(*) FROM (FROM _hta_frame_default EXCEPT ALL FROM _hta_frame_source)",
+				"SELECT count(*) FROM (FROM _hta_frame_source EXCEPT ALL FROM _hta_frame_default)",
+			} {
+				if got := queryInt(t, db, q); got != 0 {
+					t.Errorf("%s: %d rows", q, got)
+				}
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '_tracesql_load%'`); got != 0 {
+				t.Errorf("%d Arrow scan views left in the database", got)
+			}
 			// Names and categories survive byte for byte on a sample.
 			for i := 0; i < len(events); i += 1 + len(events)/50 {
 				e := events[i]

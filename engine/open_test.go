@@ -53,6 +53,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 		`CREATE VIEW _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
 		`DROP TABLE _trace_summary`, `DROP TABLE _type_segments`, `CREATE TABLE _type_segments AS SELECT 1 AS stale`,
 		`DROP TABLE _compat_fixups`, `CREATE TABLE _compat_fixups AS SELECT 1 AS stale`,
+		`CREATE VIEW _tracesql_load_7 AS SELECT 1 AS stale`, // what an older loader's Arrow scan left behind
 		`DROP TABLE _tracesql_install`,
 	} {
 		if _, err := db.SQL.Exec(q); err != nil {
@@ -71,6 +72,9 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name = '_hta_frame_compat'`); got != 1 {
 		t.Error("_hta_frame_compat is not a view after migration")
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '_tracesql_load%'`); got != 0 {
+		t.Errorf("%d stale Arrow scan views after migration", got)
 	}
 }
 

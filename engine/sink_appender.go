@@ -99,6 +99,12 @@ func insertBatches(ctx context.Context, dc driver.Conn, table string, schema *ar
 	return err
 }
 
+// insertFrame stores the default frame of trace traceID from the events just inserted (_hta_frame_source).
+func insertFrame(ctx context.Context, dc driver.Conn, _ []arrow.RecordBatch, traceID int) error {
+	_, err := dc.(driver.ExecerContext).ExecContext(ctx, baseFrameInsert(int64(traceID), int64(traceID)), nil)
+	return err
+}
+
 var stageSeq atomic.Int64
 
 func literalValue(s string) driver.Value {
