@@ -348,27 +348,42 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE st
 
 -- _kernel_class_rules(compat_mode): the kernel_classes rows that apply in that mode. A name's kernel type is
 -- the kernel_type of the lowest-priority rule whose pattern it matches (_kernel_rule_matches): kernel_types,
--- _stale_gpu_rows, _bd_name_stats_default. A pattern without ( ) [ ] or \ comes as one row per alternative
--- (its | are all top level), and an alternative with no other metacharacter as a literal: DuckDB compiles
--- a pattern that is not a constant once per row it tests (~5 µs; HTA's big OTHER alternation ~17 µs), while
--- starts_with / contains cost next to nothing, so typing 51 kernel names goes from 3.1 ms to ~0.3 ms.
+-- _stale_gpu_rows, _bd_name_stats_default. DuckDB compiles a regex that is not a constant once per row it
+-- tests (~5 µs; HTA's big OTHER alternation ~17 µs), while LIKE needs no compiling, so every alternative that
+-- LIKE can say gets a like_pattern:
+--   a pattern without ( ) [ ] or \ comes as one row per alternative (its | are all top level);
+--   an alternative with one optional literal group, A(B)?C, comes as two, ABC and AC;
+--   an alternative made of plain characters and .*, with an optional leading ^ and trailing $, is LIKE's
+--   (.* -> %, unanchored ends -> %, % and _ escaped with \).
+-- With HTA's rules no alternative is left to the regex engine: typing 51 kernel names takes ~0.3 ms.
 CREATE OR REPLACE MACRO _kernel_class_rules(compat_mode) AS TABLE
 WITH alternatives AS (
     SELECT priority, kernel_type,
            unnest(CASE WHEN regexp_matches(pattern, '[()\[\]\\]') THEN [pattern] ELSE string_split(pattern, '|') END) AS pattern
     FROM kernel_classes
     WHERE applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END
+),
+expanded AS (
+    SELECT priority, kernel_type,
+           unnest(CASE WHEN regexp_full_match(pattern, '\^?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\([^.^$*+?()\[\]{}|\\]+\)\?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\$?')
+                       THEN [regexp_replace(pattern, '\(([^()]+)\)\?', '\1'), regexp_replace(pattern, '\([^()]+\)\?', '')]
+                       ELSE [pattern] END) AS pattern
+    FROM alternatives
 )
 SELECT priority, pattern, kernel_type,
-       CASE WHEN regexp_full_match(pattern, '\^?[^.^$*+?()\[\]{}|\\]*') THEN ltrim(pattern, '^') END AS literal,
-       starts_with(pattern, '^') AS anchored
-FROM alternatives;
+       CASE WHEN regexp_full_match(pattern, '\^?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\$?')
+            THEN CASE WHEN starts_with(pattern, '^') THEN '' ELSE '%' END
+                 || replace(replace(replace(regexp_replace(pattern, '^\^|\$$', '', 'g'), '%', '\%'), '_', '\_'), '.*', '%')
+                 || CASE WHEN ends_with(pattern, '$') THEN '' ELSE '%' END
+       END AS like_pattern
+FROM expanded;
 
--- _kernel_rule_matches(name, literal, anchored, pattern): whether name matches a _kernel_class_rules row.
-CREATE OR REPLACE MACRO _kernel_rule_matches(name, literal, anchored, pattern) AS
-    CASE WHEN literal IS NULL THEN regexp_matches(name, pattern)
-         WHEN anchored THEN starts_with(name, literal)
-         ELSE contains(name, literal) END;
+-- _kernel_rule_matches(name, like_pattern, pattern): whether name matches a _kernel_class_rules row (RE2's .
+-- does not match a newline, LIKE's % does: such a name goes to the regex engine).
+CREATE OR REPLACE MACRO _kernel_rule_matches(name, like_pattern, pattern) AS
+    CASE WHEN like_pattern IS NOT NULL AND NOT (contains(name, chr(10)) AND contains(pattern, '.*'))
+         THEN name LIKE like_pattern ESCAPE '\'
+         ELSE regexp_matches(name, pattern) END;
 
 -- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
 -- @column name         Event name
@@ -378,7 +393,7 @@ WITH names AS (
     SELECT DISTINCT name FROM _gpu_rows WHERE name IS NOT NULL
 )
 SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
-FROM names n JOIN _kernel_class_rules(hta_compat()) k ON _kernel_rule_matches(n.name, k.literal, k.anchored, k.pattern)
+FROM names n JOIN _kernel_class_rules(hta_compat()) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
 GROUP BY n.name;
 
 -- @view gpu_frame  hta_frame's GPU-side rows (stream != -1) with their kernel type.

@@ -54,7 +54,7 @@ g AS (
 types AS (
     SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
     FROM (SELECT DISTINCT name FROM g WHERE name IS NOT NULL) n
-    JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.literal, k.anchored, k.pattern)
+    JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
     GROUP BY n.name
 )
 SELECT g.*, k.kernel_type FROM g LEFT JOIN types k USING (name);

@@ -46,7 +46,7 @@ WITH per_name AS (
 types AS (
     SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
     FROM (SELECT DISTINCT name FROM per_name WHERE name IS NOT NULL) n
-    JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.literal, k.anchored, k.pattern)
+    JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
     GROUP BY n.name
 )
 SELECT p.trace_id, coalesce(t.kernel_type, 'OTHER') AS grp, p.name, p.total_ns, p.max_ns, p.min_ns, p.mean_us, p.var_us, p.n
