@@ -8,7 +8,7 @@ import (
 	"tracesql/engine"
 )
 
-// TestKernelRuleMatches checks the split of kernel_classes patterns into alternatives and literals
+// TestKernelRuleMatches checks the split of kernel_classes patterns into alternatives and LIKE patterns
 // (_kernel_class_rules, _kernel_rule_matches) against RE2 on the whole pattern, for patterns that can and
 // cannot be split or turned into LIKE (optional groups, .*, % and _, anchors, names with a newline).
 func TestKernelRuleMatches(t *testing.T) {
