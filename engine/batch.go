@@ -151,6 +151,7 @@ const (
 type builders struct {
 	events, flows, counters, instants, others, meta *array.RecordBuilder
 	hints                                           [6]sizeHint
+	mem                                             memory.Allocator
 }
 
 // sizeHint remembers a table's rows and string bytes per input event in the worker's last batch, so
@@ -167,7 +168,7 @@ func (h *sizeHint) reserve(b *array.RecordBuilder, events int) {
 	}
 	n := int(h.rows*float64(events)*1.05) + 16
 	for i, f := range b.Fields() {
-		f.Reserve(n)
+		f.Resize(n) // exact: Reserve would round up to a power of two (the builders are empty here)
 		if sb, ok := f.(*array.StringBuilder); ok && h.data[i] > 0 {
 			sb.ReserveData(int(h.data[i]*float64(events)*1.05) + 64)
 		}
@@ -198,6 +199,7 @@ func newBuilders(mem memory.Allocator) *builders {
 		instants: array.NewRecordBuilder(mem, instantsSchema),
 		others:   array.NewRecordBuilder(mem, otherSchema),
 		meta:     array.NewRecordBuilder(mem, metaSchema),
+		mem:      mem,
 	}
 }
 
@@ -367,10 +369,65 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb.instants = bld.instants.NewRecordBatch()
 	pb.others = bld.others.NewRecordBatch()
 	pb.meta = bld.meta.NewRecordBatch()
-	for t, r := range [6]arrow.RecordBatch{pb.events, pb.flows, pb.counters, pb.instants, pb.others, pb.meta} {
-		bld.hints[t].record(r, len(rb.ends))
+	for t, r := range [6]*arrow.RecordBatch{&pb.events, &pb.flows, &pb.counters, &pb.instants, &pb.others, &pb.meta} {
+		bld.hints[t].record(*r, len(rb.ends))
+		*r = trimmed(*r, bld.mem)
 	}
 	return pb, nil
+}
+
+// trimmed returns rec with the buffers of each column that holds more than 1/8 unused capacity copied
+// to their exact size. The parsed copy of a file lives until the file is inserted, so unused capacity
+// is peak memory: Arrow's builders reserve and grow to the next power of two, and the size hints miss
+// when a batch's mix of events differs from the last one's. Untrimmed, a 1 GB trace's parsed copy held
+// 1452 MB for 928 MB of data; trimmed, 953 MB.
+func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
+	cols := rec.Columns()
+	var out []arrow.Array
+	for i, c := range cols {
+		d := c.Data()
+		if len(d.Children()) > 0 || d.Offset() != 0 {
+			continue
+		}
+		used, held := 0, 0
+		for _, b := range d.Buffers() {
+			if b != nil {
+				used += b.Len()
+				held += cap(b.Buf())
+			}
+		}
+		if held <= used+used/8+256 {
+			continue
+		}
+		bufs := make([]*memory.Buffer, len(d.Buffers()))
+		for j, b := range d.Buffers() {
+			if b != nil {
+				exact := mem.Allocate(b.Len())
+				copy(exact, b.Bytes())
+				bufs[j] = memory.NewBufferBytes(exact)
+			}
+		}
+		nd := array.NewData(d.DataType(), d.Len(), bufs, nil, d.NullN(), 0)
+		if out == nil {
+			out = make([]arrow.Array, len(cols))
+			copy(out, cols)
+			for _, o := range out {
+				o.Retain()
+			}
+		}
+		out[i].Release()
+		out[i] = array.MakeFromData(nd)
+		nd.Release()
+	}
+	if out == nil {
+		return rec
+	}
+	trimmedRec := array.NewRecordBatch(rec.Schema(), out, rec.NumRows())
+	for _, o := range out {
+		o.Release()
+	}
+	rec.Release()
+	return trimmedRec
 }
 
 func clip(b []byte) string {

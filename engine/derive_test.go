@@ -2,9 +2,14 @@ package engine
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestDerivedCallStack checks step, parent_idx and depth on HTA's backward-thread trace, worked out
@@ -178,5 +183,48 @@ func TestDerivedLinks(t *testing.T) {
 		if got := queryInt(t, db, `SELECT index_correlation FROM hta_frame WHERE ev_idx = ?`, idx); got != ic {
 			t.Errorf("event %d: index_correlation %d, want %d", idx, got, ic)
 		}
+	}
+}
+
+func TestTrimmedDropsUnusedCapacity(t *testing.T) {
+	mem := memory.DefaultAllocator
+	b := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil))
+	defer b.Release()
+	b.Field(0).Reserve(1000) // rounds the capacity up to 1024 rows
+	b.Field(1).(*array.StringBuilder).ReserveData(1 << 16)
+	for i := range 3 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprint("v", i))
+	}
+	b.Field(0).AppendNull()
+	b.Field(1).AppendNull()
+	rec := b.NewRecordBatch()
+	held := func(r arrow.RecordBatch) (n int) {
+		for _, c := range r.Columns() {
+			for _, buf := range c.Data().Buffers() {
+				if buf != nil {
+					n += cap(buf.Buf())
+				}
+			}
+		}
+		return n
+	}
+	before := held(rec)
+	out := trimmed(rec, mem)
+	defer out.Release()
+	if after := held(out); after*10 > before || after > 200 {
+		t.Fatalf("trimmed holds %d bytes (before %d)", after, before)
+	}
+	ints, strs := out.Column(0).(*array.Int64), out.Column(1).(*array.String)
+	for i := range 3 {
+		if ints.Value(i) != int64(i) || strs.Value(i) != fmt.Sprint("v", i) {
+			t.Fatalf("row %d: %d %q", i, ints.Value(i), strs.Value(i))
+		}
+	}
+	if ints.IsValid(3) || strs.IsValid(3) || ints.NullN() != 1 || strs.NullN() != 1 {
+		t.Fatal("the null row lost its validity bit")
 	}
 }

@@ -84,6 +84,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	}
 	opts.ahead = newLookahead(files)
 	defer opts.ahead.stop()
+	defer lowerGCPercent()()
 	if db.Path != "" && len(files) > 1 {
 		// Each file commits on its own; with DuckDB's default 16 MB threshold nearly every commit then
 		// checkpoints, and those checkpoints grow with the database (1-2.4 s per 50 MB file after a few
@@ -110,6 +111,38 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// loadGCPercent is the Go GC target while loading. The parsed copy of a file is pointer-free Arrow
+// buffers, so a collection costs little however large it is, but with Go's default target (100 %) the
+// heap may grow to twice that copy before one runs. Parsing a 1 GB trace: peak RSS 1450-1515 MB at
+// 100 %, 1242-1261 MB at 25 %, for 5-10 % more CPU.
+const loadGCPercent = 25
+
+var gcLowered struct {
+	sync.Mutex
+	loads, saved int
+}
+
+// lowerGCPercent sets loadGCPercent while at least one Load runs (unless GOGC is already lower or off)
+// and returns the function that restores the previous setting.
+func lowerGCPercent() func() {
+	gcLowered.Lock()
+	defer gcLowered.Unlock()
+	if gcLowered.loads == 0 {
+		gcLowered.saved = debug.SetGCPercent(loadGCPercent)
+		if gcLowered.saved < loadGCPercent {
+			debug.SetGCPercent(gcLowered.saved)
+		}
+	}
+	gcLowered.loads++
+	return func() {
+		gcLowered.Lock()
+		defer gcLowered.Unlock()
+		if gcLowered.loads--; gcLowered.loads == 0 {
+			debug.SetGCPercent(gcLowered.saved)
+		}
+	}
 }
 
 // MemoryLimitEnv names the environment variable that overrides DuckDB's memory_limit (any DuckDB size,
