@@ -868,18 +868,29 @@ func rowIndex(f *Frame) func(int64) int32 {
 // start, longer first.
 func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
-	var busyDepth []bool // per stack entry: it or an enclosing event is busy
+	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
+	// enclosing it (-1: none). Time inside a busy event is busy whatever runs inside it, and only
+	// until that event ends: an annotation that outlives the cpu_op it started in is not busy after it.
+	var busyUntil []int64
 	var cur int64
-	emit := func(owner int32, from, to int64) {
-		if to <= from {
-			return
-		}
-		busy := busyDepth[len(busyDepth)-1]
+	add := func(owner int32, from, to int64, busy bool) {
 		if k := len(atoms) - 1; k >= 0 && atoms[k].row == owner && atoms[k].end == from && atoms[k].busy == busy {
 			atoms[k].end = to
 			return
 		}
 		atoms = append(atoms, ctdaAtom{from, to, owner, busy})
+	}
+	emit := func(owner int32, from, to int64) {
+		if to <= from {
+			return
+		}
+		until := busyUntil[len(busyUntil)-1]
+		if until > from {
+			add(owner, from, min(to, until), true)
+		}
+		if to > max(from, until) {
+			add(owner, max(from, until), to, false)
+		}
 	}
 	end := func(r int32) int64 { return f.TS[r] + f.Dur[r] }
 	popUntil := func(t int64) {
@@ -887,7 +898,7 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 			top := stack[len(stack)-1]
 			emit(top, cur, end(top))
 			cur = max(cur, end(top))
-			stack, busyDepth = stack[:len(stack)-1], busyDepth[:len(busyDepth)-1]
+			stack, busyUntil = stack[:len(stack)-1], busyUntil[:len(busyUntil)-1]
 		}
 	}
 	for _, r := range rows {
@@ -900,8 +911,14 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 		if phase[r] < 0 && len(stack) > 0 {
 			phase[r] = phase[stack[len(stack)-1]]
 		}
-		busy := isBusy[f.Cat[r]] || (len(busyDepth) > 0 && busyDepth[len(busyDepth)-1])
-		stack, busyDepth = append(stack, r), append(busyDepth, busy)
+		until := int64(-1)
+		if len(busyUntil) > 0 {
+			until = busyUntil[len(busyUntil)-1]
+		}
+		if isBusy[f.Cat[r]] {
+			until = max(until, end(r))
+		}
+		stack, busyUntil = append(stack, r), append(busyUntil, until)
 	}
 	popUntil(1<<62 - 1)
 	return atoms
@@ -1299,4 +1316,14 @@ func BusyBoundOf(f *Frame, ws, we int64) int64 {
 		isBusy[i], isGPUWork[i] = ctdaBusyCat(s), ctdaGPUWork(s)
 	}
 	return busyBound(f, ws, we, isBusy, isGPUWork)
+}
+
+// BusyRow reports whether row r is an event the busy bound counts: a cpu_op or runtime/driver event
+// on a thread, or GPU work on a stream.
+func BusyRow(f *Frame, r int32) bool {
+	c := f.Syms[f.Cat[r]]
+	if f.Stream[r] >= 0 {
+		return ctdaGPUWork(c)
+	}
+	return ctdaBusyCat(c)
 }

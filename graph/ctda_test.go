@@ -495,3 +495,35 @@ func TestCTDAPacingCPUStep(t *testing.T) {
 		t.Errorf("counted %d ns, want 300000", c.Counted)
 	}
 }
+
+// TestCTDABusyEndsWithItsEvent: time inside a cpu_op is busy whatever runs inside it, but only until
+// that cpu_op ends. An annotation that starts inside a cpu_op and outlives it (improper nesting, as
+// some traces have) is not busy afterwards, so CPCR cannot exceed the busy bound.
+func TestCTDABusyEndsWithItsEvent(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 100)
+	b.cpu(1, "cpu_op", "aten::op", 10, 20)              // busy 10..30
+	b.cpu(1, "user_annotation", "## region ##", 20, 60) // outlives aten::op: busy 20..30 only
+	b.cpu(1, "cpu_op", "aten::later", 90, 5)            // busy 90..95
+	c := buildCTDA(t, b.frame(), true)
+	var busyNS, regionBusy int64
+	for v := range c.Nodes {
+		c.pieces(int32(v), func(s, e int64, r int32, busy bool) {
+			if busy {
+				busyNS += e - s
+				if c.F.Syms[c.F.Name[r]] == "## region ##" {
+					regionBusy += e - s
+				}
+			}
+		})
+	}
+	if regionBusy != 10_000 {
+		t.Errorf("## region ## counted busy for %d ns, want 10000 (until aten::op ends)", regionBusy)
+	}
+	if busyNS != 25_000 {
+		t.Errorf("busy pieces cover %d ns, want 25000 (the two cpu_ops)", busyNS)
+	}
+	if c.Counted > c.BusyBound {
+		t.Errorf("CPCR numerator %d ns above the busy bound %d ns", c.Counted, c.BusyBound)
+	}
+}

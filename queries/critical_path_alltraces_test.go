@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,6 +86,19 @@ func TestCPAllTraces(t *testing.T) {
 				}
 				if sumEdges != edges {
 					t.Errorf("compat=%t: critical_path has %d edges, summary says %d", compat, edges, sumEdges)
+				}
+				// No path covers time no event covers: CPCR never exceeds the busy bound.
+				for _, algo := range []string{"hta", "ctda"} {
+					if compat && algo == "ctda" {
+						continue
+					}
+					var cpcr, busy sql.NullFloat64
+					q := `SELECT max(cpcr), max(busy_bound) FROM critical_path_summary(` + args + `, algorithm := '` + algo + `')`
+					if err := db.SQL.QueryRow(q).Scan(&cpcr, &busy); err != nil {
+						t.Errorf("compat=%t %s summary: %v", compat, algo, err)
+					} else if cpcr.Float64 > busy.Float64+1e-12 {
+						t.Errorf("compat=%t %s: CPCR %.6f above the busy bound %.6f", compat, algo, cpcr.Float64, busy.Float64)
+					}
 				}
 				var path string
 				var flows int64

@@ -364,15 +364,21 @@ func init() {
 func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, pathLen int64, dataLoad []*regexp.Regexp) *cpTable {
 	var s cpSummary
 	bd := g.NewBounder(dataLoad)
+	end := g.SpanEnd()
 	for _, e := range edges {
 		w := weights[e]
 		s.add(bd.BoundBy(e), w)
-		if g.Attr[e] >= 0 {
-			s.attributed += w
+		// CPCR counts what the busy bound counts: the part of an edge's time inside the span and
+		// inside the event it is attributed to, when that is a cpu_op, runtime/driver call or GPU
+		// work (an annotation on the path is not work; the delay before a kernel is not the kernel).
+		// Path edges follow each other in time, so the sum is their union.
+		if r := g.Attr[e]; r >= 0 && graph.BusyRow(g.F, r) {
+			lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r])
+			hi := min(g.NodeTS[g.G.Dst[e]], end, g.F.TS[r]+g.F.Dur[r])
+			s.attributed += max(0, min(w, hi-lo))
 		}
 	}
 	s.pathLen, s.edges = pathLen, len(edges)
-	end := g.SpanEnd()
 	s.window = end - g.WindowStart
 	s.busy = graph.BusyBoundOf(g.F, g.WindowStart, end)
 	return s.table(tr)
