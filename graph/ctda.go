@@ -571,6 +571,24 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		return -1
 	}
+	// waited: the GPU node a synchronisation into dst waited for, given the candidate g. The wait
+	// ended (dst started) only after that work had ended, so a candidate still running when dst
+	// started was not waited for in full: its stream's earlier work was (an aggregated node whose
+	// later launches came from another thread after the call). That is the latest-ending node of
+	// the stream, launched no later than g, that ended by dst's start (-1 none).
+	waited := func(g, dst int32) int32 {
+		if g < 0 || dst < 0 || c.Nodes[g].End <= c.Nodes[dst].Start {
+			return g
+		}
+		best := int32(-1)
+		for _, h := range byStream[streamKey{c.Nodes[g].Pid, c.Nodes[g].Stream}] {
+			if launchTime(h) <= launchTime(g) && c.Nodes[h].End <= c.Nodes[dst].Start && (best < 0 || c.Nodes[h].End > c.Nodes[best].End) {
+				best = h
+			}
+		}
+		return best
+	}
+	addSync := func(g, dst int32) { add(waited(g, dst), dst, cdgSync) }
 	sawSync := false
 	waitRecorded := map[int32]bool{} // stream-wait calls a "Stream Wait Event" record explains
 	var recordRow map[int64]int32    // CPU correlation id → row (cudaEventRecord lookups)
@@ -590,12 +608,12 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			dst := nextOnThread(call)
 			for _, k := range streamKeys {
 				if g := lastLaunched(k, t); g >= 0 {
-					add(g, dst, cdgSync)
+					addSync(g, dst)
 				}
 			}
 		case "Stream Sync":
 			if g := lastLaunched(streamKey{pid, f.Stream[r]}, t); g >= 0 {
-				add(g, nextOnThread(call), cdgSync)
+				addSync(g, nextOnThread(call))
 			}
 		case "Event Sync", "Stream Wait Event":
 			waitOn := streamKey{pid, f.WaitOnStream[r]}
@@ -639,7 +657,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					}
 				}
 			}
-			add(src, dst, cdgSync)
+			addSync(src, dst)
 		}
 	}
 	// Stream waits without a record (ROCm traces, older CUDA ones): the waiting stream is the one
@@ -672,7 +690,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 						}
 					}
 				}
-				add(src, dst, cdgSync)
+				addSync(src, dst)
 			}
 		}
 	}
@@ -687,12 +705,12 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					}
 					dst := nextOnThread(a.row)
 					if g := launches[a.row]; g >= 0 && !isDeviceSync[nm] {
-						add(gpuNodeOfRow[g], dst, cdgSync)
+						addSync(gpuNodeOfRow[g], dst)
 						continue
 					}
 					for _, k := range streamKeys {
 						if g := lastLaunched(k, f.TS[a.row]); g >= 0 {
-							add(g, dst, cdgSync)
+							addSync(g, dst)
 						}
 					}
 				}

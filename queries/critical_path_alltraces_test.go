@@ -87,6 +87,18 @@ func TestCPAllTraces(t *testing.T) {
 				if sumEdges != edges {
 					t.Errorf("compat=%t: critical_path has %d edges, summary says %d", compat, edges, sumEdges)
 				}
+				// A synchronisation waits for work that ended before what it releases starts.
+				if !compat {
+					var backwards int64
+					q := `WITH n AS (SELECT node, ts, end_ts FROM cdg_nodes(` + args + `))
+						SELECT count(*) FROM cdg_edges(` + args + `) e JOIN n s ON s.node = e.src_node JOIN n d ON d.node = e.dst_node
+						WHERE e.dependency = 'sync' AND s.end_ts > d.ts`
+					if err := db.SQL.QueryRow(q).Scan(&backwards); err != nil {
+						t.Errorf("cdg edges: %v", err)
+					} else if backwards > 0 {
+						t.Errorf("%d sync edges from a GPU node that ended after its destination started", backwards)
+					}
+				}
 				// No path covers time no event covers: CPCR never exceeds the busy bound.
 				for _, algo := range []string{"hta", "ctda"} {
 					if compat && algo == "ctda" {
