@@ -505,18 +505,22 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		byStream[k] = append(byStream[k], g)
 	}
 	streamKeys := make([]streamKey, 0, len(byStream))
-	for k, ids := range byStream {
+	for k := range byStream {
+		streamKeys = append(streamKeys, k)
+	}
+	// Sorted, so that the edges (and cdg_edges' rows) come in the same order on every run.
+	slices.SortFunc(streamKeys, func(a, b streamKey) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream))
+	})
+	for _, k := range streamKeys {
+		ids := byStream[k]
 		slices.SortFunc(ids, func(a, b int32) int {
 			return cmp.Or(cmp.Compare(c.Nodes[a].Start, c.Nodes[b].Start), cmp.Compare(a, b))
 		})
 		for i := 1; i < len(ids); i++ {
 			add(ids[i-1], ids[i], cdgStreamOrder)
 		}
-		streamKeys = append(streamKeys, k)
 	}
-	slices.SortFunc(streamKeys, func(a, b streamKey) int {
-		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream))
-	})
 	// Waits of the work launched before the window, inferred from the schedule (orphanWaits).
 	for _, e := range orphanEdges {
 		u, v := gpuNodeOfRow[e[0]], gpuNodeOfRow[e[1]]

@@ -527,3 +527,24 @@ func TestCTDABusyEndsWithItsEvent(t *testing.T) {
 		t.Errorf("CPCR numerator %d ns above the busy bound %d ns", c.Counted, c.BusyBound)
 	}
 }
+
+// TestCTDAEdgeOrderStable: the CDG's edges (cdg_edges' rows) come in the same order on every build.
+func TestCTDAEdgeOrderStable(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 200)
+	// Two rounds over six streams: each launch switches stream, so every stream has two GPU nodes
+	// and a stream-order edge between them.
+	for round := range 2 {
+		for s := range 6 {
+			at := float64(10 + 80*round + 12*s)
+			b.launch(1, "cudaLaunchKernel", at, 2, int64(7+s), "k", at+5, 8)
+		}
+	}
+	first := buildCTDA(t, b.frame(), true)
+	for range 20 {
+		again := buildCTDA(t, b.frame(), true)
+		if !slices.Equal(first.G.Src, again.G.Src) || !slices.Equal(first.G.Dst, again.G.Dst) {
+			t.Fatal("edge order differs between two builds of one frame")
+		}
+	}
+}
