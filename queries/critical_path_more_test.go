@@ -105,6 +105,26 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(*) FROM longest_path(NULL)`).Scan(&n); err == nil || !strings.Contains(err.Error(), "pass the name") {
 		t.Errorf("longest_path(NULL): %v", err)
 	}
+	for _, stmt := range []string{
+		`CREATE TABLE cp_lp_huge AS SELECT * FROM (VALUES (0, 1, 1e300)) v(src_node, dst_node, weight_us)`,
+		`CREATE TABLE cp_lp_nan AS SELECT * FROM (VALUES (0, 1, 'nan'::DOUBLE)) v(src_node, dst_node, weight_us)`,
+		`CREATE TABLE cp_lp_sum AS SELECT * FROM (VALUES (0, 1, 4e15), (1, 2, 4e15)) v(src_node, dst_node, weight_us)`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// data_load_events entries that are NULL are left out: [NULL] is the default, not "every event".
+	var dflt, withNull float64
+	if err := db.QueryRow(`SELECT coalesce(sum(duration_us), 0) FROM critical_path_summary() WHERE bound_by = 'data_loading'`).Scan(&dflt); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT coalesce(sum(duration_us), 0) FROM critical_path_summary(data_load_events := [NULL]) WHERE bound_by = 'data_loading'`).Scan(&withNull); err != nil {
+		t.Fatal(err)
+	}
+	if withNull != dflt {
+		t.Errorf("data_load_events := [NULL]: %v µs of data loading, default %v", withNull, dflt)
+	}
 	for _, c := range []struct{ q, want string }{
 		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
@@ -117,6 +137,10 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM critical_path(algorithm := 'x')`, "unknown algorithm"},
 		{`SELECT * FROM critical_path_whatif(scale := 'no_such_column = 1')`, "scale predicate"},
 		{`SELECT * FROM longest_path('no_such_table')`, "no_such_table"},
+		{`SELECT * FROM critical_path_whatif(scale := 'true', factor := 1e300)`, "longer than int64 nanoseconds"},
+		{`SELECT * FROM longest_path('cp_lp_huge')`, "not a number within"},
+		{`SELECT * FROM longest_path('cp_lp_nan')`, "not a number within"},
+		{`SELECT * FROM longest_path('cp_lp_sum')`, "more than int64 nanoseconds"},
 	} {
 		_, err := db.Query(c.q)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

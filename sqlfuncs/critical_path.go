@@ -68,12 +68,18 @@ func parseCPArgs(args []any) (cpArgs, error) {
 	a.algorithm = strings.ToLower(args[5].(string))
 	dl := strings.TrimSpace(args[6].(string))
 	if dl != "" && dl != "null" {
-		if err := json.Unmarshal([]byte(dl), &a.dataLoad); err != nil {
+		var list []*string // NULL entries are left out (a NULL pattern would otherwise match every event)
+		if err := json.Unmarshal([]byte(dl), &list); err != nil {
 			var one string
 			if err2 := json.Unmarshal([]byte(dl), &one); err2 != nil {
 				return a, fmt.Errorf("data_load_events: want a list of strings, got %s", dl)
 			}
-			a.dataLoad = []string{one}
+			list = []*string{&one}
+		}
+		for _, p := range list {
+			if p != nil {
+				a.dataLoad = append(a.dataLoad, *p)
+			}
 		}
 	}
 	a.opts.DataLoadEvents = a.dataLoad

@@ -59,10 +59,20 @@ func init() {
 		}
 		w := make([]int64, len(g.GW))
 		copy(w, g.GW)
+		var total float64
 		for e := range w {
 			if r := g.Attr[e]; r >= 0 && g.G.Type[e] == graph.EdgeOperator && match[g.EvIdx(r)] {
-				w[e] = int64(math.Round(float64(w[e]) * factor))
+				scaled := math.Round(float64(w[e]) * factor)
+				total += math.Abs(scaled)
+				if total < 1<<62 {
+					w[e] = int64(scaled)
+				}
+				continue
 			}
+			total += math.Abs(float64(w[e]))
+		}
+		if total >= 1<<62 {
+			return nil, fmt.Errorf("critical_path_whatif: factor %v makes the path longer than int64 nanoseconds can hold", factor)
 		}
 		p, err := g.G.LongestPath(ctx, w)
 		if err != nil {
@@ -101,11 +111,17 @@ func init() {
 			if w != nil {
 				wv = *w
 			}
+			if math.IsNaN(wv) || math.Abs(wv) > maxWeightUS {
+				return nil, fmt.Errorf("longest_path(%q): weight_us %v on %d→%d is not a number within ±%g", name, wv, *s, *d, maxWeightUS)
+			}
 			src, dst, wus = append(src, *s), append(dst, *d), append(wus, wv)
 			maxNode = max(maxNode, *s, *d)
 		}
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("longest_path(%q): %w", name, err)
+		}
+		if sum := sumAbs(wus); sum*1000 >= 1<<62 {
+			return nil, fmt.Errorf("longest_path(%q): the weights add up to %g µs, more than int64 nanoseconds can hold", name, sum)
 		}
 		// Weights in ns (integers) so that the path arithmetic is exact; duplicate pairs: the last row wins.
 		b := graph.NewBuilder(int(maxNode+1), len(src))
@@ -140,4 +156,15 @@ func cpTypeInfos(ts ...duckdb.Type) []duckdb.TypeInfo {
 		out[i] = ti
 	}
 	return out
+}
+
+// maxWeightUS bounds one longest_path weight (µs): ~146 years, far beyond any trace, well inside int64 ns.
+const maxWeightUS float64 = 1 << 52
+
+func sumAbs(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += math.Abs(x)
+	}
+	return s
 }
