@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tracesql/engine"
@@ -173,3 +174,28 @@ func TestSQTraceDiffDefault(t *testing.T) {
 
 // sqNULL marks a NULL device_type in TestSQTraceDiffDefault.
 const sqNULL = "\x00NULL"
+
+// TestSQTraceDiffBadArguments: an unknown label, rank, iteration or device type is an error naming
+// it, not an empty side (which ops_diff would report as everything added or deleted).
+func TestSQTraceDiffBadArguments(t *testing.T) {
+	db := sqDiffDB(t, "a", sqTestdata("sq_diff_a.json"), "b", sqTestdata("sq_diff_b.json"))
+	for _, c := range []struct{ q, want string }{
+		{`trace_diff('a', 'nosuch')`, "no trace set labelled nosuch (test_label)"},
+		{`ops_diff('nosuch', 'b')`, "no trace set labelled nosuch (control_label)"},
+		{`trace_diff('a', 'b', control_rank := 7)`, "trace set a has no rank 7"},
+		{`trace_diff('a', 'b', test_rank := 3)`, "trace set b has no rank 3"},
+		{`trace_diff('a', 'b', control_iteration := 999)`, "trace set a has no ProfilerStep#999"},
+		{`ops_diff('a', 'b', test_iteration := 999)`, "trace set b has no ProfilerStep#999"},
+		{`trace_diff('a', 'b', device_type := 'XPU')`, "device_type must be CPU, GPU or ALL, not XPU"},
+	} {
+		var n int
+		err := db.SQL.QueryRow(`SELECT count(*) FROM ` + c.q).Scan(&n)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v (%d rows), want an error containing %q", c.q, err, n, c.want)
+		}
+	}
+	var n int
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM ops_diff('a', 'b', device_type := 'gpu', control_iteration := 1)`).Scan(&n); err != nil || n == 0 {
+		t.Errorf("valid arguments (lower-case device type): %d rows, %v", n, err)
+	}
+}

@@ -105,7 +105,27 @@ SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = i
 CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
         control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false) AS TABLE
 WITH sel AS (
-    SELECT upper(coalesce(device_type, 'ALL')) AS dev, coalesce(use_short_name, false) AS short
+    -- Bad arguments are errors, not an empty side (which would read as "everything added/deleted").
+    SELECT CASE
+               WHEN upper(coalesce(device_type, 'ALL')) NOT IN ('CPU', 'GPU', 'ALL')
+                   THEN error(format('trace_diff: device_type must be CPU, GPU or ALL, not {}', device_type))
+               WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label)
+                   THEN error(format('trace_diff: no trace set labelled {} (control_label)', control_label))
+               WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label)
+                   THEN error(format('trace_diff: no trace set labelled {} (test_label)', test_label))
+               WHEN control_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = control_rank)
+                   THEN error(format('trace_diff: trace set {} has no rank {} (control_rank)', control_label, control_rank))
+               WHEN test_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = test_rank)
+                   THEN error(format('trace_diff: trace set {} has no rank {} (test_rank)', test_label, test_rank))
+               WHEN control_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
+                        WHERE t.label = control_label AND p.step = control_iteration)
+                   THEN error(format('trace_diff: trace set {} has no ProfilerStep#{} (control_iteration)', control_label, control_iteration))
+               WHEN test_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
+                        WHERE t.label = test_label AND p.step = test_iteration)
+                   THEN error(format('trace_diff: trace set {} has no ProfilerStep#{} (test_iteration)', test_label, test_iteration))
+               ELSE upper(coalesce(device_type, 'ALL'))
+           END AS dev,
+           coalesce(use_short_name, false) AS short
 ),
 ctl AS (
     SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
