@@ -430,6 +430,13 @@ func TestBreakdownsDefaultMode(t *testing.T) {
 				[][]any{{"others", 20}, {"outer", 100}})
 			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 1, allowlist_patterns := ['inn'])`,
 				[][]any{{"inner", 20}, {"outer", 100}})
+			// An empty allowlist: HTA's regex of no alternatives matches every name (compat); by
+			// default it allows nothing.
+			emptyAllow := [][]any{{"others", 20}, {"outer", 100}}
+			if compat {
+				emptyAllow = [][]any{{"inner", 20}, {"outer", 100}}
+			}
+			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 1, allowlist_patterns := [])`, emptyAllow)
 			bdExpect(t, db, `SELECT count(*) FROM user_annotation_breakdown(use_gpu_annotation := false)`, [][]any{{0}})
 		})
 	})

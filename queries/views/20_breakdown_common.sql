@@ -94,7 +94,10 @@ ranked AS (
            sum(total_ns) OVER w AS cum_ns,
            count(*) OVER p AS names,
            sum(total_ns) OVER p AS group_ns,
-           coalesce(len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0, false) AS allowed
+           -- HTA joins the patterns into one regex with '|': an empty list is the empty regex, which
+           -- matches every name (compat); by default an empty list allows nothing.
+           coalesce(CASE WHEN hta_compat() AND len(allowlist_patterns) = 0 THEN true
+                         ELSE len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0 END, false) AS allowed
     FROM per_name
     -- p is w's whole partition, in w's order: one sort for both, and no self-join (DuckDB rewrites an
     -- unordered partition aggregate into a join with the input, which would compute per_name twice)
