@@ -492,6 +492,14 @@ func TestBreakdownsEveryTrace(t *testing.T) {
 				for _, a := range bdAnalyses {
 					bdQuery(t, db.SQL, a.sql)
 				}
+				// Default mode works in integer ns: no time is negative, not even by a rounding error.
+				var negative int
+				if err := db.SQL.QueryRow(`SELECT count(*) FROM temporal_breakdown WHERE NOT $1 AND
+					(idle_time_us < 0 OR compute_time_us < 0 OR non_compute_time_us < 0)`, mode).Scan(&negative); err != nil {
+					t.Fatal(err)
+				} else if negative > 0 {
+					t.Errorf("temporal_breakdown: %d ranks with a negative time", negative)
+				}
 			}
 		})
 	}

@@ -79,14 +79,15 @@ us AS (
     SELECT label, rank,
            (last_end - first_ts) / 1000.0 AS kernel_time_us,
            (last_end - first_ts - busy_ns) / 1000.0 AS idle_time_us,
-           comp_ns / 1000.0 AS compute_time_us
+           comp_ns / 1000.0 AS compute_time_us,
+           -- default: from the integer ns (µs floats subtracted leave -1e-12 where it is 0); compat: HTA's floats
+           CASE WHEN hta_compat() THEN (last_end - first_ts) / 1000.0 - comp_ns / 1000.0 - (last_end - first_ts - busy_ns) / 1000.0
+                ELSE (busy_ns - comp_ns) / 1000.0 END AS non_compute_time_us
     FROM r
 )
-SELECT label, rank, idle_time_us, compute_time_us,
-       kernel_time_us - compute_time_us - idle_time_us AS non_compute_time_us,
-       kernel_time_us,
+SELECT label, rank, idle_time_us, compute_time_us, non_compute_time_us, kernel_time_us,
        _bd_hta_round(100 * idle_time_us / kernel_time_us, 2) AS idle_time_pct,
        _bd_hta_round(100 * compute_time_us / kernel_time_us, 2) AS compute_time_pct,
-       _bd_hta_round(100 * (kernel_time_us - compute_time_us - idle_time_us) / kernel_time_us, 2) AS non_compute_time_pct
+       _bd_hta_round(100 * non_compute_time_us / kernel_time_us, 2) AS non_compute_time_pct
 FROM us
 ORDER BY label, rank;
