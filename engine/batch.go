@@ -2,8 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -241,7 +243,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		if hasTS {
 			var err error
 			if ts, err = usToNs(numberText(ev.ts)); err != nil {
-				return nil, fail("ts is not a number: %s", clip(ev.ts))
+				return nil, fail("%s", timeError("ts", ev.ts, err))
 			}
 		}
 		pid, pidOK, pidText := lane(ev.pid)
@@ -263,7 +265,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			if hasDur {
 				var err error
 				if dur, err = usToNs(numberText(ev.dur)); err != nil {
-					return nil, fail("dur is not a number: %s", clip(ev.dur))
+					return nil, fail("%s", timeError("dur", ev.dur, err))
 				}
 				if dur < 0 {
 					return nil, fail("negative dur %s", clip(ev.dur))
@@ -347,7 +349,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			if hasDur {
 				var err error
 				if dur, err = usToNs(numberText(ev.dur)); err != nil {
-					return nil, fail("dur is not a number: %s", clip(ev.dur))
+					return nil, fail("%s", timeError("dur", ev.dur, err))
 				}
 			}
 			b := bld.others
@@ -428,6 +430,15 @@ func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
 	}
 	rec.Release()
 	return trimmedRec
+}
+
+// timeError says why a ts or dur (µs) did not convert to ns: not a number, or a number whose ns do
+// not fit the BIGINT columns.
+func timeError(field string, v []byte, err error) string {
+	if errors.Is(err, errRange) {
+		return fmt.Sprintf("%s %s is out of range (in ns it must fit in int64: at most %d)", field, clip(v), int64(math.MaxInt64))
+	}
+	return fmt.Sprintf("%s is not a number: %s", field, clip(v))
 }
 
 func clip(b []byte) string {

@@ -81,6 +81,14 @@ func (db *DB) install(ctx context.Context) error {
 		if err == nil && stored == sum {
 			return nil
 		}
+		// The marker of any tracesql version makes the file ours. Without one, look before the first
+		// statement that could change the file: someone else's DuckDB file must come out of a refused
+		// open exactly as it went in.
+		if err != nil {
+			if err := db.checkOwnership(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	var traces int
 	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'traces'`).Scan(&traces); err != nil {

@@ -80,12 +80,22 @@ func Discover(args []string) (files []string, fromDir []bool, err error) {
 // name wins (directories do not count).
 var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?(\d+)`)
 
-// RankFromName returns the rank written in the file's base name, if any.
+// RankFromName returns the rank written in the file's base name, if any (and if it fits a rank, an
+// int32: a load reports one that does not).
 func RankFromName(path string) (int, bool) {
-	m := rankInName.FindAllStringSubmatch(filepath.Base(path), -1)
-	if len(m) == 0 {
+	digits, ok := rankDigitsInName(path)
+	if !ok {
 		return 0, false
 	}
-	n, err := strconv.Atoi(m[len(m)-1][1])
-	return n, err == nil
+	n, err := strconv.ParseInt(digits, 10, 32)
+	return int(n), err == nil
+}
+
+// rankDigitsInName returns the digits of the rank pattern in the file's base name, if any.
+func rankDigitsInName(path string) (string, bool) {
+	m := rankInName.FindAllStringSubmatch(filepath.Base(path), -1)
+	if len(m) == 0 {
+		return "", false
+	}
+	return m[len(m)-1][1], true
 }

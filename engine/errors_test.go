@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // snapshot is the row count of every raw table: a failed load must leave it unchanged.
@@ -51,6 +52,12 @@ func TestLoadErrors(t *testing.T) {
 		{"no traceEvents", "f2.json", []byte(`{"schemaVersion":1}`), "no traceEvents array"},
 		{"event not object", "g.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n"}, 5]}`), "event 1 is a number, want an object"},
 		{"non-numeric ts", "h.json", []byte(`{"traceEvents":[{"ph":"X","ts":"soon","dur":1,"cat":"c","name":"n"}]}`), `event 0 (byte 16): ts is not a number: "soon"`},
+		{"23-digit ts", "h2.json", []byte(`{"traceEvents":[{"ph":"X","ts":12345678901234567890123,"dur":1,"cat":"c","name":"n"}]}`), "event 0 (byte 16): ts 12345678901234567890123 is out of range (in ns it must fit in int64: at most 9223372036854775807)"},
+		{"ts whose ns overflow", "h3.json", []byte(`{"traceEvents":[{"ph":"i","ts":9223372036854776}]}`), "ts 9223372036854776 is out of range"},
+		{"huge exponent ts", "h4.json", []byte(`{"traceEvents":[{"ph":"X","ts":1e999,"dur":1,"cat":"c","name":"n"}]}`), "ts 1e999 is out of range"},
+		{"23-digit dur", "h5.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":12345678901234567890123,"cat":"c","name":"n"}]}`), "dur 12345678901234567890123 is out of range"},
+		{"23-digit dur of another phase", "h6.json", []byte(`{"traceEvents":[{"ph":"b","ts":1,"dur":-12345678901234567890123,"cat":"c","name":"n"}]}`), "dur -12345678901234567890123 is out of range"},
+		{"non-numeric dur", "h7.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":"long","cat":"c","name":"n"}]}`), `dur is not a number: "long"`},
 		{"negative dur", "i.json", []byte(`{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":-5,"cat":"c","name":"n"}]}`), "event 1 (byte 34): negative dur -5"},
 		{"X without ts", "j.json", []byte(`{"traceEvents":[{"ph":"X","dur":1,"cat":"c","name":"n"}]}`), "complete event (ph X) without ts"},
 		{"trailing garbage", "k.json", append(append([]byte{}, good...), []byte(" xyz")...), "after the end of the top-level value"},
@@ -115,7 +122,8 @@ func TestLoadPathErrors(t *testing.T) {
 	}
 }
 
-// TestDuplicateRank: two files claiming one rank fail with a message naming both; the first stays.
+// TestDuplicateRank: two files claiming one rank fail with a message naming both, found before
+// either is loaded (distributedInfo comes before traceEvents, as Kineto writes it).
 func TestDuplicateRank(t *testing.T) {
 	dir := t.TempDir()
 	body := `{"distributedInfo":{"rank":3},"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]}`
@@ -124,11 +132,11 @@ func TestDuplicateRank(t *testing.T) {
 	os.WriteFile(b, []byte(body), 0o644)
 	db := openTestDB(t)
 	_, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
-	if err == nil || !strings.Contains(err.Error(), "load "+b) || !strings.Contains(err.Error(), "rank 3 is already loaded from "+a) {
+	if err == nil || !strings.HasPrefix(err.Error(), "load "+b+": rank 3 (from distributedInfo.rank) is also the rank of "+a+" (from distributedInfo.rank)") {
 		t.Fatalf("got %v", err)
 	}
-	if n := queryInt(t, db, "SELECT count(*) FROM traces"); n != 1 {
-		t.Fatalf("%d traces, want 1", n)
+	if n := queryInt(t, db, "SELECT count(*) FROM traces"); n != 0 {
+		t.Fatalf("%d traces, want 0: the set was half loaded", n)
 	}
 	// Another label is another trace set: the same rank is fine there.
 	if _, err := db.Load(context.Background(), []string{b}, LoadOptions{Label: "test"}); err != nil {
@@ -242,5 +250,351 @@ func TestArrayForm(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "no closing ']'") {
 		t.Fatalf("warnings %q", warnings)
+	}
+}
+
+// TestByteOrderMark: a leading UTF-8 BOM (Windows editors, Python's utf-8-sig) is skipped, in plain
+// and gzipped files and before either top-level form, as Perfetto and Python's json do; a file that is
+// only a BOM is still an empty file.
+func TestByteOrderMark(t *testing.T) {
+	bom := "\xef\xbb\xbf"
+	obj := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`
+	arr := `[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]`
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		file    string
+		content []byte
+		want    string // error substring; "" = loads one event
+	}{
+		{"object", "obj.json", []byte(bom + obj), ""},
+		{"object after whitespace", "ws.json", []byte(bom + "\n  " + obj), ""},
+		{"array", "arr.json", []byte(bom + arr), ""},
+		{"gzip", "obj.json.gz", gz([]byte(bom + obj)), ""},
+		{"only a BOM", "bom.json", []byte(bom), "empty file"},
+		{"two BOMs", "bom2.json", []byte(bom + bom + obj), "not JSON: unexpected 'ï' at the start at byte 3"},
+		// Offsets stay positions in the file, BOM included (TestLoadErrors: byte 34 without it).
+		{"offset counts the BOM", "off.json", []byte(bom + `{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":-5,"cat":"c","name":"n"}]}`), "event 1 (byte 37): negative dur -5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, c.file)
+			if err := os.WriteFile(p, c.content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := openTestDB(t)
+			_, err := db.Load(context.Background(), []string{p}, LoadOptions{})
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("got %v, want an error with %q", err, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'a' AND dur = 2000`); got != 1 {
+				t.Fatalf("%d events, want 1", got)
+			}
+		})
+	}
+}
+
+// TestMetadataValues: top-level metadata that goes into typed columns of traces (rank INTEGER;
+// world_size, schema_version, base_time_ns BIGINT; backend VARCHAR) is checked, so a value that does
+// not fit is one line naming it, never DuckDB's conversion error, and the database is unchanged. A
+// bad distributedInfo.rank matters only where the rank comes from it.
+func TestMetadataValues(t *testing.T) {
+	events := `"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]`
+	cases := []struct {
+		name     string
+		file     string
+		meta     string
+		rankFrom RankFrom
+		want     string // error substring; "" = loads
+		rank     int64  // the rank loaded, when it loads
+	}{
+		{"rank beyond int32", "a.json", `"distributedInfo":{"rank":99999999999}`, RankAuto,
+			"distributedInfo.rank 99999999999 is out of range (want 0 to 2147483647); --rank-from file or index ignores it", 0},
+		{"negative rank", "a.json", `"distributedInfo":{"rank":-1}`, RankAuto, "distributedInfo.rank -1 is out of range", 0},
+		{"fractional rank", "a.json", `"distributedInfo":{"rank":2.5}`, RankAuto, "distributedInfo.rank 2.5 is not an integer", 0},
+		{"text rank", "a.json", `"distributedInfo":{"rank":"two"}`, RankAuto, `distributedInfo.rank "two" is not an integer`, 0},
+		{"rank beyond int64", "a.json", `"distributedInfo":{"rank":123456789012345678901234}`, RankAuto, "distributedInfo.rank 123456789012345678901234 is out of range", 0},
+		{"bad rank ignored by --rank-from index", "a.json", `"distributedInfo":{"rank":99999999999}`, RankIndex, "", 0},
+		{"bad rank ignored by --rank-from file", "rank4.json", `"distributedInfo":{"rank":-1}`, RankFile, "", 4},
+		{"largest rank", "a.json", `"distributedInfo":{"rank":2147483647}`, RankAuto, "", 2147483647},
+		{"integral decimal rank", "a.json", `"distributedInfo":{"rank":3.0}`, RankAuto, "", 3},
+		{"null rank falls back to the name", "rank5.json", `"distributedInfo":{"rank":null}`, RankAuto, "", 5},
+		{"name rank beyond int32", "rank99999999999.json", ``, RankAuto, "rank 99999999999 in the file name is out of range (want 0 to 2147483647; distributedInfo.rank or --rank-from index replaces it)", 0},
+		{"name rank beyond int32, --rank-from file", "rank99999999999.json", ``, RankFile, "--rank-from index ignores it", 0},
+		{"name rank beyond int32, --rank-from index", "rank99999999999.json", ``, RankIndex, "", 0},
+		{"world_size beyond int64", "a.json", `"distributedInfo":{"rank":1,"world_size":99999999999999999999}`, RankAuto, "distributedInfo.world_size 99999999999999999999 is out of range", 0},
+		{"fractional world_size", "a.json", `"distributedInfo":{"world_size":8.5}`, RankAuto, "distributedInfo.world_size 8.5 is not an integer", 0},
+		{"backend not a string", "a.json", `"distributedInfo":{"rank":1,"backend":7}`, RankAuto, "distributedInfo.backend is a number, want a string", 0},
+		{"distributedInfo not an object", "a.json", `"distributedInfo":"rank 3"`, RankAuto, "distributedInfo is a string, want an object", 0},
+		{"baseTimeNanoseconds beyond int64", "a.json", `"baseTimeNanoseconds":17000000000000000000000`, RankAuto, "baseTimeNanoseconds 17000000000000000000000 is out of range", 0},
+		{"schemaVersion not a number", "a.json", `"schemaVersion":"one"`, RankAuto, `schemaVersion "one" is not an integer`, 0},
+		{"every value fine", "a.json", `"schemaVersion":1,"baseTimeNanoseconds":1700000000000000000,"distributedInfo":{"backend":"nccl","rank":6,"world_size":8}`, RankAuto, "", 6},
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, "../testdata/traces/alexnet")
+	before := snapshot(t, db)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), c.file)
+			body := "{" + c.meta
+			if c.meta != "" {
+				body += ","
+			}
+			if err := os.WriteFile(p, []byte(body+events+"}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			label := fmt.Sprint("m", i) // a set of its own: ranks do not clash across cases
+			_, err := db.Load(context.Background(), []string{p}, LoadOptions{RankFrom: c.rankFrom, Label: label})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := queryInt(t, db, `SELECT rank FROM traces WHERE label = ?`, label); got != c.rank {
+					t.Errorf("rank %d, want %d", got, c.rank)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "load "+p+": ") || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %s and containing %q", msg, p, c.want)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Errorf("database changed: %s → %s", before, after)
+			}
+		})
+		if c.want == "" { // the loaded case changed the counts on purpose
+			before = snapshot(t, db)
+		}
+	}
+}
+
+// TestReloadChangedFile: a file that changed since it was loaded (same path and label, another size
+// or modification time) is an error that says so and how to load it, not a rank clash with its own
+// older version whose advice (--rank-from index) would load it twice; nor, when its rank changed
+// too, a second copy. The database is unchanged; another label keeps both versions.
+func TestReloadChangedFile(t *testing.T) {
+	ctx := context.Background()
+	body := func(rank int) string {
+		return fmt.Sprintf(`{"distributedInfo":{"rank":%d},"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]}`, rank)
+	}
+	for _, c := range []struct {
+		name   string
+		dbFile bool
+		change func(t *testing.T, p string)
+		how    string
+	}{
+		{"grown, --db", true, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "load it into a new --db, or with another --label"},
+		{"grown, in memory", false, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "start tracesql again"},
+		{"touched", true, func(t *testing.T, p string) {
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(p, later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, "new --db"},
+		{"rank changed", true, func(t *testing.T, p string) {
+			if err := os.WriteFile(p, []byte(body(1)+"  "), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "new --db"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "a.json")
+			if err := os.WriteFile(p, []byte(body(0)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dbPath := ""
+			if c.dbFile {
+				dbPath = filepath.Join(dir, "t.duckdb")
+			}
+			db, err := Open(ctx, dbPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			mustLoad(t, db, p)
+			before := snapshot(t, db)
+			c.change(t, p)
+			_, err = db.Load(ctx, []string{dir}, LoadOptions{})
+			if err == nil {
+				t.Fatal("reloaded without error")
+			}
+			msg := err.Error()
+			want := "load " + p + `: changed since it was loaded as rank 0 of trace set "trace" (then `
+			if !strings.HasPrefix(msg, want) || !strings.Contains(msg, c.how) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line starting %q, saying %q", msg, want, c.how)
+			}
+			if strings.Contains(msg, "--rank-from") {
+				t.Errorf("error %q advises --rank-from, which would load the file twice", msg)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Errorf("database changed: %s → %s", before, after)
+			}
+			if _, err := db.Load(ctx, []string{p}, LoadOptions{Label: "v2"}); err != nil {
+				t.Fatalf("another label: %v", err)
+			}
+		})
+	}
+}
+
+func appendFile(t *testing.T, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRankClashUpFront: a rank clash that can be seen without parsing (distributedInfo before
+// traceEvents, as Kineto writes it; a rank in the file name; the file order), between two files of
+// the set or with a trace loaded before under the label, fails before any file of the set is
+// loaded: no half-loaded set. So do a changed file and bad metadata in a file's head.
+func TestRankClashUpFront(t *testing.T) {
+	ev := `"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`
+	withRank := func(r string) string { return `{"distributedInfo":{"rank":` + r + `},` + ev + `}` }
+	plain := `{` + ev + `}`
+	array := `[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`
+	type file struct{ name, body string }
+	for _, c := range []struct {
+		name     string
+		before   []file // loaded first, as their own set under the same label
+		files    []file // then loaded together (a directory)
+		rankFrom RankFrom
+		change   string // a file of before to change on disk before the second load
+		bad      string // the file the error names
+		want     string
+	}{
+		{"distributedInfo", nil, []file{{"a.json", withRank("3")}, {"b.json.gz", withRank("1")}, {"c.json.gz", withRank("3")}}, RankAuto, "",
+			"c.json.gz", "rank 3 (from distributedInfo.rank) is also the rank of A/a.json (from distributedInfo.rank)"},
+		{"file name", nil, []file{{"rank1.json", plain}, {"rank2.json", withRank("7")}, {"worker_1.json", plain}}, RankFile, "",
+			"worker_1.json", "rank 1 (from the file name) is also the rank of A/rank1.json (from the file name)"},
+		{"array form", nil, []file{{"rank2.json", array}, {"worker2.json", array}}, RankAuto, "",
+			"worker2.json", "rank 2 (from the file name) is also the rank of A/rank2.json"},
+		{"distributedInfo against the name", nil, []file{{"a.json", array}, {"b.json", withRank("0")}}, RankAuto, "",
+			"b.json", "rank 0 (from distributedInfo.rank) is also the rank of A/a.json (from the file order)"},
+		{"loaded before", []file{{"r0.json", withRank("0")}, {"r1.json", withRank("1")}}, []file{{"r2.json", withRank("2")}, {"x.json", withRank("1")}}, RankAuto, "",
+			"x.json", "rank 1 (from distributedInfo.rank) is already loaded from B/r1.json"},
+		{"file order against loaded before", []file{{"p.json", plain}, {"q.json", plain}}, []file{{"s.json", plain}, {"t.json", plain}}, RankIndex, "",
+			"s.json", "rank 0 (from the file order) is already loaded from B/p.json"},
+		{"bad metadata", nil, []file{{"a.json", withRank("0")}, {"b.json", withRank("99999999999")}}, RankAuto, "",
+			"b.json", "distributedInfo.rank 99999999999 is out of range"},
+		// config.json (file order 0) is skipped, not rank 0: no clash with rank0.json; rank5.json's
+		// name clashes with worker5.json's.
+		{"not a trace has no rank", nil, []file{{"config.json", `{"lr":0.1}`}, {"rank0.json", plain}, {"rank5.json", plain}, {"worker5.json", withRank("2")}}, RankFile, "",
+			"worker5.json", "rank 5 (from the file name) is also the rank of A/rank5.json (from the file name)"},
+		{"changed since loaded", []file{{"z.json", withRank("9")}}, []file{{"c.json", withRank("2")}}, RankAuto, "z.json",
+			"z.json", "changed since it was loaded as rank 9"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			write := func(dir string, files []file) {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range files {
+					b := []byte(f.body)
+					if strings.HasSuffix(f.name, ".gz") {
+						b = gz(b)
+					}
+					if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			dirA, dirB := filepath.Join(root, "A"), filepath.Join(root, "B")
+			write(dirA, c.files)
+			db := openTestDB(t)
+			args := []string{dirA}
+			if c.before != nil {
+				write(dirB, c.before)
+				if _, err := db.Load(context.Background(), []string{dirB}, LoadOptions{RankFrom: c.rankFrom}); err != nil {
+					t.Fatal(err)
+				}
+				if c.change != "" {
+					appendFile(t, filepath.Join(dirB, c.change), " ")
+					args = append([]string{dirA}, filepath.Join(dirB, c.change))
+				}
+			}
+			before := snapshot(t, db)
+			_, err := db.Load(context.Background(), args, LoadOptions{RankFrom: c.rankFrom})
+			bad := filepath.Join(dirA, c.bad)
+			if c.change != "" {
+				bad = filepath.Join(dirB, c.bad)
+			}
+			want := "load " + bad + ": " + strings.NewReplacer("A/", dirA+"/", "B/", dirB+"/").Replace(c.want)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v\nwant %s…", err, want)
+			}
+			if after := snapshot(t, db); after != before {
+				t.Errorf("part of the set was loaded: %s → %s", before, after)
+			}
+		})
+	}
+}
+
+// TestRankClashFoundLate documents what checkRanksUpFront cannot see: with --rank-from auto, the rank
+// of an object-form file without distributedInfo before traceEvents is known only once the file is
+// parsed (distributedInfo may follow the events; finding out means reading the whole file), so the
+// clash is found when the second file loads, and the first stays loaded.
+func TestRankClashFoundLate(t *testing.T) {
+	ev := `"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`
+	for _, c := range []struct{ name, a, b string }{
+		{"distributedInfo after traceEvents", `{` + ev + `,"distributedInfo":{"rank":3}}`, `{` + ev + `,"distributedInfo":{"rank":3}}`},
+		{"no distributedInfo", `{` + ev + `}`, `{"distributedInfo":{"rank":0},` + ev + `}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+			os.WriteFile(a, []byte(c.a), 0o644)
+			os.WriteFile(b, []byte(c.b), 0o644)
+			db := openTestDB(t)
+			_, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
+			if err == nil || !strings.HasPrefix(err.Error(), "load "+b+": rank ") || !strings.Contains(err.Error(), " is already loaded from "+a) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+// TestNonTraceSkippedOnce: a JSON file of a directory that is not a trace (a config.json beside the
+// traces) is reported once, as the result's Skipped, not also as a warning (the command line printed
+// both), and does not stop the set from loading.
+func TestNonTraceSkippedOnce(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"lr":0.1,"rank":0}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "rank0.json"), []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "rank1.json"), []byte(`[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`), 0o644)
+	var warnings []string
+	db := openTestDB(t)
+	res, err := db.Load(context.Background(), []string{dir}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q, want none: the skip is reported by the result", warnings)
+	}
+	var skipped []string
+	for _, r := range res {
+		if r.Skipped != "" {
+			skipped = append(skipped, filepath.Base(r.Path)+": "+r.Skipped)
+		}
+	}
+	if len(skipped) != 1 || !strings.HasPrefix(skipped[0], "config.json: not a Chrome trace") {
+		t.Errorf("skipped %q, want config.json once", skipped)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM traces`); got != 2 {
+		t.Errorf("%d traces, want 2", got)
 	}
 }

@@ -54,6 +54,11 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%d events in batches, %d counted", rows, pf.events)
 		}
 		derive(gatherEvents(pf.batches)) // must not panic on any parsed input
+		readMetadata(pf.meta)            // nor the checks of the typed metadata
+		// The up-front rank check reads the same start as the parse did.
+		if h, err := readHead(p); err != nil || !(h.events || h.arrayForm) || h.arrayForm != pf.arrayForm {
+			t.Fatalf("parsed, but the head says events %v, array %v (parse: array %v), error %v", h.events, h.arrayForm, pf.arrayForm, err)
+		}
 	})
 }
 

@@ -32,7 +32,8 @@ type LoadOptions struct {
 	Workers  int      // event-scanning goroutines per file; 0 means one per CPU
 	// Progress, if set, is called about five times a second while a file loads, and once at its end.
 	Progress func(Progress)
-	// Warn, if set, receives one-line warnings (skipped files, tolerated irregularities).
+	// Warn, if set, receives one-line warnings about irregularities tolerated in the files loaded.
+	// Skipped files are not warned about: each has a LoadResult with Skipped set.
 	Warn func(string)
 
 	ahead *lookahead // set by Load: parses the next file while the current one is inserted
@@ -81,6 +82,12 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	files, fromDir, err := Discover(args)
 	if err != nil {
 		return nil, err
+	}
+	if len(files) > 1 {
+		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
+		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {
+			return nil, err
+		}
 	}
 	opts.ahead = newLookahead(files)
 	defer opts.ahead.stop()
@@ -244,11 +251,8 @@ func (la *lookahead) start(ctx context.Context, db *DB, index int, current int64
 	if err != nil || current+estJSON(path, st.Size()) > lookaheadBudget {
 		return // loadFile reports a stat error in its turn
 	}
-	var existing int
-	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
-		path, st.Size(), st.ModTime().UTC().Truncate(time.Microsecond), opts.Label).Scan(&existing)
-	if !errors.Is(err, sql.ErrNoRows) {
-		return // already loaded (loadFile skips it), or a query error loadFile will meet again
+	if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil || existing >= 0 {
+		return // already loaded (loadFile skips it), or changed since, or a query error: loadFile says
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	p := &pendingParse{index: index, path: path, done: make(chan struct{}), cancel: cancel}
@@ -309,14 +313,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return res, err
 	}
 	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
-	var existing int
-	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
-		path, st.Size(), mtime, opts.Label).Scan(&existing)
-	if err == nil {
+	if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil {
+		return res, err
+	} else if existing >= 0 {
 		res.TraceID, res.Skipped = existing, "already loaded"
 		return res, nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return res, err
 	}
 
 	tm := newPhaseTimer(path)
@@ -325,9 +326,8 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	tm.mark("parse")
 	if err != nil {
 		if errors.Is(err, ErrNoTraceEvents) && fromDir {
-			if opts.Warn != nil {
-				opts.Warn(fmt.Sprintf("skipped %s: %v", path, err))
-			}
+			// Reported once, as LoadResult.Skipped like every skipped file: a Warn as well made the
+			// command line print it twice.
 			res.Skipped = err.Error()
 			return res, nil
 		}
@@ -344,7 +344,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if pf.unterminated && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)", path))
 	}
-	info := readMetadata(pf.meta)
+	info, err := readMetadata(pf.meta)
+	if err != nil {
+		return res, err
+	}
 	rank, err := pickRank(opts.RankFrom, info, path, index)
 	if err != nil {
 		return res, err
@@ -500,6 +503,36 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	return res, err
 }
 
+// loadedBefore returns the trace_id under which this very file (same path, size and modification
+// time) is in table (traces or nccl_traces) for label, or -1 if it is not. A row with the same path
+// and label but another size or time means that the file changed since it was loaded: an error, since
+// loading it again would put two versions of one file in the trace set (and, for a Kineto trace, its
+// rank would clash with its own older version).
+func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileInfo, label string) (int, error) {
+	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
+	var id, rank int
+	var size int64
+	var was time.Time
+	err := db.SQL.QueryRowContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime FROM `+table+`
+		WHERE path = ? AND label = ? ORDER BY (file_bytes = ? AND file_mtime = ?) DESC, trace_id LIMIT 1`,
+		path, label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, nil
+	} else if err != nil {
+		return -1, err
+	}
+	if size == st.Size() && was.Equal(mtime) {
+		return id, nil
+	}
+	how := "load it into a new --db, or with another --label to keep both versions"
+	if db.Path == "" {
+		how = "start tracesql again to load it afresh, or load it with another --label to keep both versions"
+	}
+	const stamp = "2006-01-02 15:04:05.999999 UTC"
+	return -1, fmt.Errorf("changed since it was loaded as rank %d of trace set %q (then %d bytes, modified %s; now %d bytes, modified %s), and a loaded file is not replaced: %s",
+		rank, label, size, was.UTC().Format(stamp), st.Size(), mtime.Format(stamp), how)
+}
+
 func named(vals ...any) []driver.NamedValue {
 	out := make([]driver.NamedValue, len(vals))
 	for i, v := range vals {
@@ -539,6 +572,9 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	}
 	defer rd.Close()
 	sp := newSplitter(rd)
+	if ra, ok := rd.(*readAhead); ok {
+		sp.base = ra.skipped
+	}
 
 	workers := opts.Workers
 	if workers <= 0 {
@@ -667,66 +703,6 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	pf.unterminated = sp.Unterminated
 	pf.jsonBytes = sp.Bytes
 	return pf, nil
-}
-
-// traceInfo is what the top-level metadata says about the file.
-type traceInfo struct {
-	rank                  *int
-	backend               any
-	worldSize, baseTimeNS any
-	schemaVersion         any
-}
-
-func readMetadata(meta map[string]json.RawMessage) traceInfo {
-	var ti traceInfo
-	if raw, ok := meta["distributedInfo"]; ok {
-		var di struct {
-			Rank      *json.Number `json:"rank"`
-			Backend   *string      `json:"backend"`
-			WorldSize *json.Number `json:"world_size"`
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if dec.Decode(&di) == nil {
-			if di.Rank != nil {
-				if n, err := di.Rank.Int64(); err == nil && n >= 0 {
-					r := int(n)
-					ti.rank = &r
-				}
-			}
-			if di.Backend != nil {
-				ti.backend = *di.Backend
-			}
-			if di.WorldSize != nil {
-				if n, err := di.WorldSize.Int64(); err == nil {
-					ti.worldSize = n
-				}
-			}
-		}
-	}
-	if raw, ok := meta["baseTimeNanoseconds"]; ok {
-		if n, err := parseInt(numberText(raw)); err == nil {
-			ti.baseTimeNS = n
-		}
-	}
-	if raw, ok := meta["schemaVersion"]; ok {
-		if n, err := parseInt(numberText(raw)); err == nil {
-			ti.schemaVersion = n
-		}
-	}
-	return ti
-}
-
-func pickRank(from RankFrom, info traceInfo, path string, index int) (int, error) {
-	if from == RankAuto && info.rank != nil {
-		return *info.rank, nil
-	}
-	if from != RankIndex {
-		if r, ok := RankFromName(path); ok {
-			return r, nil
-		}
-	}
-	return index, nil
 }
 
 // deviceType follows HTA: the backend names MTIA, else the launch call seen decides.

@@ -5,9 +5,9 @@ package engine
 // (queries/views/60_nccl.sql); this side only stores the plugin's own times, exactly.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -34,12 +34,16 @@ var ncclSniffCat = regexp.MustCompile(`"cat"\s*:\s*"(?:GROUP_API|COLL_API|P2P_AP
 // plugin's output that starts as an array but holds no event yet (a truncated dump, which the NCCL
 // loader then reports as such).
 func IsNCCLProfile(path string) bool {
-	var n atomic.Int64
-	rd, err := openTrace(path, &n)
+	// Not openTrace: its read-ahead would decompress megabytes to look at 4 KB, for every file loaded.
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
-	defer rd.Close()
+	defer f.Close()
+	rd, _, err := traceStream(bufio.NewReaderSize(f, 64<<10), new(atomic.Int64))
+	if err != nil {
+		return false
+	}
 	head := make([]byte, 4096)
 	k, _ := io.ReadFull(rd, head)
 	head = head[:k]
@@ -66,14 +70,11 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 		return res, err
 	}
 	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
-	var existing int
-	err = db.SQL.QueryRowContext(ctx, `SELECT trace_id FROM nccl_traces WHERE path = ? AND file_bytes = ? AND file_mtime = ? AND label = ?`,
-		path, st.Size(), mtime, opts.Label).Scan(&existing)
-	if err == nil {
+	if existing, err := db.loadedBefore(ctx, "nccl_traces", path, st, opts.Label); err != nil {
+		return res, err
+	} else if existing >= 0 {
 		res.TraceID, res.Skipped = existing, "already loaded"
 		return res, nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return res, err
 	}
 
 	var n atomic.Int64
@@ -228,11 +229,16 @@ func nullIfEmpty(s string) any {
 // ncclIdentity returns the rank and communicator hash of a plugin file: from its name
 // (<prefix>_<commHash>_<rank>.json), else from the CommHash and Rank args of its COLL / P2P events.
 func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
+	// nccl_traces.rank and nccl_events.rank are INTEGER: a rank that does not fit is an error here, not
+	// DuckDB's conversion error (or a silently wrapped int32) later. A name whose number does not fit
+	// is not the plugin's name: the events may still say.
+	var badName error
 	if m := ncclFileName.FindStringSubmatch(filepath.Base(path)); m != nil {
-		r, err := strconv.Atoi(m[2])
+		r, err := strconv.ParseInt(m[2], 10, 32)
 		if err == nil {
-			return r, m[1], nil
+			return int(r), m[1], nil
 		}
+		badName = fmt.Errorf("cannot tell the rank of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and %s in the file name is out of range (want at most %d)", clipStr(m[2]), maxRank)
 	}
 	for _, iv := range ivs {
 		if iv.cat != "COLL" && iv.cat != "P2P" {
@@ -247,9 +253,18 @@ func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
 				rank = kv.json
 			}
 		}
-		if r, err := strconv.Atoi(rank); err == nil && comm != "" {
-			return r, comm, nil
+		if comm == "" {
+			continue
 		}
+		r, err := strconv.ParseInt(rank, 10, 32)
+		if errors.Is(err, strconv.ErrRange) {
+			return 0, "", fmt.Errorf("event %d: Rank %s is out of range (want at most %d)", iv.evIdx, clipStr(rank), maxRank)
+		} else if err == nil {
+			return int(r), comm, nil
+		}
+	}
+	if badName != nil {
+		return 0, "", badName
 	}
 	return 0, "", errors.New("cannot tell the rank and communicator of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and the name is not <prefix>_<commHash>_<rank>.json")
 }

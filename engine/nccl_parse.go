@@ -9,6 +9,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -179,9 +180,11 @@ func ncclEventFrom(kvs []ncclKV, offset int, q *ncclQuirks) (ncclRawEvent, error
 	if tsText == "" {
 		return ev, fmt.Errorf("%s %q has no \"ts\"", ev.cat, ev.name)
 	}
-	ts, err := usToNs([]byte(tsText))
+	// The value reader quotes a bare token and an integer beyond int64: unquote to parse (and to
+	// tell out of range from not a number).
+	ts, err := usToNs(numberText([]byte(tsText)))
 	if err != nil {
-		return ev, fmt.Errorf("ts is not a number: %s", clipStr(tsText))
+		return ev, errors.New(timeError("ts", numberText([]byte(tsText)), err))
 	}
 	ev.ts = ts
 	ev.tsZero = ts == 0

@@ -171,9 +171,13 @@ func TestNCCLBadFiles(t *testing.T) {
 		{"nobracket_1_0.json", text[:cut], "no closing ']'"},
 		{"killed_1_0.json", "[\n", "truncated after 0 events"},
 		{"badts_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": soon},{}]`, "ts is not a number"},
+		{"bigts_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 12345678901234567890123},{}]`, "ts 12345678901234567890123 is out of range"},
 		{"notplugin_1_0.json", `[{"hello": "world"}]`, "not a plugin event"},
 		{"junk_1_0.json", "[\n{\"name\": \"Group API\", \"cat\": \"GROUP_API\", \"ph\": \"b\", \"id\": 0, \"pid\": 1, \"tid\": 1, \"ts\": 1.0}\n<<garbage>>", "expected"},
 		{"empty_1_0.json", "[\n{}]\n", "holds no events"},
+		// ranks are INTEGER columns: one that does not fit is named, not DuckDB's conversion error
+		{"bigrank.json", strings.Replace(text, `"Rank": 0`, `"Rank": 99999999999`, 1), "Rank 99999999999 is out of range"},
+		{"bigname_4242_99999999999.json", strings.Replace(text, `"Rank": 0`, `"Rank": "zero"`, 1), "99999999999 in the file name is out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := openTestDB(t)
@@ -219,5 +223,28 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 		if err := db.SetNCCLClockOffset(ctx, "trace", bad); err == nil || !strings.Contains(err.Error(), "--nccl-clock-offset") {
 			t.Errorf("spec %q: err %v", bad, err)
 		}
+	}
+}
+
+// TestNCCLReloadChangedFile: a plugin file that changed since it was loaded is an error, as for a
+// Kineto trace (it was loaded a second time, silently).
+func TestNCCLReloadChangedFile(t *testing.T) {
+	good, err := os.ReadFile(ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), filepath.Base(ncclQuirkFile))
+	if err := os.WriteFile(p, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	appendFile(t, p, "\n")
+	_, err = db.Load(context.Background(), []string{p}, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "load "+p+`: changed since it was loaded as rank 0 of trace set "trace"`) {
+		t.Fatalf("got %v, want a changed-file error", err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_traces`); n != 1 {
+		t.Errorf("%d nccl_traces rows, want 1", n)
 	}
 }

@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -152,4 +156,110 @@ func TestLoadManyFilesCheckpointsOnce(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`); got != 27 {
 		t.Errorf("%d frame rows after re-open, want 27", got)
 	}
+}
+
+// TestOpenRefusesForeignDatabase: a DuckDB file holding objects tracesql did not create is refused
+// with one line naming it, before anything is written: the file stays byte for byte as it was (the
+// old install added its 11 tables, then failed migrating the user's events). An empty file, and a
+// tracesql database with the user's own tables in it, open.
+func TestOpenRefusesForeignDatabase(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		setup []string
+		want  string // "" = opens
+	}{
+		{"events of another schema", []string{`CREATE TABLE events(x INT)`}, "it has table events that tracesql did not create"},
+		{"Events of another schema", []string{`CREATE TABLE "Events"(x INT)`}, "it has table Events that tracesql did not create"},
+		{"traces of another schema", []string{`CREATE TABLE traces(trace_id INT, path VARCHAR)`}, "it has table traces that tracesql did not create"},
+		{"other table", []string{`CREATE TABLE sales(x INT)`}, "it has table sales that tracesql did not create"},
+		{"other table beside ours", []string{`CREATE TABLE kernel_classes(x INT)`, `CREATE TABLE sales(x INT)`}, "it has table sales"},
+		{"events as a view", []string{`CREATE VIEW events AS SELECT 1 AS x`}, "it has view events that tracesql did not create"},
+		{"view", []string{`CREATE VIEW v AS SELECT 1 AS x`}, "it has view v that tracesql did not create"},
+		{"macro", []string{`CREATE MACRO plus1(a) AS a + 1`}, "it has macro plus1 that tracesql did not create"},
+		{"table in another schema", []string{`CREATE SCHEMA s`, `CREATE TABLE s.t(x INT)`}, "it has table s.t that tracesql did not create"},
+		{"empty", []string{`SELECT 1`}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "foreign.duckdb")
+			raw, err := sql.Open("duckdb", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range c.setup {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Exec(`CHECKPOINT`)
+			raw.Close()
+			before := dirState(t, filepath.Dir(path))
+			for range 2 { // the second open meets the same file, so the same error
+				db, err := Open(ctx, path)
+				if c.want == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					db.Close()
+					return
+				}
+				if err == nil {
+					db.Close()
+					t.Fatal("opened without error")
+				}
+				msg := err.Error()
+				if want := "open database " + path + ": not a tracesql database (" + c.want; !strings.HasPrefix(msg, want) {
+					t.Errorf("error %q, want it to start with %q", msg, want)
+				}
+				if strings.Contains(msg, "\n") {
+					t.Errorf("error is not one line: %q", msg)
+				}
+				var fe *ForeignDatabaseError
+				if !errors.As(err, &fe) {
+					t.Errorf("error %T is not an *ForeignDatabaseError", err)
+				}
+				if after := dirState(t, filepath.Dir(path)); after != before {
+					t.Fatalf("the refused open changed the files:\nbefore %s\nafter  %s", before, after)
+				}
+			}
+		})
+	}
+}
+
+// TestOpenKeepsUserTables: the user's own tables in a tracesql database (the README's what-if copy of
+// a graph) do not make it foreign.
+func TestOpenKeepsUserTables(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.Exec(`CREATE TABLE g AS SELECT 1 AS weight_us`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := queryInt(t, db, `SELECT weight_us FROM g`); got != 1 {
+		t.Errorf("g.weight_us = %d, want 1", got)
+	}
+}
+
+// dirState lists each file of dir with its size and content hash.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s(%d bytes, dir %v, sha256 %x) ", e.Name(), len(data), e.IsDir(), sha256.Sum256(data))
+	}
+	return b.String()
 }

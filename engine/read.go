@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,25 +13,54 @@ import (
 )
 
 // openTrace opens a trace file, transparently decompressing gzip (detected by its magic bytes, not
-// the name). The returned reader decompresses ahead in its own goroutine so that inflating overlaps
-// with splitting. rawRead counts bytes read from disk, for progress.
+// the name) and dropping a leading UTF-8 byte order mark. The returned reader decompresses ahead in
+// its own goroutine so that inflating overlaps with splitting. rawRead counts bytes read from disk,
+// for progress.
 func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	counted := &countingReader{r: f, n: rawRead}
-	br := bufio.NewReaderSize(counted, 1<<20)
+	r, skipped, err := traceStream(bufio.NewReaderSize(&countingReader{r: f, n: rawRead}, 1<<20), rawRead)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ra := newReadAhead(r, f)
+	ra.skipped = skipped
+	return ra, nil
+}
+
+// traceStream returns the content of the trace file that br reads: decompressed when it starts with
+// gzip's magic bytes (a truncated or corrupt stream is reported with the bytes read from the file,
+// rawRead), without a leading byte order mark, whose length it returns as skipped.
+func traceStream(br *bufio.Reader, rawRead *atomic.Int64) (r io.Reader, skipped int64, err error) {
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("corrupt gzip header: %w", err)
+			return nil, 0, fmt.Errorf("corrupt gzip header: %w", err)
 		}
-		return newReadAhead(&gzipErrors{r: zr, raw: rawRead}, f), nil
+		// The smallest bufio buffer: once its few peeked bytes are read, bufio hands large reads
+		// straight to the gzip reader, so the BOM check costs no copy of the stream.
+		zb := bufio.NewReaderSize(&gzipErrors{r: zr, raw: rawRead}, 16)
+		return zb, skipBOM(zb), nil
 	}
-	return newReadAhead(br, f), nil
+	return br, skipBOM(br), nil
+}
+
+// utf8BOM is the byte order mark some Windows tools (and Python's utf-8-sig) write before JSON.
+// JSON forbids it (RFC 8259 §8.1) but lets parsers ignore it, as Perfetto and Python's json do.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// skipBOM drops a leading byte order mark and returns the number of bytes dropped. A read error while
+// peeking is left for the next Read.
+func skipBOM(br *bufio.Reader) int64 {
+	if head, _ := br.Peek(len(utf8BOM)); bytes.Equal(head, utf8BOM) {
+		n, _ := br.Discard(len(utf8BOM))
+		return int64(n)
+	}
+	return 0
 }
 
 type countingReader struct {
@@ -131,6 +161,9 @@ type readAhead struct {
 	done   chan struct{}
 	closer io.Closer
 	free   chan *chunk
+	// skipped is the number of bytes dropped before the first chunk (a byte order mark): the
+	// splitter starts its stream offsets there, so that error offsets are positions in the file.
+	skipped int64
 }
 
 func newReadAhead(src io.Reader, closer io.Closer) *readAhead {

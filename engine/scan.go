@@ -34,6 +34,10 @@ type splitter struct {
 	// Unterminated is true when an array-form file ends without its closing bracket, which the Chrome
 	// trace format allows so that a tracer can stream events.
 	Unterminated bool
+
+	// headOnly makes Run stop at the start of the events (readHead): at '[' of an array-form file,
+	// or with errHeadDone at the traceEvents key, Metadata then holding the keys before it.
+	headOnly bool
 }
 
 const (
@@ -346,6 +350,9 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 	switch c {
 	case '[':
 		s.ArrayForm = true
+		if s.headOnly {
+			return nil
+		}
 		s.pos++
 		if err := s.events(out, stop); err != nil {
 			return err
@@ -426,6 +433,9 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 			}
 			if sawEvents {
 				return s.errf("traceEvents appears twice")
+			}
+			if s.headOnly {
+				return errHeadDone
 			}
 			sawEvents = true
 			s.pos++
@@ -566,6 +576,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 }
 
 var errStopped = errors.New("load cancelled")
+
+// errHeadDone stops a headOnly splitter at the traceEvents key.
+var errHeadDone = errors.New("reached traceEvents")
 
 // compactJSON drops insignificant whitespace (Kineto pretty-prints metadata and args).
 func compactJSON(b []byte) []byte {

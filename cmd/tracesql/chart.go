@@ -44,7 +44,7 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		}
 	}
 	var labels []string
-	values := make([][]float64, len(valueCols))
+	values := make([][]barValue, len(valueCols))
 	more := false
 	n, err := r.each(func(row int64) error {
 		if row >= maxBarRows {
@@ -64,11 +64,7 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		}
 		labels = append(labels, strings.Join(parts, " · "))
 		for k, c := range valueCols {
-			v, ok := toFloat(r.vals[c])
-			if !ok {
-				v = math.NaN()
-			}
-			values[k] = append(values[k], v)
+			values[k] = append(values[k], r.barValue(c))
 		}
 		return nil
 	})
@@ -83,7 +79,7 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 	}
 	labelWidth := 0
 	for _, l := range labels {
-		labelWidth = max(labelWidth, runes(l))
+		labelWidth = max(labelWidth, displayWidth(l))
 	}
 	labelWidth = min(labelWidth, 48)
 	for k, c := range valueCols {
@@ -91,22 +87,21 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 			w.WriteByte('\n')
 		}
 		w.WriteString(r.names[c] + "\n")
+		// Only finite values set the scale: one inf would squash every other bar to nothing.
 		scale := 0.0
 		for _, v := range values[k] {
-			if !math.IsNaN(v) {
-				scale = math.Max(scale, math.Abs(v))
+			if v.drawable() {
+				scale = math.Max(scale, math.Abs(v.f))
 			}
 		}
 		for i, l := range labels {
-			w.WriteString(padRight(truncateRunes(l, labelWidth), labelWidth))
+			w.WriteString(padRight(truncateWidth(l, labelWidth), labelWidth))
 			w.WriteString(" │")
 			v := values[k][i]
-			if math.IsNaN(v) {
-				w.WriteString(" NULL\n")
-				continue
+			if v.drawable() {
+				w.WriteString(barOf(v.f, scale))
 			}
-			w.WriteString(barOf(v, scale))
-			w.WriteString(" " + formatValue(v) + "\n")
+			w.WriteString(" " + v.text + "\n")
 		}
 	}
 	if more {
@@ -115,12 +110,41 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 	return n, nil
 }
 
-// barOf draws |v|/scale of chartWidth cells with eighth-cell resolution.
+// barValue is one numeric cell of a bar chart: its magnitude for the bar and its text beside it.
+type barValue struct {
+	f    float64
+	text string
+	ok   bool // f is a number (not NULL, not a type toFloat does not know)
+}
+
+// drawable reports values that get a bar: NULL, NaN and ±Inf are shown as text only.
+func (v barValue) drawable() bool { return v.ok && !math.IsNaN(v.f) && !math.IsInf(v.f, 0) }
+
+// barValue reads column c of the current row. Integers are printed exactly (a BIGINT near 2^63
+// or a HUGEINT would lose digits through float64); only the bar length goes through float64.
+func (r *result) barValue(c int) barValue {
+	x := r.vals[c]
+	f, ok := toFloat(x)
+	v := barValue{f: f, ok: ok}
+	switch x.(type) {
+	case nil:
+		v.text = "NULL"
+	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint, *big.Int:
+		v.text = r.text(c, textTable)
+	case float32, float64, duckdb.Decimal:
+		v.text = formatValue(f)
+	default:
+		v.text = r.text(c, textTable)
+	}
+	return v
+}
+
+// barOf draws |v|/scale of chartWidth cells with eighth-cell resolution; v must be finite.
 func barOf(v, scale float64) string {
-	if scale == 0 {
+	if scale == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
-	e := int(math.Round(math.Abs(v) / scale * chartWidth * 8))
+	e := int(math.Round(min(math.Abs(v)/scale, 1) * chartWidth * 8))
 	var b strings.Builder
 	b.WriteString(strings.Repeat("█", e/8))
 	if e%8 > 0 {
@@ -129,8 +153,13 @@ func barOf(v, scale float64) string {
 	return b.String()
 }
 
+// formatValue prints a float beside its bar: whole numbers without a fraction, others with two
+// decimals, and nan/inf/-inf as DuckDB spells them.
 func formatValue(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return string(appendFloat(nil, v, 64, false))
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
@@ -169,17 +198,10 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
+// padRight pads s with spaces to width terminal cells.
 func padRight(s string, width int) string {
-	if n := runes(s); n < width {
+	if n := displayWidth(s); n < width {
 		return s + strings.Repeat(" ", width-n)
 	}
 	return s
-}
-
-func truncateRunes(s string, width int) string {
-	if runes(s) <= width {
-		return s
-	}
-	rs := []rune(s)
-	return string(rs[:width-1]) + "…"
 }

@@ -38,23 +38,39 @@ func init() {
 	}
 }
 
+// freeText names the dot commands whose argument is text taken verbatim (SQL), not words:
+// splitting `.chart SELECT 'a' AS x` on spaces and quotes would change the SQL.
+var freeText = map[string]bool{"chart": true}
+
 func (s *session) dot(ctx context.Context, line string) error {
-	args, err := splitArgs(strings.TrimPrefix(strings.TrimSpace(line), "."))
-	if err != nil {
-		return err
+	line = strings.TrimPrefix(strings.TrimSpace(line), ".")
+	name, rest := line, ""
+	if i := strings.IndexAny(line, " \t"); i >= 0 {
+		name, rest = line[:i], line[i+1:]
 	}
-	if len(args) == 0 {
+	if name == "" {
 		return fmt.Errorf("empty dot command (try .help)")
 	}
-	cmd, ok := dotCommands[args[0]]
+	cmd, ok := dotCommands[name]
 	if !ok {
-		return fmt.Errorf("unknown command .%s (try .help)", args[0])
+		return fmt.Errorf("unknown command .%s (try .help)", name)
 	}
-	if args[0] != "once" {
+	var args []string
+	if freeText[name] {
+		if rest = strings.TrimSpace(rest); rest != "" {
+			args = []string{rest}
+		}
+	} else {
+		var err error
+		if args, err = splitArgs(rest); err != nil {
+			return fmt.Errorf(".%s: %w", name, err)
+		}
+	}
+	if name != "once" {
 		// .once applies to the next command's output, a dot command's (.schema, .help) included.
 		defer s.afterStatement()
 	}
-	return cmd.run(s, ctx, args[1:])
+	return cmd.run(s, ctx, args)
 }
 
 // splitArgs splits a dot-command line on spaces, honouring single and double quotes.
@@ -122,7 +138,16 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf(".tables takes no arguments")
 	}
-	return s.run(ctx, catalogQuery)
+	return s.runAll(ctx, catalogQuery)
+}
+
+// runAll runs a dot command's listing query: every row is shown whatever --maxrows says, since
+// the point of .tables or .ranks is to see all the names.
+func (s *session) runAll(ctx context.Context, query string) error {
+	saved := s.maxRows
+	s.maxRows = 0
+	defer func() { s.maxRows = saved }()
+	return s.run(ctx, query)
 }
 
 func (s *session) dotSchema(ctx context.Context, args []string) error {
@@ -161,9 +186,13 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 }
 
 func (s *session) dotMode(_ context.Context, args []string) error {
-	if len(args) != 1 {
+	switch len(args) {
+	case 0:
 		fmt.Fprintln(s.out, s.format)
 		return nil
+	case 1:
+	default: // `.mode csv -- note` or `.mode a b`: say so rather than ignore the line
+		return fmt.Errorf("usage: .mode [FORMAT] (one of %s; got %d arguments)", strings.Join(Formats, ", "), len(args))
 	}
 	if !ValidFormat(args[0]) {
 		return fmt.Errorf(".mode %s: unknown format (want %s)", args[0], strings.Join(Formats, ", "))
@@ -180,14 +209,23 @@ func (s *session) dotTimer(_ context.Context, args []string) error {
 	return nil
 }
 
+// maxReadDepth bounds .read inside .read (sqlite3 allows 25, we keep it smaller): a file that
+// reads itself, or two that read each other, would otherwise recurse until the stack overflows.
+const maxReadDepth = 16
+
 func (s *session) dotRead(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: .read FILE")
+	}
+	if s.readDepth >= maxReadDepth {
+		return fmt.Errorf(".read %s: nested more than %d deep (does a file .read itself?)", args[0], maxReadDepth)
 	}
 	b, err := os.ReadFile(args[0])
 	if err != nil {
 		return fmt.Errorf(".read: %w", err)
 	}
+	s.readDepth++
+	defer func() { s.readDepth-- }()
 	if err := s.runScript(ctx, string(b), true); err != nil {
 		return errReported
 	}
@@ -218,24 +256,34 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 }
 
 func (s *session) dotOutput(_ context.Context, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("usage: .output [FILE]")
+	}
 	s.closeOutput()
 	s.once = false
 	if len(args) == 0 {
 		return nil
 	}
-	f, err := os.Create(args[0])
+	return s.openOutput(".output", args[0])
+}
+
+// openOutput sends results to file; cmd names the dot command in errors.
+func (s *session) openOutput(cmd, file string) error {
+	f, err := os.Create(file)
 	if err != nil {
-		return fmt.Errorf(".output: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	s.outFile, s.out = f, f
 	return nil
 }
 
-func (s *session) dotOnce(ctx context.Context, args []string) error {
+func (s *session) dotOnce(_ context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: .once FILE")
 	}
-	if err := s.dotOutput(ctx, args); err != nil {
+	s.closeOutput()
+	s.once = false
+	if err := s.openOutput(".once", args[0]); err != nil {
 		return err
 	}
 	s.once = true
@@ -246,7 +294,7 @@ func (s *session) dotRanks(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf(".ranks takes no arguments")
 	}
-	return s.run(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
+	return s.runAll(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
         round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`)
 }
 
@@ -258,7 +306,7 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 	}
 	d, ok := queries.Lookup(args[0])
 	if !ok {
-		return s.run(ctx, "DESCRIBE "+quoteIdent(args[0]))
+		return s.runAll(ctx, "DESCRIBE "+quoteIdent(args[0]))
 	}
 	fmt.Fprintf(s.out, "%s %s\n  %s\n", d.Kind, d.Signature, d.Summary)
 	width := 0
@@ -284,5 +332,5 @@ func (s *session) dotChart(ctx context.Context, args []string) error {
 	saved := s.format
 	s.format = "bar"
 	defer func() { s.format = saved }()
-	return s.run(ctx, strings.TrimSuffix(strings.TrimSpace(strings.Join(args, " ")), ";"))
+	return s.run(ctx, strings.TrimSuffix(strings.TrimSpace(args[0]), ";"))
 }

@@ -11,7 +11,6 @@ package main
 import (
 	"bufio"
 	"database/sql"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -36,7 +35,7 @@ func ValidFormat(name string) bool {
 	return slices.Contains(Formats, name)
 }
 
-// maxCellRunes is the widest a table cell may get before it is cut with "…".
+// maxCellRunes is the widest a table cell may get, in terminal cells, before it is cut with "…".
 const maxCellRunes = 80
 
 // RenderRows writes every row of rows to w in the given format and returns the number of rows read.
@@ -47,10 +46,17 @@ const maxCellRunes = 80
 // For an odd maxTableRows the extra row goes to the head, so exactly maxTableRows rows are shown.
 // The caller still owns rows and should Close it.
 func RenderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int) (int64, error) {
+	return renderRows(w, format, rows, maxTableRows, nil)
+}
+
+// renderRows is RenderRows with the type names shown in table headers replaced where typeNames
+// has a non-empty entry: the query behind rows cast the columns the driver cannot read to
+// VARCHAR (see castForDisplay), and the header shows the type the user's query has.
+func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, typeNames []string) (int64, error) {
 	if !ValidFormat(format) {
 		return 0, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}
-	r, err := newResult(rows)
+	r, err := newResult(rows, typeNames)
 	if err != nil {
 		return 0, err
 	}
@@ -92,16 +98,20 @@ type result struct {
 	buf     []byte // scratch for one cell or one output line
 }
 
-func newResult(rows *sql.Rows) (*result, error) {
+func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return nil, err
 	}
 	r := &result{rows: rows}
-	for _, ct := range cts {
+	for i, ct := range cts {
 		t := parseType(ct.DatabaseTypeName())
 		r.names = append(r.names, ct.Name())
-		r.dbTypes = append(r.dbTypes, ct.DatabaseTypeName())
+		if i < len(typeNames) && typeNames[i] != "" {
+			r.dbTypes = append(r.dbTypes, typeNames[i])
+		} else {
+			r.dbTypes = append(r.dbTypes, ct.DatabaseTypeName())
+		}
 		r.types = append(r.types, t)
 		r.numeric = append(r.numeric, t.numeric())
 	}
@@ -175,12 +185,12 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 	for i := range names {
 		names[i] = tableCell(r.names[i])
 		types[i] = tableCell(lowerType(r.dbTypes[i]))
-		widths[i] = max(runes(names[i]), runes(types[i]), 1) // 1 fits "…"
+		widths[i] = max(displayWidth(names[i]), displayWidth(types[i]), 1) // 1 fits "…"
 	}
 	for _, rows := range [][][]string{head, tail} {
 		for _, cells := range rows {
 			for i, c := range cells {
-				widths[i] = max(widths[i], runes(c))
+				widths[i] = max(widths[i], displayWidth(c))
 			}
 		}
 	}
@@ -198,7 +208,7 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 	line := func(cells []string, align func(i int) byte) {
 		for i, c := range cells {
 			w.WriteString("│ ")
-			pad := widths[i] - runes(c)
+			pad := widths[i] - displayWidth(c)
 			left := 0
 			switch align(i) {
 			case 'r':
@@ -264,13 +274,8 @@ func tableCell(s string) string {
 			b.WriteRune(c)
 		}
 	}
-	if runes(b.String()) > maxCellRunes {
-		return string([]rune(b.String())[:maxCellRunes-1]) + "…"
-	}
-	return b.String()
+	return truncateWidth(b.String(), maxCellRunes)
 }
-
-func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // lowerType lower-cases a DuckDB type name except quoted struct field names.
 func lowerType(s string) string {
@@ -288,38 +293,56 @@ func lowerType(s string) string {
 
 // ---- streaming formats ----------------------------------------------------
 
-// csv uses encoding/csv for RFC 4180 quoting; NULL is an empty field.
+// csv writes RFC 4180 CSV (quoting as encoding/csv does). As in the DuckDB CLI, NULL is an empty
+// field and the empty string is "", so that the two can be told apart.
 func (r *result) csv(w *bufio.Writer) (int64, error) {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(r.names); err != nil {
+	var line []byte
+	for i, name := range r.names {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		line = appendCSVField(line, name)
+	}
+	if _, err := w.Write(append(line, '\n')); err != nil {
 		return 0, err
 	}
-	rec := make([]string, len(r.names))
-	n, err := r.each(func(int64) error {
+	return r.each(func(int64) error {
+		line = line[:0]
 		for i, v := range r.vals {
-			rec[i] = ""
+			if i > 0 {
+				line = append(line, ',')
+			}
 			if v != nil {
-				rec[i] = r.text(i, 0)
+				line = appendCSVField(line, r.text(i, 0))
 			}
 		}
-		if err := cw.Write(rec); err != nil {
-			return err
-		}
-		cw.Flush() // into w, so a broken pipe stops the scan early
-		return cw.Error()
+		_, err := w.Write(append(line, '\n'))
+		return err
 	})
-	cw.Flush()
-	if err == nil {
-		err = cw.Error()
+}
+
+// appendCSVField appends s, quoted when encoding/csv would quote it (a comma, quote or line
+// break inside, a leading space or tab, or \. alone) and when it is empty.
+func appendCSVField(b []byte, s string) []byte {
+	if s != "" && s != `\.` && s[0] != ' ' && s[0] != '\t' && !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
 	}
-	return n, err
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '"')
 }
 
 // tsvEscaper keeps one record per line and one field per tab. The backslash is
 // escaped too so the escapes can be undone unambiguously (as in PostgreSQL's text COPY).
 var tsvEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
 
-// tsv writes tab-separated values with a header line; NULL is an empty field.
+// tsv writes tab-separated values with a header line. NULL is \N, as in PostgreSQL's text COPY
+// whose escapes tsvEscaper follows, so that it differs from the empty string (an empty field).
 func (r *result) tsv(w *bufio.Writer) (int64, error) {
 	for i, name := range r.names {
 		if i > 0 {
@@ -335,7 +358,9 @@ func (r *result) tsv(w *bufio.Writer) (int64, error) {
 			if i > 0 {
 				line = append(line, '\t')
 			}
-			if v != nil {
+			if v == nil {
+				line = append(line, `\N`...)
+			} else {
 				line = append(line, tsvEscaper.Replace(r.text(i, 0))...)
 			}
 		}
@@ -422,7 +447,7 @@ func (r *result) markdown(w *bufio.Writer) (int64, error) {
 func (r *result) line(w *bufio.Writer) (int64, error) {
 	width := 0
 	for _, name := range r.names {
-		width = max(width, runes(name))
+		width = max(width, displayWidth(name))
 	}
 	var line []byte
 	return r.each(func(row int64) error {
@@ -431,7 +456,7 @@ func (r *result) line(w *bufio.Writer) (int64, error) {
 			line = append(line, '\n')
 		}
 		for i, name := range r.names {
-			line = append(line, strings.Repeat(" ", width-runes(name))...)
+			line = append(line, strings.Repeat(" ", width-displayWidth(name))...)
 			line = append(line, name...)
 			line = append(line, " = "...)
 			line = appendText(line, r.vals[i], r.types[i], 0)
@@ -854,12 +879,23 @@ func appendTime(b []byte, v time.Time, t *sqlType) []byte {
 	if t != nil {
 		name = t.name
 	}
+	if inf, ok := infinities[name]; ok {
+		switch {
+		case v.Equal(inf[0]):
+			return append(b, "infinity"...)
+		case v.Equal(inf[1]):
+			return append(b, "-infinity"...)
+		}
+	}
 	switch name {
 	case "DATE":
 		return v.AppendFormat(b, "2006-01-02")
 	case "TIME":
 		return v.AppendFormat(b, "15:04:05.999999999")
 	case "TIMETZ":
+		if v.Day() == 2 { // 24:00:00, which duckdb-go builds as midnight of the next day
+			return appendOffset(append(b, "24:00:00"...), v)
+		}
 		return appendOffset(v.AppendFormat(b, "15:04:05.999999999"), v)
 	case "TIMESTAMPTZ":
 		return append(v.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999999"), "+00"...)
@@ -867,6 +903,23 @@ func appendTime(b []byte, v time.Time, t *sqlType) []byte {
 		return v.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999999")
 	}
 }
+
+// infinities are the values duckdb-go makes of DuckDB's infinity and -infinity, by type: the
+// largest and smallest counts of the type's unit (±(2^63-1), dates ±(2^31-1) days) converted as
+// they come, which gives dates in far years (294247-01-10 04:00:54.775807 for TIMESTAMP).
+var infinities = func() map[string][2]time.Time {
+	const maxI64 = math.MaxInt64
+	us := [2]time.Time{time.UnixMicro(maxI64).UTC(), time.UnixMicro(-maxI64).UTC()}
+	return map[string][2]time.Time{
+		"TIMESTAMP":    us,
+		"TIMESTAMPTZ":  us,
+		"TIMESTAMP_NS": {time.Unix(0, maxI64).UTC(), time.Unix(0, -maxI64).UTC()},
+		"TIMESTAMP_MS": {time.UnixMilli(maxI64).UTC(), time.UnixMilli(-maxI64).UTC()},
+		"TIMESTAMP_S":  {time.Unix(maxI64, 0).UTC(), time.Unix(-maxI64, 0).UTC()},
+		"DATE": {time.Date(5881580, time.July, 11, 0, 0, 0, 0, time.UTC),
+			time.Date(-5877641, time.June, 24, 0, 0, 0, 0, time.UTC)},
+	}
+}()
 
 // appendOffset writes a UTC offset as DuckDB does: +05:30, -08, +00.
 func appendOffset(b []byte, v time.Time) []byte {

@@ -73,7 +73,7 @@ func TestRenderFormats(t *testing.T) {
 			"1,x|y,,2.5\n" +
 			"-20,\"say \"\"hi\"\", ok\",\"tab\tand\nnewline\",0.30000000000000004\n"},
 		{"tsv", "a\tb\tc\td\n" +
-			"1\tx|y\t\t2.5\n" +
+			"1\tx|y\t\\N\t2.5\n" + // NULL is \N
 			"-20\tsay \"hi\", ok\ttab\\tand\\nnewline\t0.30000000000000004\n"},
 		{"json", `[{"a":1,"b":"x|y","c":null,"d":2.5},
 {"a":-20,"b":"say \"hi\", ok","c":"tab\tand\nnewline","d":0.30000000000000004}]
@@ -197,7 +197,7 @@ func TestRenderTableElided(t *testing.T) {
 
 func TestRenderUnicodeWidth(t *testing.T) {
 	db := openTestDB(t)
-	// Widths count runes, so the accented text lines up with the ASCII rows.
+	// Widths count display cells, so the accented text lines up with the ASCII rows.
 	got := render(t, db, `SELECT * FROM (VALUES ('héllo wörld', 'ü'), ('abc', 'ñandú')) v("naïve", "x")`, "table", 40, 2)
 	check(t, "table", got, `┌─────────────┬─────────┐
 │    naïve    │    x    │
@@ -209,6 +209,52 @@ func TestRenderUnicodeWidth(t *testing.T) {
 `)
 	got = render(t, db, `SELECT 'é' AS a, 2 AS "ñame", 3 AS "longer_name"`, "line", 0, 1)
 	check(t, "line", got, "          a = é\n       ñame = 2\nlonger_name = 3\n")
+
+	// Widths are terminal cells: CJK and emoji take two, combining marks none.
+	got = render(t, db, `SELECT * FROM (VALUES ('日本語テキスト', 'e'||chr(769)||'te'), ('😀 ok', 'abcd'), ('abc', '한국')) v(k, c)`, "table", 40, 3)
+	// COMBINED stands for e and U+0301 (combining acute), which editors like to precompose.
+	check(t, "wide table", strings.ReplaceAll(got, "e\u0301", "COMBINED"), `┌────────────────┬─────────┐
+│       k        │    c    │
+│    varchar     │ varchar │
+├────────────────┼─────────┤
+│ 日本語テキスト │ COMBINEDte     │
+│ 😀 ok          │ abcd    │
+│ abc            │ 한국    │
+└────────────────┴─────────┘
+`)
+	got = render(t, db, `SELECT * FROM (VALUES ('日本', 2), ('ab', 1)) v(k, n)`, "bar", 0, 2)
+	check(t, "wide bar labels", got, "n\n日本 │"+strings.Repeat("█", 40)+" 2\nab   │"+strings.Repeat("█", 20)+" 1\n")
+	got = render(t, db, `SELECT repeat('日', 50) AS k`, "table", 0, 1)
+	// 39 wide characters and "…": a 40th would not fit in the 80 cells.
+	if line := strings.Split(got, "\n")[4]; line != "│ "+strings.Repeat("日", 39)+"… │" {
+		t.Errorf("long wide cell not cut to %d cells: %q (%d)", maxCellRunes, line, displayWidth(line))
+	}
+}
+
+func TestDisplayWidth(t *testing.T) {
+	cases := []struct {
+		s     string
+		width int
+	}{
+		{"", 0}, {"abc", 3}, {"é", 1}, {"e\u0301", 1}, {"日本", 4}, {"한국", 4}, {"ｆｕｌｌ", 8},
+		{"😀", 2}, {"a\u200db", 2}, {"µs", 2}, {"…", 1}, {"█▏", 2},
+	}
+	for _, c := range cases {
+		if got := displayWidth(c.s); got != c.width {
+			t.Errorf("displayWidth(%q) = %d, want %d", c.s, got, c.width)
+		}
+	}
+	for _, c := range []struct {
+		s     string
+		width int
+		want  string
+	}{
+		{"abcdef", 4, "abc…"}, {"abc", 3, "abc"}, {"日本語", 4, "日…"}, {"日本語", 5, "日本…"}, {"e\u0301e\u0301e", 2, "e\u0301…"},
+	} {
+		if got := truncateWidth(c.s, c.width); got != c.want {
+			t.Errorf("truncateWidth(%q, %d) = %q, want %q", c.s, c.width, got, c.want)
+		}
+	}
 }
 
 func TestRenderTableTruncatesLongCells(t *testing.T) {
@@ -300,6 +346,12 @@ func TestRenderMatchesDuckDBText(t *testing.T) {
 		`[1, 2]::INTEGER[2]`, `[['00112233-4455-6677-8899-aabbccddeeff'::UUID]]`, `['ab'::BLOB]`,
 		`union_value(num := 2)::UNION(num INTEGER, str VARCHAR)`, `union_value(str := 'q')::UNION(num INTEGER, str VARCHAR)`,
 		`'101'::BIT`, `12345678901234567890123::BIGNUM`,
+		// Infinities, which duckdb-go hands over as dates in far years.
+		`'infinity'::TIMESTAMP`, `'-infinity'::TIMESTAMP`, `'infinity'::TIMESTAMPTZ`, `'-infinity'::TIMESTAMPTZ`,
+		`'infinity'::TIMESTAMP_NS`, `'-infinity'::TIMESTAMP_NS`, `'infinity'::TIMESTAMP_MS`, `'-infinity'::TIMESTAMP_MS`,
+		`'infinity'::TIMESTAMP_S`, `'-infinity'::TIMESTAMP_S`, `'infinity'::DATE`, `'-infinity'::DATE`,
+		`['infinity'::TIMESTAMP, '-infinity'::TIMESTAMP]`, `DATE '5881580-07-10'`, `TIMESTAMP '294247-01-10 04:00:54.775806'`,
+		`TIMETZ '24:00:00+05'`,
 	}
 	for _, e := range exprs {
 		got := render(t, db, "SELECT "+e+" AS v", "csv", 0, 1)
@@ -423,4 +475,14 @@ func TestBarLengthProportional(t *testing.T) {
 			t.Errorf("barOf(%v, %v) = %d eighths, want %d", c.v, c.scale, got, c.eighths)
 		}
 	}
+}
+
+// TestRenderNullVersusEmpty: csv and tsv keep NULL and the empty string apart (csv as the DuckDB
+// CLI does: NULL empty, the empty string quoted; tsv as PostgreSQL's text COPY: NULL \N, the
+// empty string empty).
+func TestRenderNullVersusEmpty(t *testing.T) {
+	db := openTestDB(t)
+	const q = `SELECT NULL::VARCHAR AS n, '' AS e, ''::BLOB AS b, 'x' AS x, ' s' AS s, '\N' AS bs, 'a"b,c' AS q`
+	check(t, "csv", render(t, db, q, "csv", 0, 1), "n,e,b,x,s,bs,q\n,\"\",\"\",x,\" s\",\\N,\"a\"\"b,c\"\n")
+	check(t, "tsv", render(t, db, q, "tsv", 0, 1), "n\te\tb\tx\ts\tbs\tq\n\\N\t\t\tx\t s\t\\\\N\ta\"b,c\n")
 }

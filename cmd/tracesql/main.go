@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/chzyer/readline"
@@ -51,27 +52,56 @@ func (f scriptFlag) String() string {
 
 func (f scriptFlag) Set(v string) error { *f.list = append(*f.list, script{f.file, v}); return nil }
 
+// tracePath is a trace file or directory from the command line and the trace set it loads into.
+type tracePath struct {
+	path, label string
+}
+
+// labelFlag is --label: it sets the label of the trace paths that follow it, so it also counts
+// how often it was given (parseArgs needs to know whether a path came after one).
+type labelFlag struct {
+	label *string
+	n     *int
+}
+
+func (f labelFlag) String() string {
+	if f.label == nil {
+		return ""
+	}
+	return *f.label
+}
+
+func (f labelFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("--label: empty label")
+	}
+	*f.label = v
+	*f.n++
+	return nil
+}
+
 type options struct {
 	scripts  []script // -c and -f in command-line order
 	dbPath   string
 	format   string
-	label    string
+	label    string // the last --label given (default "trace"): also the label .load uses
 	rankFrom string
 	maxRows  int
-	traces   []string
+	traces   []tracePath
 	// ncclOffset is --nccl-clock-offset: NCCL profiler-plugin → Kineto clock offset(s), ns.
 	ncclOffset string
 }
 
 func parseArgs(args []string, errOut io.Writer) (*options, error) {
-	o := &options{}
+	o := &options{label: "trace"}
+	labels := 0 // --label flags seen so far
 	fs := flag.NewFlagSet("tracesql", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	fs.Var(scriptFlag{&o.scripts, false}, "c", "run SQL (one or more statements) and exit (repeatable)")
 	fs.Var(scriptFlag{&o.scripts, true}, "f", "run a saved query file and exit (repeatable; - = stdin)")
 	fs.StringVar(&o.dbPath, "db", "", "persistent database file (default: in-memory)")
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
-	fs.StringVar(&o.label, "label", "trace", "label of the trace set being loaded")
+	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it (default trace; several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
@@ -79,7 +109,9 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 		fmt.Fprint(errOut, usage)
 		fs.PrintDefaults()
 	}
-	// Flags may follow the trace paths: parse, take one positional, repeat.
+	// Flags may follow the trace paths: parse, take one positional, repeat. Each path takes the
+	// --label in force when it is read, so `--label a A/ --label b B/` loads two trace sets.
+	labelledPath := false // a path came after some --label
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
@@ -87,8 +119,16 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 		if fs.NArg() == 0 {
 			break
 		}
-		o.traces = append(o.traces, fs.Arg(0))
+		o.traces = append(o.traces, tracePath{fs.Arg(0), o.label})
+		labelledPath = labelledPath || labels > 0
 		args = fs.Args()[1:]
+	}
+	if !labelledPath {
+		// Every --label came after every path (`tracesql traces/ --label x`): flags may follow
+		// the paths, so the label applies to all of them.
+		for i := range o.traces {
+			o.traces[i].label = o.label
+		}
 	}
 	if !ValidFormat(o.format) {
 		return nil, fmt.Errorf("--format %s: unknown format (want %s)", o.format, strings.Join(Formats, ", "))
@@ -98,6 +138,10 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	}
 	if o.maxRows < 0 {
 		return nil, fmt.Errorf("--maxrows %d: must be >= 0", o.maxRows)
+	}
+	// Checked here, before anything is loaded into --db: a typo must not leave a half-done job.
+	if err := checkNCCLOffset(o.ncclOffset); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -141,29 +185,33 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows}
 	defer s.closeOutput()
 	rf, _ := engine.ParseRankFrom(o.rankFrom)
+	// .load without --label takes the last --label of the command line, else "trace".
 	s.loadOpts = engine.LoadOptions{Label: o.label, RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
 	if isTerminal(stderr) {
 		s.loadOpts.Progress = progressPrinter(stderr)
 	}
 
 	traces := o.traces
+	ncclLabel := o.label // the trace set --nccl-clock-offset applies to
 	if len(traces) == 0 && o.dbPath == "" {
 		p, err := samplePath()
 		if err != nil {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
 			return 1
 		}
-		traces = []string{p}
-		s.loadOpts.Label = "sample"
+		traces = []tracePath{{p, "sample"}}
+		ncclLabel = "sample"
 	}
-	if len(traces) > 0 {
-		if err := loadTraces(ctx, s, traces, s.loadOpts); err != nil {
+	for _, set := range groupByLabel(traces) {
+		opts := s.loadOpts
+		opts.Label = set.label
+		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
 			return 1
 		}
 	}
 	if o.ncclOffset != "" {
-		if err := db.SetNCCLClockOffset(ctx, s.loadOpts.Label, o.ncclOffset); err != nil {
+		if err := db.SetNCCLClockOffset(ctx, ncclLabel, o.ncclOffset); err != nil {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
 			return 2
 		}
@@ -209,6 +257,50 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return s.repl(ctx, stdout, stderr)
 	}
 	return s.readPiped(ctx, stdin)
+}
+
+// traceSet is the command-line paths of one label, in command-line order.
+type traceSet struct {
+	label string
+	paths []string
+}
+
+// groupByLabel gathers the paths of each label into one load, labels in order of first
+// appearance: one Load call per trace set keeps rank discovery (--rank-from index) per set.
+func groupByLabel(traces []tracePath) []traceSet {
+	var sets []traceSet
+	at := map[string]int{}
+	for _, t := range traces {
+		i, ok := at[t.label]
+		if !ok {
+			i = len(sets)
+			at[t.label] = i
+			sets = append(sets, traceSet{label: t.label})
+		}
+		sets[i].paths = append(sets[i].paths, t.path)
+	}
+	return sets
+}
+
+// checkNCCLOffset validates --nccl-clock-offset ("NS" or "RANK=NS,…") with the rules of
+// engine.DB.SetNCCLClockOffset, which only parses it once the traces are loaded.
+func checkNCCLOffset(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		r, v, per := strings.Cut(strings.TrimSpace(part), "=")
+		if !per {
+			v = r
+		}
+		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+			return fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(r)); per && (err != nil || n < 0) {
+			return fmt.Errorf("--nccl-clock-offset %q: %q is not a rank", spec, r)
+		}
+	}
+	return nil
 }
 
 // loadTraces loads paths and prints one line per file loaded or skipped.

@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -252,9 +254,10 @@ func TestExitCodes(t *testing.T) {
 		args       []string
 		stdin      string
 		code       int
-		stdout     string // exact, unless "*" (anything)
-		stderr     string // regexp for the whole of stderr; "" = must be empty
-		stderrLine bool   // stderr must be exactly one line
+		stdout     string   // exact, unless "*" (anything)
+		stderr     string   // regexp for the whole of stderr; "" = must be empty
+		stderrLine bool     // stderr must be exactly one line
+		absent     []string // files under $TMP that must not exist afterwards
 	}{
 		{name: "ok", args: []string{backwardJSON, "--format", "csv", "-c", "SELECT count(*) AS n FROM events"},
 			stdout: "n\n7\n"},
@@ -302,11 +305,41 @@ func TestExitCodes(t *testing.T) {
 		{name: "DDL prints nothing",
 			args:   []string{backwardJSON, "--format", "csv", "-c", "CREATE TABLE t AS SELECT 1 AS x; INSERT INTO t VALUES (2); SELECT sum(x) AS s FROM t"},
 			stdout: "s\n3\n"},
+		{name: "a file that .reads itself", files: map[string]string{"self.sql": "SELECT 1;\n.read $TMP/self.sql\n"},
+			args: []string{backwardJSON, "--format", "csv", "-c", ".read $TMP/self.sql"}, code: 1,
+			stdout: strings.Repeat("1\n1\n", 16), // the header "1" and the value, once per level
+			stderr: `^tracesql: \.read \S*/self\.sql: nested more than 16 deep \(does a file \.read itself\?\)\n$`},
+		{name: "two files that .read each other", files: map[string]string{"a.sql": ".read $TMP/b.sql\n", "b.sql": ".read $TMP/a.sql\n"},
+			args: []string{backwardJSON, "-c", ".read $TMP/a.sql"}, code: 1,
+			stderr: `^tracesql: \.read \S*/[ab]\.sql: nested more than 16 deep .*\n$`, stderrLine: true},
+		{name: "catalog error keeps DuckDB's hint", args: []string{backwardJSON, "-c", "SELECT * FROM kernal"}, code: 1,
+			stderr: `^tracesql: Catalog Error: Table with name kernal does not exist! Did you mean "kernels"\?\n$`},
+		{name: "binder error keeps the candidates", args: []string{backwardJSON, "-c", "SELECT nme FROM kernels"}, code: 1,
+			stderr: `^tracesql: Binder Error: Referenced column "nme" not found in FROM clause! Candidate bindings: "name", .*\n$`, stderrLine: true},
+		{name: "bad --nccl-clock-offset is rejected before loading",
+			args: []string{"--db", "$TMP/x.db", backwardJSON, "--nccl-clock-offset", "x=1", "-c", "SELECT 1"}, code: 2,
+			stderr: `^tracesql: --nccl-clock-offset "x=1": "x" is not a rank\n$`, absent: []string{"x.db"}},
+		{name: "bad --nccl-clock-offset value", args: []string{backwardJSON, "--nccl-clock-offset", "5ns", "-c", "SELECT 1"}, code: 2,
+			stderr: `^tracesql: --nccl-clock-offset "5ns": want NS or RANK=NS,… .*\n$`, stderrLine: true},
+		{name: ".mode with a comment", args: []string{backwardJSON, "-c", ".mode csv -- note\nSELECT 1"}, code: 1,
+			stderr: `^tracesql: usage: \.mode \[FORMAT\] .*got 3 arguments\)\n$`},
+		{name: ".mode with two formats", args: []string{backwardJSON, "-c", ".mode csv json"}, code: 1,
+			stderr: `^tracesql: usage: \.mode \[FORMAT\] .*\n$`},
+		{name: ".output with two files", args: []string{backwardJSON, "-c", ".output $TMP/a $TMP/b"}, code: 1,
+			stderr: `^tracesql: usage: \.output \[FILE\]\n$`, absent: []string{"a"}},
+		{name: ".once error names .once", args: []string{backwardJSON, "-c", ".once $TMP/no/x"}, code: 1,
+			stderr: `^tracesql: \.once: open \S*/no/x: no such file or directory\n$`},
+		{name: "an unreadable type in a statement that cannot be wrapped", args: []string{backwardJSON, "--format", "csv", "-c",
+			"CREATE TABLE q(a TIME_NS); INSERT INTO q VALUES ('1:00') RETURNING a"}, code: 1,
+			stderr: `^tracesql: column "a": the DuckDB Go driver cannot read its type; cast it to VARCHAR\n$`},
+		{name: ".report to a directory", args: []string{backwardJSON, "-c", ".report $TMP"}, code: 1,
+			stderr: `^tracesql: \.report: write \S+: is a directory\n$`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
 			for name, text := range c.files {
+				text = strings.ReplaceAll(text, "$TMP", tmp)
 				if err := os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -316,6 +349,11 @@ func TestExitCodes(t *testing.T) {
 				args[i] = strings.ReplaceAll(a, "$TMP", tmp)
 			}
 			out, errOut, code := runCLI(t, c.stdin, args...)
+			for _, name := range c.absent {
+				if _, err := os.Stat(filepath.Join(tmp, name)); err == nil {
+					t.Errorf("%s was created", name)
+				}
+			}
 			if code != c.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, c.code, errOut)
 			}
@@ -390,6 +428,46 @@ func TestStatements(t *testing.T) {
 			stdout: "label,files,events\ntest,2,150\ntrace,1,7\nlabel\ntest\n"},
 		{name: "--label", args: []string{outOfOrder, "--label", "control", "--format", "csv", "-c", "SELECT DISTINCT label FROM traces"},
 			stdout: "label\ncontrol\n"},
+		{name: "--label applies to the paths after it", args: []string{"--label", "control", alexnetDir, "--label", "test", backwardJSON,
+			"--format", "csv", "-c", "SELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"},
+			stdout: "label,n\ncontrol,1\ntest,1\n"},
+		{name: "paths before any --label are trace", args: []string{backwardJSON, "--label", "test", alexnetDir,
+			"--format", "csv", "-c", "SELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"},
+			stdout: "label,n\ntest,1\ntrace,1\n"},
+		{name: ".load without --label after the bundled sample", args: []string{"--format", "csv", "-c",
+			".load " + backwardJSON + "\nSELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"},
+			stdout: "label,n\nsample,1\ntrace,1\n"},
+		{name: ".load takes the command line's --label", args: []string{"--label", "mine", "--format", "csv", "-c",
+			".load " + backwardJSON + "\nSELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"},
+			stdout: "label,n\nmine,1\nsample,1\n"},
+		{name: "a dot command after ; ends with its line", args: []string{backwardJSON, "--format", "csv"},
+			stdin:  "SELECT 1 AS a; .mode json\nSELECT 2 AS b;\nSELECT 3 AS c;\n",
+			stdout: "a\n1\n[{\"b\":2}]\n[{\"c\":3}]\n"},
+		{name: ".output after ; takes one line", args: []string{backwardJSON, "--format", "csv", "-c",
+			"SELECT 1 AS a; .output $TMP/zz.txt\nSELECT 2 AS b;\n.output\nSELECT 3 AS c"},
+			stdout: "a\n1\nc\n3\n", outs: map[string]string{"zz.txt": "b\n2\n"}},
+		{name: "dollar-quoted strings", args: []string{backwardJSON, "--format", "csv", "-c", "SELECT $$x;y$$ AS d; SELECT $t$a;$$b$t$ AS t"},
+			stdout: "d\nx;y\nt\na;$$b\n"},
+		{name: "escape string with an escaped quote", args: []string{backwardJSON, "--format", "csv"},
+			stdin: "SELECT E'esc\\';x' AS e;\nSELECT 2 AS b;\n", stdout: "e\nesc';x\nb\n2\n"},
+		{name: "bar with inf, nan and NULL, and the session goes on", args: []string{backwardJSON, "--format", "bar"},
+			stdin: "SELECT * FROM (VALUES ('a', 2.0::DOUBLE), ('b', 'inf'), ('c', '-inf'), ('d', 'nan'), ('e', NULL)) t(k, v);\n" +
+				".mode csv\nSELECT 'after' AS x;\n",
+			stdout: "v\na │BAR40 2\nb │ inf\nc │ -inf\nd │ nan\ne │ NULL\nx\nafter\n"},
+		{name: "bar prints BIGINT and HUGEINT exactly", args: []string{backwardJSON, "-c",
+			".chart SELECT 9223372036854775807 AS big, 170141183460469231731687303715884105727::HUGEINT AS huge"},
+			stdout: "big\n1 │BAR40 9223372036854775807\n\nhuge\n1 │BAR40 170141183460469231731687303715884105727\n"},
+		{name: ".chart passes its SQL verbatim", args: []string{backwardJSON, "-c",
+			".chart SELECT 'a  b' AS x, 1 AS v FROM kernels WHERE name NOT LIKE '%zz%' LIMIT 1;"},
+			stdout: "v\na  b │BAR40 1\n"},
+		{name: "query results print whatever their column is called", args: []string{backwardJSON, "--format", "csv", "-c",
+			"/* x */ SELECT true AS Success; SELECT 3 AS Count; -- c\nSELECT 4 AS Count"},
+			stdout: "Success\ntrue\nCount\n3\nCount\n4\n"},
+		{name: "types the driver cannot read are shown as DuckDB prints them", args: []string{backwardJSON, "--format", "csv", "-c",
+			"SELECT TIME '24:00:00' AS t, '12:34:56.123456789'::TIME_NS AS tn, MAP {[1,2]:'a'} AS m, 1 AS t -- a comment"},
+			stdout: "t,tn,m,t\n24:00:00,12:34:56.123456789,\"{[1, 2]=a}\",1\n"},
+		{name: "their table headers name their types", args: []string{backwardJSON, "-c", "SELECT '1:00'::TIME_NS AS tn, TIME '24:00:00' AS t"},
+			stdout: "┌──────────┬──────────┐\n│    tn    │    t     │\n│ time_ns  │   time   │\n├──────────┼──────────┤\n│ 01:00:00 │ 24:00:00 │\n└──────────┴──────────┘\n"},
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
 			"SELECT min(rank) AS lo, max(rank) AS hi, count(DISTINCT rank) AS n FROM traces"}, stdout: "lo,hi,n\n0,7,8\n"},
 		{name: "--maxrows", args: []string{backwardJSON, "--maxrows", "2", "-c", "SELECT * FROM range(5) t(i)"},
@@ -411,6 +489,7 @@ func TestStatements(t *testing.T) {
 			if code != 0 {
 				t.Errorf("exit %d; stderr:\n%s", code, errOut)
 			}
+			c.stdout = strings.ReplaceAll(c.stdout, "BAR40", strings.Repeat("█", 40))
 			if out != c.stdout {
 				t.Errorf("stdout:\n%s\nwant:\n%s", out, c.stdout)
 			}
@@ -503,5 +582,82 @@ func TestBundledSample(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "Traces\n") {
 		t.Errorf("overview does not start with the Traces section:\n%s", out)
+	}
+}
+
+// TestDotListingsShowAll: --maxrows elides query results, never the names a dot command lists.
+func TestDotListingsShowAll(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want []string // every one must be in the output
+	}{
+		{".tables", []string{alexnetDir, "--maxrows", "2", "-c", ".tables"}, []string{"│ events ", "│ kernels ", "│ traces "}},
+		{".ranks", []string{dlrmDir, "--maxrows", "2", "-c", ".ranks"}, []string{"│ trace   │       0 │", "│ trace   │       3 │", "│ trace   │       7 │"}},
+		{".describe", []string{backwardJSON, "--maxrows", "2", "-c", "CREATE TABLE t(a INT, b INT, c INT);\n.describe t"},
+			[]string{"│ a ", "│ b ", "│ c "}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := mustRun(t, "", c.args...)
+			if strings.Contains(out, " shown)") {
+				t.Errorf("listing elided:\n%s", out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q in:\n%s", w, out)
+				}
+			}
+		})
+	}
+	// Queries still honour --maxrows.
+	if out := mustRun(t, "", backwardJSON, "--maxrows", "2", "-c", ".tables\nSELECT * FROM range(5)"); !strings.Contains(out, "5 rows (2 shown)") {
+		t.Errorf("--maxrows lost after .tables:\n%s", out)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	cases := []struct{ msg, want string }{
+		{"plain", "plain"},
+		{"Catalog Error: Table with name kernal does not exist!\nDid you mean \"kernels\"?\n\nLINE 1: SELECT * FROM kernal\n                      ^",
+			`Catalog Error: Table with name kernal does not exist! Did you mean "kernels"?`},
+		{"Parser Error: syntax error at or near \"SELEC\"\n\nLINE 1: SELEC 1\n        ^", `Parser Error: syntax error at or near "SELEC"`},
+		{"Binder Error: No function matches 'sum(VARCHAR)'. Add casts.\n\tCandidate functions:\n\tsum(DECIMAL) -> DECIMAL\n\tsum(DOUBLE) -> DOUBLE\n\n\nLINE 1: SELECT sum(name) FROM kernels\n               ^",
+			"Binder Error: No function matches 'sum(VARCHAR)'. Add casts. Candidate functions: sum(DECIMAL) -> DECIMAL, sum(DOUBLE) -> DOUBLE"},
+		{"Invalid Input Error: a\nb", "Invalid Input Error: a b"},
+		{"\nleading blank\n", "leading blank"},
+	}
+	for _, c := range cases {
+		if got := oneLine(errors.New(c.msg)); got != c.want {
+			t.Errorf("oneLine(%q)\n = %q\nwant %q", c.msg, got, c.want)
+		}
+	}
+}
+
+func TestParseArgsLabels(t *testing.T) {
+	cases := []struct {
+		args  []string
+		want  []tracePath
+		label string // the label .load uses
+	}{
+		{[]string{"A"}, []tracePath{{"A", "trace"}}, "trace"},
+		{[]string{"--label", "control", "A", "--label", "test", "B", "C"}, []tracePath{{"A", "control"}, {"B", "test"}, {"C", "test"}}, "test"},
+		{[]string{"A", "--label", "test", "B"}, []tracePath{{"A", "trace"}, {"B", "test"}}, "test"},
+		// Flags may follow the paths: a --label after all of them applies to all of them.
+		{[]string{"A", "B", "--label", "x"}, []tracePath{{"A", "x"}, {"B", "x"}}, "x"},
+		{[]string{"--label", "x"}, nil, "x"},
+	}
+	for _, c := range cases {
+		o, err := parseArgs(c.args, io.Discard)
+		if err != nil {
+			t.Errorf("parseArgs(%q): %v", c.args, err)
+			continue
+		}
+		if !reflect.DeepEqual(o.traces, c.want) || o.label != c.label {
+			t.Errorf("parseArgs(%q): traces %v, label %q; want %v, %q", c.args, o.traces, o.label, c.want, c.label)
+		}
+	}
+	if _, err := parseArgs([]string{"--label", "", "A"}, io.Discard); err == nil {
+		t.Errorf("--label '' accepted")
 	}
 }

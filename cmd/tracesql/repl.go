@@ -91,7 +91,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if buf.Pending() == "" {
-			if h := strings.TrimSpace(strings.Join(entry, " ")); h != "" {
+			if h := historyLine(strings.Join(entry, "\n")); h != "" {
 				rl.SaveHistory(h)
 			}
 			entry = entry[:0]
@@ -101,6 +101,58 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// historyLine makes one history line of a (multi-line) entry. The history file holds a line per
+// entry, so line breaks become spaces; a -- comment, which a line break ended, becomes a /* */
+// comment, so that recalling `SELECT 1 -- note` + `;` runs that statement instead of waiting for
+// the ';' the comment swallowed. Quoted text is copied as it is (a line break inside a string
+// becomes a space: the history file cannot hold it).
+func historyLine(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		end := i // the last byte of a token copied whole
+		switch {
+		case c == '\n' || c == '\r':
+			b.WriteByte(' ')
+			continue
+		case c == '-' && i+1 < len(text) && text[i+1] == '-':
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				j = len(text) - i
+			}
+			// Comments nest in DuckDB: the comment's own /* and */ must not open or close one.
+			body := strings.NewReplacer("/*", "/ *", "*/", "* /").Replace(strings.TrimRight(text[i+2:i+j], "\r"))
+			b.WriteString("/*" + body + " */")
+			i += j - 1
+			continue
+		case c == '\'' || c == '"':
+			end = quoteEnd(text, i)
+		case (c == 'e' || c == 'E') && i+1 < len(text) && text[i+1] == '\'':
+			end = escapeStringEnd(text, i+1)
+		case isIdentStart(c):
+			for end+1 < len(text) && isIdentCont(text[end+1]) {
+				end++
+			}
+		case c == '$':
+			if n := dollarDelim(text, i); n > 0 {
+				if j := strings.Index(text[i+n:], text[i:i+n]); j >= 0 {
+					end = i + n + j + n - 1
+				} else {
+					end = -1
+				}
+			}
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			end = blockCommentEnd(text, i)
+		}
+		if end < 0 { // unclosed: the rest of the entry
+			end = len(text) - 1
+		}
+		b.WriteString(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(text[i : end+1]))
+		i = end
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // completer completes table, view, macro and function names, SQL keywords and dot commands.

@@ -257,6 +257,14 @@ func TestTerminalREPL(t *testing.T) {
 	s.key("C-c")
 	s.waitFor(`tracesql> SELECT junk\^C\ntracesql>$`)
 
+	// A -- comment ended by a line break is kept in history as /* */, so that the line runs again.
+	s.typeText("SELECT 5 AS five -- note")
+	s.key("Enter")
+	s.waitFor(`\n     \.\.\.>$`)
+	s.typeText(";")
+	s.key("Enter")
+	s.waitFor(`│\s+5 │\n└─+┘\ntracesql>$`)
+
 	s.typeText(".quit")
 	s.key("Enter")
 	scr = s.waitFor(`EXIT=\d+`)
@@ -274,8 +282,40 @@ func TestTerminalREPL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\n.quit\n"
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT 5 AS five /* note */ ;\n.quit\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
+	}
+}
+
+func TestHistoryLine(t *testing.T) {
+	cases := []struct{ entry, want string }{
+		{"SELECT 1;", "SELECT 1;"},
+		{"SELECT 1\n  AS a;", "SELECT 1   AS a;"},
+		{"SELECT 1 AS a -- comment\n;", "SELECT 1 AS a /* comment */ ;"},
+		{"SELECT 1 -- a */ b /* c\n, 2;", "SELECT 1 /* a * / b / * c */ , 2;"},
+		{"SELECT '--x' AS \"--y\", $$--z$$;", "SELECT '--x' AS \"--y\", $$--z$$;"},
+		{"SELECT E'\\'--' AS e -- c\n;", "SELECT E'\\'--' AS e /* c */ ;"},
+		{"SELECT 1; -- done", "SELECT 1; /* done */"},
+		{"SELECT /* a\n-- b */ 1;", "SELECT /* a -- b */ 1;"},
+		{"SELECT 'a\nb';", "SELECT 'a b';"},
+		{".tables", ".tables"},
+	}
+	for _, c := range cases {
+		if got := historyLine(c.entry); got != c.want {
+			t.Errorf("historyLine(%q) = %q, want %q", c.entry, got, c.want)
+		}
+	}
+	// Recalling the line runs the statements the entry ran.
+	for _, c := range cases[:8] {
+		var entry, line stmtBuffer
+		var fromEntry, fromLine []string
+		for _, l := range strings.Split(c.entry, "\n") {
+			fromEntry = append(fromEntry, entry.Add(l)...)
+		}
+		fromLine = line.Add(historyLine(c.entry))
+		if len(fromEntry) != len(fromLine) || line.Pending() != "" {
+			t.Errorf("%q: entry ran %q, its history line %q (pending %q)", c.entry, fromEntry, fromLine, line.Pending())
+		}
 	}
 }

@@ -189,6 +189,11 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 // writeReportFile renders the report and writes it to path (through a temporary file, so that a
 // failure leaves no half-written report). Failed sections are warned about on warn, one line each.
 func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs []queries.ReportSection, warn io.Writer) error {
+	// Renaming the finished file onto a directory would fail with a baffling "file exists";
+	// say what is wrong, and before the report's queries run.
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("write %s: is a directory", path)
+	}
 	rep := buildReport(ctx, db, title, secs)
 	for _, s := range rep.Sections {
 		if s.Err != "" {

@@ -582,10 +582,11 @@ func TestReportUserSections(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	for _, want := range []string{
-		`tracesql: warning: report section "Broken" (90_bad.sql): Catalog Error: Table with name no_such_table does not exist!`,
-		`tracesql: warning: report section "No column" (91_nocol.sql): column missing_us is not in the result (columns: rank)`,
+		// DuckDB's hint is kept on the same line (which table it suggests depends on the catalog).
+		`(?m)^tracesql: warning: report section "Broken" \(90_bad\.sql\): Catalog Error: Table with name no_such_table does not exist! Did you mean "\w+"\?$`,
+		`(?m)^tracesql: warning: report section "No column" \(91_nocol\.sql\): column missing_us is not in the result \(columns: rank\)$`,
 	} {
-		if strings.Count(stderr, want+"\n") != 1 {
+		if len(regexp.MustCompile(want).FindAllString(stderr, -1)) != 1 {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}

@@ -17,18 +17,19 @@ import (
 // session is one tracesql invocation: the database, the output settings and the statement runner
 // shared by -c, -f, piped stdin and the REPL.
 type session struct {
-	db       *engine.DB
-	out      io.Writer // stdout unless .output/.once redirect it
-	stdout   io.Writer
-	errOut   io.Writer
-	format   string
-	maxRows  int
-	timer    bool
-	outFile  *os.File // current .output file
-	once     bool     // restore stdout after the next statement
-	loadOpts engine.LoadOptions
-	quit     bool
-	failed   bool // an error was reported (piped stdin's exit status)
+	db        *engine.DB
+	out       io.Writer // stdout unless .output/.once redirect it
+	stdout    io.Writer
+	errOut    io.Writer
+	format    string
+	maxRows   int
+	timer     bool
+	outFile   *os.File // current .output file
+	once      bool     // restore stdout after the next statement
+	loadOpts  engine.LoadOptions
+	quit      bool
+	readDepth int  // .read files being run, one inside the other
+	failed    bool // an error was reported (piped stdin's exit status)
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
@@ -37,14 +38,36 @@ var (
 	errReported = errors.New("error already reported")
 )
 
-// oneLine reduces an error to the one line the user sees: DuckDB's messages carry the SQL context
-// on further lines.
+// oneLine reduces an error to the one line the user sees. DuckDB's messages go on over further
+// lines: a hint (`Did you mean "kernels"?`, `Candidate bindings: …`, a tab-indented list of
+// candidate functions), then after a blank line the SQL context (`LINE 1: …` and a caret). The
+// hint is kept, joined with spaces (list items with commas); the context is dropped.
 func oneLine(err error) string {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = strings.TrimSpace(msg[:i])
+	var b strings.Builder
+	prevItem := false
+	for _, line := range strings.Split(err.Error(), "\n") {
+		item := strings.HasPrefix(line, "\t")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if b.Len() > 0 {
+				break
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "LINE ") && b.Len() > 0 {
+			break
+		}
+		switch {
+		case b.Len() == 0:
+		case item && prevItem && !strings.HasSuffix(b.String(), ":"): // not after "Candidate functions:"
+			b.WriteString(", ")
+		default:
+			b.WriteByte(' ')
+		}
+		b.WriteString(line)
+		prevItem = item
 	}
-	return msg
+	return b.String()
 }
 
 func (s *session) reportErr(err error) {
@@ -56,7 +79,14 @@ func (s *session) reportErr(err error) {
 }
 
 // run executes one statement (SQL or dot command) and prints its result.
-func (s *session) run(ctx context.Context, stmt string) error {
+func (s *session) run(ctx context.Context, stmt string) (err error) {
+	defer func() {
+		// A bug in one statement's rendering is that statement's error: the session (the REPL,
+		// the rest of a piped script) goes on.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
 	stmt = strings.TrimSpace(stmt)
 	if stmt == "" {
 		return nil
@@ -73,16 +103,20 @@ func (s *session) run(ctx context.Context, stmt string) error {
 	if err != nil {
 		return err
 	}
+	rows, typeNames, err := castForDisplay(qctx, s.db.SQL, stmt, rows)
+	if err != nil {
+		return err
+	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
 	}
-	if len(cols) == 1 && (cols[0] == "Success" || cols[0] == "Count") && !isQuery(stmt) {
+	if len(cols) == 1 && (cols[0] == "Success" || cols[0] == "Count") && isCommand(stmt) {
 		// DDL and DML: like the DuckDB CLI in its default mode, print nothing.
 		for rows.Next() {
 		}
-	} else if _, err := RenderRows(s.out, s.format, rows, s.maxRows); err != nil {
+	} else if _, err := renderRows(s.out, s.format, rows, s.maxRows, typeNames); err != nil {
 		return err
 	}
 	if err := rows.Err(); err != nil {
@@ -94,14 +128,26 @@ func (s *session) run(ctx context.Context, stmt string) error {
 	return nil
 }
 
-// isQuery reports statements whose result is data, even if its one column is named Count.
-func isQuery(stmt string) bool {
-	f := strings.ToUpper(strings.Fields(stmt + " x")[0])
-	switch f {
-	case "SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMMARIZE", "PRAGMA", "EXPLAIN", "(":
-		return true
+// commandKeywords start the statements whose result is only a status (DuckDB answers them with
+// one column, Success or Count): DDL, DML, transactions, settings.
+var commandKeywords = map[string]bool{"CREATE": true, "DROP": true, "ALTER": true, "INSERT": true,
+	"UPDATE": true, "DELETE": true, "TRUNCATE": true, "MERGE": true, "COPY": true, "ATTACH": true,
+	"DETACH": true, "USE": true, "SET": true, "RESET": true, "LOAD": true, "INSTALL": true,
+	"FORCE": true, "BEGIN": true, "START": true, "COMMIT": true, "END": true, "ROLLBACK": true,
+	"ABORT": true, "CHECKPOINT": true, "VACUUM": true, "ANALYZE": true, "EXPORT": true,
+	"IMPORT": true, "PREPARE": true, "DEALLOCATE": true, "COMMENT": true}
+
+// isCommand reports a statement whose one-column Success/Count result is a status, not data.
+// It looks at the first keyword after comments, so that `/* x */ SELECT true AS Success` and
+// `SELECT count(*) AS Count` are queries, and their results are printed.
+func isCommand(stmt string) bool {
+	end, _ := leadingComments(stmt)
+	stmt = stmt[end:]
+	n := 0
+	for n < len(stmt) && isIdentStart(stmt[n]) {
+		n++
 	}
-	return false
+	return commandKeywords[strings.ToUpper(stmt[:n])]
 }
 
 func (s *session) afterStatement() {
@@ -140,20 +186,11 @@ func (s *session) runScript(ctx context.Context, text string, stopOnError bool) 
 	return nil
 }
 
-// feed handles one input line: a dot command when no statement is pending, else SQL text.
+// feed handles one input line: a dot command when no statement is pending, else SQL text. A dot
+// command after the last ';' of a line (`SELECT 1; .mode csv`) runs too, and ends with the line.
 func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOnError bool) error {
 	if buf.Pending() == "" && strings.HasPrefix(strings.TrimSpace(line), ".") {
-		if err := s.run(ctx, line); err != nil {
-			if errors.Is(err, errQuit) {
-				s.quit = true
-				return nil
-			}
-			s.reportErr(err)
-			if stopOnError {
-				return err
-			}
-		}
-		return nil
+		return s.feedDot(ctx, line, stopOnError)
 	}
 	for _, stmt := range buf.Add(line) {
 		if err := s.run(ctx, stmt); err != nil {
@@ -161,6 +198,25 @@ func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOn
 			if stopOnError {
 				return err
 			}
+		}
+	}
+	if p := buf.Pending(); strings.HasPrefix(p, ".") {
+		buf.Reset()
+		return s.feedDot(ctx, p, stopOnError)
+	}
+	return nil
+}
+
+// feedDot runs one dot-command line.
+func (s *session) feedDot(ctx context.Context, line string, stopOnError bool) error {
+	if err := s.run(ctx, line); err != nil {
+		if errors.Is(err, errQuit) {
+			s.quit = true
+			return nil
+		}
+		s.reportErr(err)
+		if stopOnError {
+			return err
 		}
 	}
 	return nil

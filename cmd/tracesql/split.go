@@ -50,17 +50,41 @@ func splitStatements(text string) (stmts []string, rest string) {
 // splitFrom is splitStatements starting the scan at from, a position outside quotes and comments
 // with no statement end before it. resume is where a later scan of text plus more input may start
 // when no statement was found: the unclosed quote or comment, or the end of text.
+//
+// It follows DuckDB's lexer (PostgreSQL's scanner.l) as far as statement ends go: '…' and "…"
+// with doubled quotes, E'…' escape strings with backslashes, $$…$$ and $tag$…$tag$ dollar
+// quotes, -- comments and nested /* */ comments. Identifiers are skipped whole, since `$` and
+// `e` inside one (a$b$, name'…') start no quote.
 func splitFrom(text string, from int) (stmts []string, rest string, resume int) {
 	start := 0
 	for i := from; i < len(text); i++ {
-		switch c := text[i]; c {
-		case '\'', '"':
+		c := text[i]
+		switch {
+		case c == '\'' || c == '"':
 			end := quoteEnd(text, i)
 			if end < 0 {
 				return stmts, text[start:], i
 			}
 			i = end
-		case '-':
+		case (c == 'e' || c == 'E') && i+1 < len(text) && text[i+1] == '\'':
+			end := escapeStringEnd(text, i+1)
+			if end < 0 {
+				return stmts, text[start:], i
+			}
+			i = end
+		case isIdentStart(c):
+			for i+1 < len(text) && isIdentCont(text[i+1]) {
+				i++
+			}
+		case c == '$':
+			if n := dollarDelim(text, i); n > 0 {
+				j := strings.Index(text[i+n:], text[i:i+n])
+				if j < 0 {
+					return stmts, text[start:], i
+				}
+				i += n + j + n - 1
+			}
+		case c == '-':
 			if i+1 < len(text) && text[i+1] == '-' {
 				j := strings.IndexByte(text[i:], '\n')
 				if j < 0 {
@@ -68,22 +92,96 @@ func splitFrom(text string, from int) (stmts []string, rest string, resume int) 
 				}
 				i += j
 			}
-		case '/':
+		case c == '/':
 			if i+1 < len(text) && text[i+1] == '*' {
-				j := strings.Index(text[i+2:], "*/")
-				if j < 0 {
+				end := blockCommentEnd(text, i)
+				if end < 0 {
 					return stmts, text[start:], i
 				}
-				i += j + 3
+				i = end
 			}
-		case ';':
+		case c == ';':
 			if s := strings.TrimSpace(text[start:i]); s != "" && !onlyComments(s) {
 				stmts = append(stmts, s)
 			}
 			start = i + 1
+			if dotCommandAt(text, start) {
+				// `SELECT 1; .mode csv`: the rest of the line is a dot command, which the
+				// caller runs; it must not swallow the lines after it as SQL text.
+				return stmts, text[start:], len(text)
+			}
 		}
 	}
 	return stmts, text[start:], len(text)
+}
+
+// dotCommandAt reports whether text from i is, after spaces, a dot command: a '.' followed by a
+// letter (".5 AS x" is SQL).
+func dotCommandAt(text string, i int) bool {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	return i+1 < len(text) && text[i] == '.' && ('a' <= text[i+1] && text[i+1] <= 'z' || 'A' <= text[i+1] && text[i+1] <= 'Z')
+}
+
+// isIdentStart and isIdentCont are the lexer's identifier characters (bytes from 0x80 up are
+// parts of UTF-8 letters).
+func isIdentStart(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
+
+func isIdentCont(c byte) bool { return isIdentStart(c) || '0' <= c && c <= '9' || c == '$' }
+
+// dollarDelim returns the length of the dollar-quote delimiter ($$ or $tag$) at text[i], or 0
+// when the $ starts none ($1 is a parameter).
+func dollarDelim(text string, i int) int {
+	j := i + 1
+	if j < len(text) && isIdentStart(text[j]) {
+		for j++; j < len(text) && isIdentCont(text[j]) && text[j] != '$'; j++ {
+		}
+	}
+	if j < len(text) && text[j] == '$' {
+		return j - i + 1
+	}
+	return 0
+}
+
+// escapeStringEnd returns the index of the quote closing the E'…' string whose opening quote is
+// text[q] (a backslash escapes the next character; a doubled quote is a quote), or -1 if not closed yet.
+func escapeStringEnd(text string, q int) int {
+	for k := q + 1; k < len(text); k++ {
+		switch text[k] {
+		case '\\':
+			k++
+		case '\'':
+			if k+1 < len(text) && text[k+1] == '\'' {
+				k++
+				continue
+			}
+			return k
+		}
+	}
+	return -1
+}
+
+// blockCommentEnd returns the index of the '/' closing the comment opened at text[i] ("/*"),
+// or -1 if it is not closed yet. Comments nest, as in DuckDB: /* a /* b */ c */ is one comment.
+func blockCommentEnd(text string, i int) int {
+	depth := 0
+	for k := i; k+1 < len(text); k++ {
+		switch {
+		case text[k] == '/' && text[k+1] == '*':
+			depth++
+			k++
+		case text[k] == '*' && text[k+1] == '/':
+			depth--
+			k++
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // onlyComments reports text that is nothing but whitespace and SQL comments (-- and /* */,
@@ -106,11 +204,11 @@ func leadingComments(s string) (end int, unclosed bool) {
 			}
 			i += j
 		case strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
+			j := blockCommentEnd(s, i)
 			if j < 0 {
 				return len(s), true
 			}
-			i += j + 3
+			i = j
 		default:
 			return i, false
 		}

@@ -40,6 +40,20 @@ func TestSplitStatements(t *testing.T) {
 		{"unclosed -- comment", "SELECT 1 -- a;", nil, "SELECT 1 -- a;"},
 		{"unclosed /* comment", "SELECT 1; /* a;", []string{"SELECT 1"}, " /* a;"},
 		{"unicode", "SELECT 'µs;é' AS \"ü;\";", []string{"SELECT 'µs;é' AS \"ü;\""}, ""},
+		// DuckDB's lexer: dollar quotes, escape strings, nested comments.
+		{"; in $$…$$", "SELECT $$x;y$$ AS d; SELECT 2;", []string{"SELECT $$x;y$$ AS d", "SELECT 2"}, ""},
+		{"; and $$ in $tag$…$tag$", "SELECT $t$a;$$;b$t$; SELECT 2;", []string{"SELECT $t$a;$$;b$t$", "SELECT 2"}, ""},
+		{"quotes in $$…$$", "SELECT $$it's; \"x$$; SELECT 2;", []string{"SELECT $$it's; \"x$$", "SELECT 2"}, ""},
+		{"unclosed $$", "SELECT 1; SELECT $$a;", []string{"SELECT 1"}, " SELECT $$a;"},
+		{"$ in an identifier is no quote", "SELECT 1 AS a$b$; SELECT $1;", []string{"SELECT 1 AS a$b$", "SELECT $1"}, ""},
+		{"escaped quote in E'…'", `SELECT E'esc\';x' AS e; SELECT 2;`, []string{`SELECT E'esc\';x' AS e`, "SELECT 2"}, ""},
+		{"escaped backslash in e'…'", `SELECT e'\\'; SELECT 2;`, []string{`SELECT e'\\'`, "SELECT 2"}, ""},
+		{"E at the end of a name is no escape string", `SELECT namE'\'; SELECT 2;`, []string{`SELECT namE'\'`, "SELECT 2"}, ""},
+		{"unclosed E'…'", `SELECT E'a\';`, nil, `SELECT E'a\';`},
+		{"nested /* */ comments", "SELECT /* a /* ; */ ; */ 1; SELECT 2;", []string{"SELECT /* a /* ; */ ; */ 1", "SELECT 2"}, ""},
+		// A dot command after the last ; of a line is left as the rest, for the caller to run.
+		{"dot command after ;", "SELECT 1; .mode csv\nSELECT 2;", []string{"SELECT 1"}, " .mode csv\nSELECT 2;"},
+		{"a number after ; is SQL", "SELECT 1; .5 AS x;", []string{"SELECT 1", ".5 AS x"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,6 +94,9 @@ func TestStmtBuffer(t *testing.T) {
 		{"a comment before a statement is dropped", []string{"-- about a", "SELECT 1 AS a;"}, [][]string{nil, {"SELECT 1 AS a"}}, ""},
 		{"an unclosed comment stays pending", []string{"/* a;"}, [][]string{nil}, "/* a;"},
 		{"empty lines and empty statements", []string{"", "  ", ";", " ; ;"}, [][]string{nil, nil, nil, nil}, ""},
+		{"dollar quote over lines", []string{"SELECT $$a;", "b;$$;"}, [][]string{nil, {"SELECT $$a;\nb;$$"}}, ""},
+		{"escape string over lines", []string{`SELECT E'a\';`, `b';`}, [][]string{nil, {"SELECT E'a\\';\nb'"}}, ""},
+		{"a dot command after ; is pending alone", []string{"SELECT 1; .mode json"}, [][]string{{"SELECT 1"}}, ".mode json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -160,6 +177,8 @@ func TestOnlyComments(t *testing.T) {
 		"- 1":                    false,
 		"/ 1":                    false,
 		"-- a\n/* b */\n.tables": false,
+		"/* a /* b */ c */":      true,
+		"/* a /* b */ c":         true,
 	}
 	for text, want := range map[string]int{"": 0, "x": 0, " -- a\n x": 7, "/* a */x": 7, "-- a\n": 5} {
 		if end, unclosed := leadingComments(text); end != want || unclosed {

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+)
+
+// Each file commits on its own (a failed file leaves the database as it was), so a rank clash found
+// when the second of two files is loaded leaves the first committed: half the set. checkRanksUpFront
+// finds the clashes that can be found without parsing, before anything is loaded.
+
+// headBudget bounds what readHead decompresses looking for the traceEvents key. Kineto writes its
+// metadata (schemaVersion, deviceProperties, distributedInfo) before traceEvents, a few KB.
+const headBudget = 1 << 20
+
+// traceHead is the start of a trace file, up to its first event.
+type traceHead struct {
+	meta      map[string]json.RawMessage // the top-level keys before traceEvents
+	arrayForm bool                       // a bare array of events: no metadata at all
+	events    bool                       // the traceEvents key was reached (else: not a trace)
+}
+
+// readHead reads a trace file up to its first event, without the load's read-ahead (which would
+// decompress megabytes ahead).
+func readHead(path string) (traceHead, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return traceHead{}, err
+	}
+	defer f.Close()
+	r, _, err := traceStream(bufio.NewReaderSize(f, 64<<10), new(atomic.Int64))
+	if err != nil {
+		return traceHead{}, err
+	}
+	sp := newSplitter(io.LimitReader(r, headBudget))
+	sp.headOnly = true
+	err = sp.Run(make(chan *rawBatch), nil)
+	sp.close()
+	h := traceHead{meta: sp.Metadata, arrayForm: sp.ArrayForm}
+	switch {
+	case errors.Is(err, errHeadDone):
+		h.events = true
+	case err != nil && !errors.Is(err, ErrNoTraceEvents):
+		return h, err
+	}
+	return h, nil
+}
+
+// rankSource says where an up-front rank came from, for the clash message.
+type rankSource string
+
+// headRank returns the rank file index of the set will be loaded as, where that is known without
+// parsing it: for --rank-from file and index, and for auto when the file is a bare array (no
+// metadata) or has distributedInfo before traceEvents, as Kineto writes it. known is false when the
+// rank is only known after parsing (distributedInfo may follow the events), and for a file that
+// will not be loaded (not a trace: skipped from a directory) or may fail to (its start cannot be
+// read): it has no rank to clash, and its own error is reported in its turn. err is what the load
+// would report about the metadata read.
+func headRank(from RankFrom, path string, index int) (rank int, src rankSource, known bool, err error) {
+	h, err := readHead(path)
+	if err != nil || !(h.events || h.arrayForm) {
+		return 0, "", false, nil
+	}
+	var info traceInfo
+	if from == RankAuto {
+		if _, ok := h.meta["distributedInfo"]; ok {
+			if info, err = readMetadata(h.meta); err != nil {
+				return 0, "", false, err
+			}
+		} else if !h.arrayForm {
+			return 0, "", false, nil
+		}
+	}
+	rank, err = pickRank(from, info, path, index)
+	if err != nil {
+		return 0, "", false, err
+	}
+	_, named := rankDigitsInName(path)
+	switch {
+	case from == RankAuto && info.rank != nil:
+		src = "distributedInfo.rank"
+	case from != RankIndex && named:
+		src = "the file name"
+	default:
+		src = "the file order"
+	}
+	return rank, src, true, nil
+}
+
+// checkRanksUpFront fails, before any file of the set is loaded, with the *LoadError that loading
+// would meet later: a file changed since it was loaded, bad metadata in a file's head, or two files
+// with one rank in the trace set (in the set, or one of it and one loaded before). Files whose rank
+// is known only after parsing (headRank) are checked when they are loaded, as before.
+func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOptions) error {
+	type owner struct {
+		path string
+		src  rankSource
+	}
+	loaded := map[int]string{}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT rank, path FROM traces WHERE label = ? ORDER BY trace_id`, opts.Label)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var r int
+		var p string
+		if err := rows.Scan(&r, &p); err != nil {
+			rows.Close()
+			return err
+		}
+		if _, dup := loaded[r]; !dup {
+			loaded[r] = p
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	seen := map[int]owner{}
+	for i, path := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if IsNCCLProfile(path) {
+			continue // plugin files have no traces row and no rank rule
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			continue // loadFile reports it in its turn
+		}
+		if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil {
+			return &LoadError{Path: path, Err: err}
+		} else if existing >= 0 {
+			continue // skipped: its rank is its own
+		}
+		rank, src, known, err := headRank(opts.RankFrom, path, i)
+		if err != nil {
+			return &LoadError{Path: path, Err: err}
+		}
+		if !known {
+			continue
+		}
+		if other, ok := loaded[rank]; ok {
+			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is already loaded from %s in trace set %q (two files with one rank; use --rank-from index or another --label)",
+				rank, src, other, opts.Label)}
+		}
+		if o, ok := seen[rank]; ok {
+			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is also the rank of %s (from %s) in trace set %q (two files with one rank; use --rank-from index or another --label)",
+				rank, src, o.path, o.src, opts.Label)}
+		}
+		seen[rank] = owner{path, src}
+	}
+	return nil
+}
