@@ -272,30 +272,9 @@ func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
 // SetNCCLClockOffset overrides the estimated plugin→Kineto clock offset of a trace set (see the
 // nccl_clock_override table). spec is "NS" for every rank, or "RANK=NS,RANK=NS".
 func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error {
-	type row struct {
-		rank   any
-		offset int64
-	}
-	var rows []row
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		r, v, per := strings.Cut(part, "=")
-		if !per {
-			v = r
-		}
-		off, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
-		}
-		var rank any
-		if per {
-			n, err := strconv.Atoi(strings.TrimSpace(r))
-			if err != nil || n < 0 {
-				return fmt.Errorf("--nccl-clock-offset %q: %q is not a rank", spec, r)
-			}
-			rank = n
-		}
-		rows = append(rows, row{rank, off})
+	rows, err := ParseNCCLClockOffset(spec)
+	if err != nil {
+		return err
 	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
@@ -306,9 +285,45 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 		return fmt.Errorf("--nccl-clock-offset: %w", err)
 	}
 	for _, r := range rows {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO nccl_clock_override VALUES (?, ?, NULL, ?)`, label, r.rank, r.offset); err != nil {
+		var rank any // NULL: every rank
+		if r.Rank >= 0 {
+			rank = r.Rank
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO nccl_clock_override VALUES (?, ?, NULL, ?)`, label, rank, r.Offset); err != nil {
 			return fmt.Errorf("--nccl-clock-offset: %w", err)
 		}
 	}
 	return tx.Commit()
+}
+
+// NCCLClockOffset is one entry of a --nccl-clock-offset spec: Offset ns for Rank (-1: every rank).
+type NCCLClockOffset struct {
+	Rank   int
+	Offset int64
+}
+
+// ParseNCCLClockOffset parses a --nccl-clock-offset spec, NS or RANK=NS,… (the command line checks it
+// with this before loading anything).
+func ParseNCCLClockOffset(spec string) ([]NCCLClockOffset, error) {
+	var out []NCCLClockOffset
+	for _, part := range strings.Split(spec, ",") {
+		r, v, per := strings.Cut(strings.TrimSpace(part), "=")
+		if !per {
+			v = r
+		}
+		off, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
+		}
+		rank := -1
+		if per {
+			n, err := strconv.Atoi(strings.TrimSpace(r))
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("--nccl-clock-offset %q: %q is not a rank", spec, r)
+			}
+			rank = n
+		}
+		out = append(out, NCCLClockOffset{rank, off})
+	}
+	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/chzyer/readline"
@@ -288,19 +287,8 @@ func checkNCCLOffset(spec string) error {
 	if spec == "" {
 		return nil
 	}
-	for _, part := range strings.Split(spec, ",") {
-		r, v, per := strings.Cut(strings.TrimSpace(part), "=")
-		if !per {
-			v = r
-		}
-		if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
-			return fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(r)); per && (err != nil || n < 0) {
-			return fmt.Errorf("--nccl-clock-offset %q: %q is not a rank", spec, r)
-		}
-	}
-	return nil
+	_, err := engine.ParseNCCLClockOffset(spec)
+	return err
 }
 
 // loadTraces loads paths and prints one line per file loaded or skipped.

@@ -67,7 +67,13 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	if fs.NArg() > 0 {
 		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }
-		if _, err := db.Load(ctx, fs.Args(), engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn}); err != nil {
+		results, err := db.Load(ctx, fs.Args(), engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn})
+		for _, r := range results {
+			if r.Skipped != "" { // as loadTraces reports them
+				fmt.Fprintf(stderr, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
+			}
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 			return 1
 		}
