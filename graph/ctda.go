@@ -56,7 +56,10 @@ type CDGNode struct {
 	FirstLaunchEnd int64
 	// paceFrom (GPU nodes): the start of the last of its events that waited for its launch call
 	// rather than for the event before it; from then on the GPU, not the launcher, paces the pair.
-	paceFrom    int64
+	paceFrom int64
+	// waitFrom (CPU nodes): the start of the synchronisation call the node ends in, else its end. A
+	// synchronisation whose GPU work had ended by then did not wait, so it binds nothing.
+	waitFrom    int64
 	MainRow     int32 // frame row naming the node: its outermost CPU event, or its first GPU event
 	Launcher    int32 // GPU nodes: the CPU node that launched it (-1 none)
 	Launched    int32 // CPU nodes: the GPU node it launched (-1 none)
@@ -147,10 +150,15 @@ var deviceSyncNames = map[string]bool{"cudaDeviceSynchronize": true, "hipDeviceS
 // ctdaCPUCat: categories of CPU events that occupy a thread.
 func ctdaCPUCat(c string) bool {
 	switch c {
-	case "cpu_op", "Operator", "python_function", "user_annotation", "cuda_runtime", "cuda_driver", "Runtime":
+	case "cpu_op", "Operator", "python_function", "user_annotation":
 		return true
 	}
-	return strings.Contains(c, "runtime") || strings.Contains(c, "driver")
+	return runtimeCat(c)
+}
+
+// runtimeCat: CUDA/HIP/MTIA runtime and driver API calls.
+func runtimeCat(c string) bool {
+	return c == "Runtime" || strings.Contains(c, "runtime") || strings.Contains(c, "driver")
 }
 
 // ctdaBusyCat: categories counted by the busy bound (cpu_op and runtime/driver).
@@ -158,7 +166,21 @@ func ctdaBusyCat(c string) bool {
 	return ctdaCPUCat(c) && c != "python_function" && c != "user_annotation"
 }
 
-func ctdaGPUWork(c string) bool { return c != "cuda_sync" && c != "gpu_user_annotation" }
+// autogradOpName: events only the autograd engine records. Current PyTorch wraps each backward op
+// in autograd::engine::evaluate_function; 2021-era traces (kineto/resnet50_num_workers_0) name
+// the nodes themselves, CudnnConvolutionBackward, ReluBackward1, torch::autograd::AccumulateGrad.
+func autogradOpName(s string) bool {
+	return strings.HasPrefix(s, "autograd::engine::evaluate_function") || s == "torch::autograd::AccumulateGrad" ||
+		legacyBackwardName.MatchString(s)
+}
+
+var legacyBackwardName = regexp.MustCompile(`^[A-Za-z0-9_]+Backward[0-9]*$`)
+
+// ctdaGPUWork: categories of the rows on a stream that are GPU work. The stream alone does not tell:
+// Triton's host-side launch ops are cpu_op rows carrying args.stream 0 (hta/triton_example).
+func ctdaGPUWork(c string) bool {
+	return c != "cuda_sync" && c != "gpu_user_annotation" && !ctdaCPUCat(c)
+}
 
 // BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
@@ -191,7 +213,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	for i, s := range f.Syms {
 		isCPU[i], isBusy[i], isGPUWork[i] = ctdaCPUCat(s), ctdaBusyCat(s), ctdaGPUWork(s)
 		isPython[i] = s == "python_function"
-		isAutograd[i] = strings.HasPrefix(s, "autograd::engine::evaluate_function")
+		isAutograd[i] = autogradOpName(s)
 		isSyncCall[i], isDeviceSync[i] = syncCallNames[s], deviceSyncNames[s]
 		isStreamWait[i] = streamWaitNames[s]
 		endsNode[i] = isSyncCall[i] || isStreamWait[i]
@@ -222,7 +244,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	inWindow := make([]bool, n)
 	var gpuAll []int32
 	for r := 0; r < n; r++ {
-		if f.Stream[r] == -1 && isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && f.TS[r] <= we {
+		if isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && f.TS[r] <= we {
 			k := laneKey{f.Pid[r], f.Tid[r]}
 			cpuRows[k] = append(cpuRows[k], int32(r))
 			inWindow[r] = true
@@ -239,7 +261,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		if f.Stream[r] < 0 || !isGPUWork[f.Cat[r]] {
 			continue
 		}
-		if l := linked(r); l >= 0 && inWindow[l] && f.Stream[l] == -1 {
+		if l := linked(r); l >= 0 && inWindow[l] {
 			launcher[r] = l
 			gpuAll = append(gpuAll, int32(r))
 			spanEnd = max(spanEnd, f.TS[r]+f.Dur[r])
@@ -267,8 +289,12 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// call's end. A call still running when its GPU work started (a cudaMemcpyAsync from pageable
 	// memory, a blocking cudaMemcpy) waited for the stream to reach the work, so its end says when
 	// the stream got there, not when the work was enqueued: its start does.
+	blocking := func(call int32) bool {
+		g := launches[call]
+		return g >= 0 && f.TS[call]+f.Dur[call] >= f.TS[g] && f.TS[call] < f.TS[g]
+	}
 	launchDone := func(call int32) int64 {
-		if g := launches[call]; g >= 0 && f.TS[call]+f.Dur[call] >= f.TS[g] && f.TS[call] < f.TS[g] {
+		if blocking(call) {
 			return f.TS[call]
 		}
 		return f.TS[call] + f.Dur[call]
@@ -389,6 +415,10 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				nd.FirstLaunchEnd = min(firstLaunch, nd.End)
 			}
 			nd.last = int32(len(c.atoms))
+			nd.waitFrom = nd.End
+			if a := c.atoms[nd.last-1]; isSyncCall[f.Name[a.row]] {
+				nd.waitFrom = max(nd.Start, f.TS[a.row])
+			}
 			ids = append(ids, int32(len(c.Nodes)))
 			c.Nodes = append(c.Nodes, nd)
 			i = j
@@ -396,6 +426,30 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		logical = append(logical, ids)
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+	}
+	// Release nodes: a synchronisation's dependency lands on the node after the call, the work it
+	// held back. A thread whose last node ends in one (the cudaDeviceSynchronize closing a profile)
+	// gets an empty node at the call's end for it; without it the path would end inside the call,
+	// and count the wait for the GPU as CPU work (hta/ns_resolution_trace: 89 ms).
+	var releases [][2]int32 // holding node, release node
+	for _, ids := range logical {
+		lastOf := map[[2]int64]int32{}
+		for _, v := range ids {
+			lastOf[[2]int64{c.Nodes[v].Pid, c.Nodes[v].Tid}] = v
+		}
+		for _, v := range ids {
+			nd := c.Nodes[v]
+			if lastOf[[2]int64{nd.Pid, nd.Tid}] != v || nd.last == nd.first {
+				continue
+			}
+			a := c.atoms[nd.last-1]
+			if !isSyncCall[f.Name[a.row]] || a.end != f.TS[a.row]+f.Dur[a.row] {
+				continue
+			}
+			releases = append(releases, [2]int32{v, int32(len(c.Nodes))})
+			c.Nodes = append(c.Nodes, CDGNode{Pid: nd.Pid, Tid: nd.Tid, Stream: -1, Phase: nd.Phase, Start: a.end, End: a.end,
+				FirstLaunchEnd: a.end, waitFrom: a.end, MainRow: a.row, Launcher: -1, Launched: -1, first: nd.last, last: nd.last})
 		}
 	}
 	nCPU := len(c.Nodes)
@@ -490,6 +544,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 			lastOf[nd.Tid] = v
 		}
+	}
+	for _, p := range releases {
+		add(p[0], p[1], cdgSequential)
 	}
 	// Calls.
 	for g := int32(nCPU); g < int32(len(c.Nodes)); g++ {
@@ -642,7 +699,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			if recordRow == nil {
 				recordRow = map[int64]int32{}
 				for q := range f.Corr {
-					if f.Stream[q] == -1 && f.Corr[q] >= 0 {
+					if isCPU[f.Cat[q]] && f.Corr[q] >= 0 {
 						recordRow[f.Corr[q]] = int32(q)
 					}
 				}
@@ -990,6 +1047,12 @@ func (c *CDG) effEnd(u, v int32) int64 {
 	return nu.End
 }
 
+// syncSlack: a synchronisation that began at most this long after its GPU work ended still counts
+// as having waited for it. The return from a blocking call (a copy from pageable memory that waited
+// for the stream) and the Python between it and the next call take microseconds; the Triton
+// example's sync that began 158 µs after its kernel ended did not wait.
+const syncSlack = 10_000
+
 // backtrack walks Algorithm 1 from the latest-ending node and fills Path and Counted.
 func (c *CDG) backtrack() {
 	if len(c.Nodes) == 0 {
@@ -1020,7 +1083,11 @@ func (c *CDG) backtrack() {
 	}
 	start := int32(-1)
 	var bestCPU, bestGPU int32 = -1, -1
+	candidate := c.startCandidates()
 	for v, nd := range c.Nodes {
+		if candidate != nil && !candidate[v] {
+			continue
+		}
 		if nd.GPU {
 			if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
 				bestGPU = int32(v)
@@ -1062,17 +1129,22 @@ func (c *CDG) backtrack() {
 		nd := c.Nodes[v]
 		in := c.G.In(v)
 		if !nd.GPU {
+			// A synchronisation binds when its GPU work ended after the call began, give or take
+			// syncSlack (it waited); then the path goes to that work, else it stays on the CPU.
+			for _, e := range in {
+				if !c.Nodes[c.G.Src[e]].GPU {
+					consider(e)
+				}
+			}
+			cpu, cpuEdge := next, nextEdge
+			next = -1
 			for _, e := range in {
 				if c.G.Type[e] == cdgSync {
 					consider(e)
 				}
 			}
-			if next < 0 {
-				for _, e := range in {
-					if !c.Nodes[c.G.Src[e]].GPU {
-						consider(e)
-					}
-				}
+			if next < 0 || (cpu >= 0 && nextEnd <= c.Nodes[cpu].waitFrom-syncSlack) {
+				next, nextEdge = cpu, cpuEdge
 			}
 		} else {
 			for _, e := range in {
@@ -1105,6 +1177,55 @@ func (c *CDG) backtrack() {
 		c.Path[i] = step
 		prevEff = max(prevEff, hi)
 	}
+}
+
+// startCandidates marks the nodes a path may start from; nil when any may. A thread that only
+// calls the CUDA runtime or driver, launching nothing and running no operator, is a poller (NCCL's
+// watchdog polling cudaEventQuery until the trace ends; hta/nccl_parser_config: one 601 ms node
+// holding 146 µs of calls): its nodes connect to nothing else, so as the latest-ending node it
+// would be the whole path. Such a group of nodes, connected to no GPU node and holding no other
+// event, is left out.
+func (c *CDG) startCandidates() []bool {
+	parent := make([]int32, len(c.Nodes))
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(v int32) int32 {
+		for parent[v] != v {
+			parent[v] = parent[parent[v]]
+			v = parent[v]
+		}
+		return v
+	}
+	for e := range c.G.Src {
+		a, b := find(c.G.Src[e]), find(c.G.Dst[e])
+		if a != b {
+			parent[a] = b
+		}
+	}
+	keep := make([]bool, len(c.Nodes))
+	for v, nd := range c.Nodes {
+		if nd.GPU {
+			keep[find(int32(v))] = true
+			continue
+		}
+		for _, a := range c.atoms[nd.first:nd.last] {
+			if !runtimeCat(c.F.Syms[c.F.Cat[a.row]]) {
+				keep[find(int32(v))] = true
+				break
+			}
+		}
+	}
+	out := make([]bool, len(c.Nodes))
+	any := false
+	for v := range c.Nodes {
+		out[v] = keep[find(int32(v))]
+		any = any || out[v]
+	}
+	if !any {
+		return nil
+	}
+	return out
 }
 
 // covered returns the time in [lo, hi] the node's work covers, calling fn with each covered piece's
@@ -1256,7 +1377,7 @@ func busyBound(f *Frame, ws, we int64, isBusy, isGPUWork []bool) int64 {
 	var ivs []iv
 	for r := range f.TS {
 		cat := f.Cat[r]
-		ok := (f.Stream[r] == -1 && isBusy[cat]) || (f.Stream[r] >= 0 && isGPUWork[cat])
+		ok := isBusy[cat] || (f.Stream[r] >= 0 && isGPUWork[cat])
 		if !ok || f.Dur[r] <= 0 {
 			continue
 		}
@@ -1344,8 +1465,5 @@ func BusyBoundOf(f *Frame, ws, we int64) int64 {
 // on a thread, or GPU work on a stream.
 func BusyRow(f *Frame, r int32) bool {
 	c := f.Syms[f.Cat[r]]
-	if f.Stream[r] >= 0 {
-		return ctdaGPUWork(c)
-	}
-	return ctdaBusyCat(c)
+	return ctdaBusyCat(c) || (f.Stream[r] >= 0 && ctdaGPUWork(c))
 }

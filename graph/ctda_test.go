@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"testing"
@@ -104,7 +105,15 @@ func (c *CDG) nodeOf(t *testing.T, ev int64) int32 {
 
 // TestCTDAAutogradThread: the backward pass runs on the autograd thread while the main thread waits
 // in run_backward; the path must cross to the main thread and reach its forward and data loading.
+// legacy: a 2021-era trace, with no Python frames and backward ops named by their autograd node
+// (kineto/resnet50_num_workers_0), where only those names tell the autograd thread.
 func TestCTDAAutogradThread(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testCTDAAutogradThread(t, legacy) })
+	}
+}
+
+func testCTDAAutogradThread(t *testing.T, legacy bool) {
 	var b frameBuilder
 	const main, bwd = 1, 2
 	b.cpu(main, "user_annotation", "ProfilerStep#1", 0, 1000)
@@ -115,8 +124,12 @@ func TestCTDAAutogradThread(t *testing.T) {
 	b.launch(main, "cudaLaunchKernel", 220, 10, 7, "gemm_fwd", 235, 100)
 	b.cpu(main, "cpu_op", "aten::cross_entropy_loss", 400, 50)
 	b.launch(main, "cudaLaunchKernel", 410, 10, 7, "loss_kernel", 420, 20)
-	b.cpu(main, "python_function", "torch/autograd/graph.py(814): _engine_run_backward", 460, 400)
-	b.cpu(bwd, "cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 470, 300)
+	if legacy {
+		b.cpu(bwd, "cpu_op", "AddmmBackward", 470, 300)
+	} else {
+		b.cpu(main, "python_function", "torch/autograd/graph.py(814): _engine_run_backward", 460, 400)
+		b.cpu(bwd, "cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 470, 300)
+	}
 	b.launch(bwd, "cudaLaunchKernel", 480, 10, 7, "gemm_bwd", 495, 250)
 	b.cpu(main, "user_annotation", "Optimizer.step#SGD.step", 870, 100)
 	b.launch(main, "cudaLaunchKernel", 880, 10, 7, "sgd_kernel", 890, 60)
@@ -545,6 +558,78 @@ func TestCTDAEdgeOrderStable(t *testing.T) {
 		again := buildCTDA(t, b.frame(), true)
 		if !slices.Equal(first.G.Src, again.G.Src) || !slices.Equal(first.G.Dst, again.G.Dst) {
 			t.Fatal("edge order differs between two builds of one frame")
+		}
+	}
+}
+
+// TestCTDAFinalSync: a step that ends in cudaDeviceSynchronize waits for its GPU work there; the
+// path must end in that work, not count the wait as CPU time.
+func TestCTDAFinalSync(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 305)
+	b.cpu(1, "user_annotation", "## forward ##", 0, 20)
+	b.cpu(1, "cpu_op", "aten::mm", 0, 20)
+	_, k := b.launch(1, "cudaLaunchKernel", 5, 3, 7, "gemm", 10, 290) // 10..300
+	// Another phase: the call is a node of its own, which launches nothing.
+	b.cpu(1, "cpu_op", "aten::cross_entropy_loss", 20, 285)
+	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 20, 285) // 20..305
+	c := buildCTDA(t, b.frame(), true)
+	if nk := c.nodeOf(t, k); !slices.ContainsFunc(c.Path, func(s PathStep) bool { return s.Node == nk }) {
+		t.Fatalf("path %v misses the kernel the synchronisation waited for", pathNames(c))
+	}
+	for _, h := range c.Hotspots() {
+		if h.Name == "cudaDeviceSynchronize" && h.Dur > 5_000 {
+			t.Errorf("the synchronisation counts %d ns of waiting as path time", h.Dur)
+		}
+	}
+	if c.Counted > 300_000 {
+		t.Errorf("counted %d ns, want at most the kernel's end (300 µs)", c.Counted)
+	}
+}
+
+// TestCTDAIsolatedThread: a thread that launches nothing and runs no Python (NCCL's watchdog
+// polling cudaEventQuery) is no path's start, even when it ends last.
+func TestCTDAIsolatedThread(t *testing.T) {
+	var b frameBuilder
+	const main, watchdog = 1, 9
+	b.cpu(main, "user_annotation", "ProfilerStep#1", 0, 1000)
+	b.cpu(main, "cpu_op", "aten::mm", 0, 20)
+	_, k := b.launch(main, "cudaLaunchKernel", 5, 3, 7, "gemm", 10, 290)
+	for _, ts := range []float64{1, 300, 600, 950} {
+		b.cpu(watchdog, "cuda_runtime", "cudaEventQuery", ts, 2)
+	}
+	c := buildCTDA(t, b.frame(), true)
+	nk := c.nodeOf(t, k)
+	if last := c.Path[len(c.Path)-1].Node; last != nk {
+		t.Errorf("path %v ends at node %d, want the kernel's node %d", pathNames(c), last, nk)
+	}
+	for _, s := range c.Path {
+		if nd := c.Nodes[s.Node]; !nd.GPU && nd.Tid == watchdog {
+			t.Errorf("path %v visits the polling thread", pathNames(c))
+		}
+	}
+}
+
+// TestCTDASyncThatDidNotWait: a synchronisation that begins long after its GPU work ended waited
+// for nothing; the path stays on the CPU work before it instead of jumping to the GPU (the Triton
+// example, hta/triton_example).
+func TestCTDASyncThatDidNotWait(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 400)
+	b.cpu(1, "user_annotation", "## forward ##", 0, 300)
+	b.cpu(1, "cpu_op", "aten::mm", 0, 20)
+	b.launch(1, "cudaLaunchKernel", 5, 3, 7, "gemm", 10, 90) // 10..100
+	busy := b.cpu(1, "cpu_op", "aten::cpu_work", 30, 260)     // 30..290
+	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 295, 3)
+	b.cpu(1, "cpu_op", "aten::cross_entropy_loss", 310, 50)
+	c := buildCTDA(t, b.frame(), true)
+	nb := c.nodeOf(t, busy)
+	if !slices.ContainsFunc(c.Path, func(s PathStep) bool { return s.Node == nb }) {
+		t.Errorf("path %v skips the CPU work the synchronisation followed", pathNames(c))
+	}
+	for i, s := range c.Path {
+		if i > 0 && c.G.Type[s.Edge] == EdgeSyncDependency {
+			t.Errorf("path %v follows a synchronisation that did not wait", pathNames(c))
 		}
 	}
 }
