@@ -57,6 +57,10 @@ func TestCTDACoverage(t *testing.T) {
 		{"kineto/resnet50_num_workers_0", "", []bool{true}, 2},
 		{"tracelens/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz", "", []bool{true}, 2},
 		{"param/linear_kineto.json.gz", "", []bool{true}, 2},
+		// The whole trace: NCCL's watchdog thread polls cudaEventQuery until the trace ends; it is
+		// no path start. ns_resolution_trace ends in cudaDeviceSynchronize, a wait for the GPU.
+		{"hta/nccl_parser_config/nccl_data.json.gz", "", []bool{true}, 2},
+		{"hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "", []bool{true}, 1},
 		{"param/resnet_kineto.json.gz", "", []bool{false}, 0},
 		{"hta/trace_filter/sampled_rank-0.json.gz", "ProfilerStep", []bool{false, true}, 0},
 		{"tracelens/mi300/resnet_act_checkpoint.json.gz", "ProfilerStep", []bool{true, true, true}, 0},
