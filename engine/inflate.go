@@ -28,6 +28,11 @@ type InflateOptions struct {
 	OutDir string
 }
 
+// InflateVersion changes whenever Inflate writes different bytes for the same input and options, so
+// that inputs cached by the benchmarks are made again. 2: replicas after the GPU work of the previous
+// one, GPU annotations with their steps, step numbers with gaps.
+const InflateVersion = 2
+
 var stepName = regexp.MustCompile(`^(ProfilerStep\s*#\s*)(\d+)$`)
 
 // inflateGap separates two replicated step windows, ns; per-copy jitter stays below it so copies
@@ -38,13 +43,25 @@ const inflateGap = 20_000
 // ProfilerStep window of the trace at src: every replica is shifted in time (plus a per-rank offset and
 // a small per-copy jitter, deterministic in Seed), gets fresh correlation, External id and flow ids and
 // renumbered step names, and keeps every phase of the original (flows, counters, sync events, every
-// thread). GPU work goes with the step that launched it. Events before the first step are written once;
-// events after the last step's end follow the last replica. It returns the paths written.
+// thread). GPU work goes with the step that launched it (a GPU-side annotation with the work it
+// covers), and a replica starts only after the previous one's GPU work has ended, so that no stream
+// runs two kernels at once. Events before the first step are written once; events after the last
+// step's end follow the last replica. opts.OutDir must not exist or be empty (files of an earlier
+// job left there would be loaded with this one). It returns the paths written.
 //
 // The source is read whole (it is a real trace of modest size); the output is streamed.
 func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, error) {
 	if opts.Ranks < 1 || opts.Steps < 1 {
-		return nil, fmt.Errorf("inflate: --ranks and --steps must be >= 1")
+		return nil, fmt.Errorf("inflate %s: --ranks and --steps must be >= 1", src)
+	}
+	if opts.OutDir == "" {
+		return nil, fmt.Errorf("inflate %s: no output directory", src)
+	}
+	if st, err := os.Stat(opts.OutDir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("inflate %s: output %s is not a directory", src, opts.OutDir)
+	}
+	if ents, err := os.ReadDir(opts.OutDir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("inflate %s: output directory %s is not empty (refusing to mix two jobs)", src, opts.OutDir)
 	}
 	tr, err := readWholeTrace(src)
 	if err != nil {
@@ -54,7 +71,7 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 		return nil, fmt.Errorf("inflate %s: no ProfilerStep#N events to replicate", src)
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("inflate: %w", err)
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src), ".gz"), ".json")
 	base = strings.TrimSuffix(base, ".pt.trace")
@@ -72,8 +89,9 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 			name += ".gz"
 		}
 		path := filepath.Join(opts.OutDir, name)
-		if err := tr.writeRank(path, r, opts); err != nil {
-			return out, fmt.Errorf("inflate: write %s: %w", path, err)
+		if err := tr.writeRank(ctx, path, r, opts); err != nil {
+			os.Remove(path) // a truncated file would fail the load of the whole directory
+			return out, fmt.Errorf("inflate %s: write %s: %w", src, path, err)
 		}
 		out = append(out, path)
 	}
@@ -84,6 +102,7 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 type inflEvent struct {
 	fields map[string]any
 	ts     int64 // ns; valid when hasTS
+	end    int64 // ts + dur, ns (ts without a dur)
 	anchor int64 // ts of the launch for GPU work, else ts: decides the step an event belongs to
 	hasTS  bool
 	phase  int // 0 before the steps, 1 inside the step window, 2 after it
@@ -94,8 +113,11 @@ type wholeTrace struct {
 	top      map[string]json.RawMessage
 	events   []inflEvent
 	steps    []int64 // step start times, ns, ascending
+	stepLo   int64   // lowest and highest N of ProfilerStep#N: a copy renumbers by hi-lo+1
+	stepHi   int64
 	winStart int64
 	winEnd   int64
+	extEnd   int64 // end of the last event of the window, GPU work included: the next copy starts after it
 	corrSpan int64 // ids are offset by copy·span
 	extSpan  int64
 	flowSpan int64
@@ -138,6 +160,7 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 	}
 	tr.events = make([]inflEvent, 0, len(evRaw))
 	tr.winStart, tr.winEnd = 1<<62, -1<<62
+	tr.stepLo, tr.stepHi = 1<<62, -1
 	for i, r := range evRaw {
 		d := json.NewDecoder(bytes.NewReader(r))
 		d.UseNumber()
@@ -151,12 +174,23 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 				ev.ts, ev.hasTS = ns, true
 			}
 		}
+		ev.end = ev.ts
+		if n, ok := m["dur"].(json.Number); ok && ev.hasTS {
+			if dur, err := usToNs([]byte(n)); err == nil && dur > 0 {
+				ev.end = ev.ts + dur
+			}
+		}
 		if name, _ := m["name"].(string); m["ph"] == "X" && ev.hasTS && stepName.MatchString(name) {
 			if cat, _ := m["cat"].(string); cat == "user_annotation" || cat == "" {
 				dur, err := usToNs([]byte(fmt.Sprint(m["dur"])))
 				if err != nil {
 					return nil, fmt.Errorf("event %d: step without a dur", i)
 				}
+				n, err := strconv.ParseInt(stepName.FindStringSubmatch(name)[2], 10, 64)
+				if err != nil || n >= 1<<40 {
+					return nil, fmt.Errorf("event %d: step number of %q out of range", i, name)
+				}
+				tr.stepLo, tr.stepHi = min(tr.stepLo, n), max(tr.stepHi, n)
 				tr.steps = append(tr.steps, ev.ts)
 				tr.winStart = min(tr.winStart, ev.ts)
 				tr.winEnd = max(tr.winEnd, ev.ts+dur)
@@ -190,6 +224,11 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		if t, ok := launchTS[ev.corr()]; ok {
 			ev.anchor = t
 		}
+	}
+	tr.anchorGPUAnnotations()
+	tr.extEnd = tr.winEnd
+	for i := range tr.events {
+		ev := &tr.events[i]
 		switch {
 		case !ev.hasTS || ev.fields["ph"] == "M":
 			ev.phase = 0
@@ -200,8 +239,47 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		default:
 			ev.phase = 2
 		}
+		if ev.phase == 1 {
+			tr.extEnd = max(tr.extEnd, ev.end)
+		}
 	}
 	return tr, nil
+}
+
+// anchorGPUAnnotations anchors each GPU-side annotation (gpu_user_annotation: a range on a stream,
+// without a correlation id of its own) at the anchor of the first correlated event of its lane that
+// starts inside it, so that a step's GPU range goes with that step's kernels, however late the GPU
+// runs them.
+func (tr *wholeTrace) anchorGPUAnnotations() {
+	type laneEv struct{ ts, anchor int64 }
+	lane := func(ev *inflEvent) string { return fmt.Sprint(ev.fields["pid"], "\x00", ev.fields["tid"]) }
+	lanes := map[string][]laneEv{}
+	var annots []*inflEvent
+	for i := range tr.events {
+		ev := &tr.events[i]
+		if !ev.hasTS || ev.fields["ph"] != "X" {
+			continue
+		}
+		if ev.corr() >= 0 {
+			k := lane(ev)
+			lanes[k] = append(lanes[k], laneEv{ev.ts, ev.anchor})
+		} else if cat, _ := ev.fields["cat"].(string); cat == "gpu_user_annotation" {
+			annots = append(annots, ev)
+		}
+	}
+	if len(annots) == 0 {
+		return
+	}
+	for _, l := range lanes {
+		sort.Slice(l, func(a, b int) bool { return l[a].ts < l[b].ts })
+	}
+	for _, ev := range annots {
+		l := lanes[lane(ev)]
+		j := sort.Search(len(l), func(j int) bool { return l[j].ts >= ev.ts })
+		if j < len(l) && l[j].ts < max(ev.end, ev.ts+1) {
+			ev.anchor = l[j].anchor
+		}
+	}
 }
 
 // corr returns the correlation id that ties the event to a launch (args.correlation, or the id of an
@@ -228,7 +306,7 @@ func numArg(args map[string]any, key string) int64 {
 	return -1
 }
 
-func (tr *wholeTrace) writeRank(path string, rank int, opts InflateOptions) error {
+func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts InflateOptions) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -243,7 +321,7 @@ func (tr *wholeTrace) writeRank(path string, rank int, opts InflateOptions) erro
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(rank)))
 	rankOffset := rng.Int64N(50_000) // ns
-	period := tr.winEnd - tr.winStart + inflateGap
+	period := tr.extEnd - tr.winStart + inflateGap
 	perCopy := len(tr.steps)
 	copies := (opts.Steps + perCopy - 1) / perCopy
 	lastCopySteps := opts.Steps - (copies-1)*perCopy
@@ -266,7 +344,7 @@ func (tr *wholeTrace) writeRank(path string, rank int, opts InflateOptions) erro
 	bw.WriteString("  \"traceEvents\": [\n")
 	first := true
 	emit := func(ev *inflEvent, copyIdx int, shift int64) error {
-		b, err := json.Marshal(tr.replica(ev, copyIdx, shift, perCopy))
+		b, err := json.Marshal(tr.replica(ev, copyIdx, shift))
 		if err != nil {
 			return err
 		}
@@ -292,6 +370,9 @@ func (tr *wholeTrace) writeRank(path string, rank int, opts InflateOptions) erro
 		}
 		shift := rankOffset + int64(c)*period + jitter
 		lastShift = shift
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for i := range tr.events {
 			ev := &tr.events[i]
 			if ev.phase != 1 || (c == copies-1 && ev.anchor >= cutLast) {
@@ -323,7 +404,7 @@ func (tr *wholeTrace) writeRank(path string, rank int, opts InflateOptions) erro
 
 // replica returns the event of copy c shifted by shift ns, with ids and step numbers renumbered. The
 // source map is not modified (it is shared by every copy and rank).
-func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64, perCopy int) map[string]any {
+func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64) map[string]any {
 	out := make(map[string]any, len(ev.fields))
 	for k, v := range ev.fields {
 		out[k] = v
@@ -336,8 +417,11 @@ func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64, perCopy int) ma
 	}
 	if name, ok := out["name"].(string); ok {
 		if m := stepName.FindStringSubmatch(name); m != nil {
-			n, _ := strconv.Atoi(m[2])
-			out["name"] = m[1] + strconv.Itoa(n+c*perCopy)
+			// Step numbers need not be consecutive (#1, #3): a copy adds the whole range, so no two
+			// copies share a number.
+			if n, err := strconv.ParseInt(m[2], 10, 64); err == nil && n < 1<<40 {
+				out["name"] = m[1] + strconv.FormatInt(n+int64(c)*(tr.stepHi-tr.stepLo+1), 10)
+			}
 		}
 	}
 	if args, ok := out["args"].(map[string]any); ok {

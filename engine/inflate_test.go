@@ -3,8 +3,11 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 )
 
@@ -78,11 +81,155 @@ func TestInflateErrors(t *testing.T) {
 	}{
 		{src, InflateOptions{Ranks: 0, Steps: 1}, "must be >= 1"},
 		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "no ProfilerStep"},
-		{filepath.Join(t.TempDir(), "missing.json"), InflateOptions{Ranks: 1, Steps: 1}, "no such file"},
+		{filepath.Join(t.TempDir(), "missing.json"), InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "no such file"},
+		{noSteps, InflateOptions{Ranks: 1, Steps: 1}, "no output directory"},
+		// A directory holding files of an earlier job (more ranks, or .json beside .json.gz) would be
+		// loaded together with this one.
+		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: filepath.Dir(noSteps)}, "is not empty"},
+		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: noSteps}, "not a directory"},
 	} {
 		_, err := Inflate(context.Background(), c.src, c.opts)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%s %+v: error %v, want %q", c.src, c.opts, err, c.want)
 		}
+	}
+}
+
+// inflateSource is a two-step trace built to exercise what a real one has: step numbers with a gap
+// (#1, #3), a GPU that runs behind the CPU (the second step's kernel and its gpu_user_annotation start
+// after the last step has ended, and the first kernel takes longer than a step), ac2g flows, and
+// events before and after the steps.
+const inflateSource = `{"schemaVersion": 1, "traceEvents": [
+{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+{"ph": "X", "cat": "cpu_op", "name": "setup", "pid": 1, "tid": 1, "ts": 50, "dur": 10, "args": {"External id": 1}},
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 100, "args": {"External id": 2}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 110, "dur": 20, "args": {"External id": 3}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 115, "dur": 5, "args": {"External id": 3, "correlation": 10}},
+{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 10, "pid": 1, "tid": 1, "ts": 115},
+{"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 150, "dur": 140, "args": {"External id": 3, "correlation": 10, "stream": 7, "device": 0}},
+{"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 10, "pid": 0, "tid": 7, "ts": 150, "bp": "e"},
+{"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 150, "dur": 140, "args": {"External id": 2}},
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 200, "dur": 100, "args": {"External id": 4}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 210, "dur": 20, "args": {"External id": 5}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 215, "dur": 5, "args": {"External id": 5, "correlation": 11}},
+{"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 11, "pid": 1, "tid": 1, "ts": 215},
+{"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 310, "dur": 190, "args": {"External id": 5, "correlation": 11, "stream": 7, "device": 0}},
+{"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 11, "pid": 0, "tid": 7, "ts": 310, "bp": "e"},
+{"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#3", "pid": 0, "tid": 7, "ts": 310, "dur": 190, "args": {"External id": 4}},
+{"ph": "X", "cat": "cpu_op", "name": "teardown", "pid": 1, "tid": 1, "ts": 320, "dur": 10, "args": {"External id": 6}}
+]}`
+
+// TestInflateInvariants inflates inflateSource and checks each rank file directly (no database: the
+// test is fast): steps numbered without repeats and each with its GPU range, no stream running two
+// kernels at once, every kernel launched by a call of its own copy, every flow one start and one end,
+// and the events outside the steps written once.
+func TestInflateInvariants(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "syn_rank0.json")
+	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ranks, steps int
+		gzip         bool
+	}{{1, 2, false}, {2, 4, false}, {1, 5, true}, {3, 1, false}} {
+		t.Run(fmt.Sprintf("ranks%d_steps%d_gzip%t", c.ranks, c.steps, c.gzip), func(t *testing.T) {
+			paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "out")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(paths) != c.ranks {
+				t.Fatalf("%d files, want %d", len(paths), c.ranks)
+			}
+			for _, p := range paths {
+				checkInflated(t, p, c.steps)
+			}
+			// The same seed writes the same bytes.
+			again, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "again")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range paths {
+				a, _ := os.ReadFile(paths[i])
+				b, _ := os.ReadFile(again[i])
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("%s: same seed, different output", filepath.Base(paths[i]))
+				}
+			}
+		})
+	}
+}
+
+func checkInflated(t *testing.T, path string, steps int) {
+	t.Helper()
+	events, _ := readJSONTrace(t, path)
+	type span struct{ ts, end float64 }
+	cpuSteps, gpuSteps := map[string]int{}, map[string]int{}
+	byStream := map[string][]span{}
+	launches, kernels := map[string]int{}, map[string]int{}
+	flows := map[string]string{}
+	names := map[string]int{}
+	for _, raw := range events {
+		var ev struct {
+			Ph, Cat, Name string
+			Pid, Tid, ID  json.Number
+			Ts, Dur       float64
+			Args          struct {
+				Correlation json.Number `json:"correlation"`
+			}
+		}
+		b, _ := json.Marshal(raw)
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		names[ev.Name]++
+		switch {
+		case ev.Cat == "user_annotation":
+			cpuSteps[ev.Name]++
+		case ev.Cat == "gpu_user_annotation":
+			gpuSteps[ev.Name]++
+		case ev.Cat == "cuda_runtime":
+			launches[ev.Args.Correlation.String()]++
+		case ev.Cat == "kernel":
+			kernels[ev.Args.Correlation.String()]++
+			k := ev.Pid.String() + "/" + ev.Tid.String()
+			byStream[k] = append(byStream[k], span{ev.Ts, ev.Ts + ev.Dur})
+		case ev.Ph == "s" || ev.Ph == "f":
+			flows[ev.Cat+"/"+ev.ID.String()] += ev.Ph
+		}
+	}
+	if len(cpuSteps) != steps {
+		t.Errorf("%s: %d distinct steps, want %d: %v", path, len(cpuSteps), steps, cpuSteps)
+	}
+	for name, n := range cpuSteps {
+		if n != 1 || gpuSteps[name] != 1 {
+			t.Errorf("%s: step %s %d times, its GPU range %d times; want 1 and 1", path, name, n, gpuSteps[name])
+		}
+	}
+	if len(gpuSteps) != len(cpuSteps) {
+		t.Errorf("%s: GPU ranges %v for the steps %v", path, gpuSteps, cpuSteps)
+	}
+	for k, l := range byStream {
+		sort.Slice(l, func(a, b int) bool { return l[a].ts < l[b].ts })
+		for i := 1; i < len(l); i++ {
+			if l[i].ts < l[i-1].end {
+				t.Errorf("%s: stream %s runs two kernels at once: %v and %v", path, k, l[i-1], l[i])
+			}
+		}
+	}
+	for c, n := range kernels {
+		if n != 1 || launches[c] != 1 {
+			t.Errorf("%s: correlation %s: %d kernels, %d launches", path, c, n, launches[c])
+		}
+	}
+	if len(kernels) != steps {
+		t.Errorf("%s: %d kernels, want one a step (%d)", path, len(kernels), steps)
+	}
+	for id, phs := range flows {
+		if phs != "sf" {
+			t.Errorf("%s: flow %s has %q, want one start and one end", path, id, phs)
+		}
+	}
+	if names["setup"] != 1 || names["teardown"] != 1 || names["process_name"] != 1 {
+		t.Errorf("%s: events outside the steps: setup %d, teardown %d, metadata %d; want each once", path, names["setup"], names["teardown"], names["process_name"])
 	}
 }

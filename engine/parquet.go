@@ -11,7 +11,8 @@ package engine
 //	                                      Kineto trace (flows, counters, …), whose rank is joined from
 //	                                      traces: hive partitioning, one directory per rank
 //	DIR/<table>.parquet                   any other trace table (no rank to partition by)
-//	DIR/tracesql_export.json              what was written: format version, tables, layout, rows
+//	DIR/tracesql_export.json              what was written: format version, tables, layout, rows,
+//	                                      columns, and each file with its row count
 //
 // The rank of a joined table lives only in the directory name (Parquet readers add it back as a
 // column with hive partitioning); the tables with their own rank column keep it there too.
@@ -45,6 +46,23 @@ type ParquetTable struct {
 	// "single" (one file).
 	Layout string `json:"layout"`
 	Rows   int64  `json:"rows"`
+	// Columns (name and DuckDB type, in table order) let an import create a table its database lacks
+	// (one the user made); Files (paths relative to DIR, with their rows) let it name a file that is
+	// missing, truncated or foreign. Both are absent from exports written before them.
+	Columns []ParquetColumn `json:"columns,omitempty"`
+	Files   []ParquetFile   `json:"files,omitempty"`
+}
+
+// ParquetColumn is one column of an exported table.
+type ParquetColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// ParquetFile is one file of an exported table.
+type ParquetFile struct {
+	Path string `json:"path"` // relative to the export directory, '/'-separated
+	Rows int64  `json:"rows"`
 }
 
 const manifestName = "tracesql_export.json"
@@ -130,9 +148,15 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 			target = filepath.Join(dir, name)
 			opts = "FORMAT parquet, COMPRESSION zstd, PARTITION_BY (rank), OVERWRITE_OR_IGNORE"
 		}
+		if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
+			return fail(fmt.Errorf("table %s: %w", name, err))
+		}
 		if t.Rows > 0 || t.Layout == "single" {
 			q := fmt.Sprintf("COPY (%s) TO %s (%s)", src, sqlString(target), opts)
 			if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+				return fail(fmt.Errorf("table %s: %w", name, err))
+			}
+			if t.Files, err = writtenFiles(ctx, db.SQL, dir, t); err != nil {
 				return fail(fmt.Errorf("table %s: %w", name, err))
 			}
 		}
@@ -145,10 +169,149 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 	return man.Tables, nil
 }
 
+// queryer is what tableColumns and writtenFiles need of a *sql.DB or *sql.Conn.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// tableColumns lists a main-schema table's columns and their types, in order.
+func tableColumns(ctx context.Context, q queryer, table string) ([]ParquetColumn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? ORDER BY column_index`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ParquetColumn
+	for rows.Next() {
+		var c ParquetColumn
+		if err := rows.Scan(&c.Name, &c.Type); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// tableFiles are the Parquet files of t found in dir, sorted, relative and '/'-separated.
+func tableFiles(dir string, t ParquetTable) ([]string, error) {
+	if t.Layout == "single" {
+		return []string{t.Name + ".parquet"}, nil
+	}
+	found, err := filepath.Glob(filepath.Join(dir, t.Name, "*", "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(found))
+	for i, f := range found {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = filepath.ToSlash(rel)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// writtenFiles lists the files a COPY wrote for t, with their row counts read back from their
+// footers.
+func writtenFiles(ctx context.Context, q queryer, dir string, t ParquetTable) ([]ParquetFile, error) {
+	names, err := tableFiles(dir, t)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := fileRows(ctx, q, dir, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ParquetFile, len(names))
+	var sum int64
+	for i, n := range names {
+		out[i] = ParquetFile{Path: n, Rows: rows[i]}
+		sum += rows[i]
+	}
+	if sum != t.Rows {
+		return nil, fmt.Errorf("wrote %d rows, the table has %d", sum, t.Rows)
+	}
+	return out, nil
+}
+
+// fileRows reads the row count of each file (relative to dir) from its footer, one file at a time so
+// that an error names the file.
+func fileRows(ctx context.Context, q queryer, dir string, names []string) ([]int64, error) {
+	out := make([]int64, len(names))
+	for i, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		rows, err := q.QueryContext(ctx, `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(?)`, p)
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w", n, err)
+		}
+		for rows.Next() {
+			err = rows.Scan(&out[i])
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w", n, err)
+		}
+	}
+	return out, nil
+}
+
+// checkFiles compares the Parquet files of t in dir with the manifest's list: a file missing, one the
+// export did not write, or one whose row count differs is an error that names it. It returns the
+// files' paths.
+func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable) ([]string, error) {
+	listed := map[string]bool{}
+	var paths []string
+	for _, f := range t.Files {
+		if f.Path == "" || filepath.IsAbs(filepath.FromSlash(f.Path)) || strings.Contains(f.Path, "..") {
+			return nil, fmt.Errorf("%s: file path %q is not inside the export", manifestName, f.Path)
+		}
+		listed[f.Path] = true
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if _, err := os.Stat(p); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("file %s is missing (incomplete export)", f.Path)
+			}
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	found, err := tableFiles(dir, t)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range found {
+		if !listed[f] && t.Layout != "single" {
+			return nil, fmt.Errorf("file %s is not listed in %s (left by another export?)", f, manifestName)
+		}
+	}
+	names := make([]string, len(t.Files))
+	for i, f := range t.Files {
+		names[i] = f.Path
+	}
+	rows, err := fileRows(ctx, conn, dir, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range t.Files {
+		if rows[i] != f.Rows {
+			return nil, fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[i], f.Rows)
+		}
+	}
+	return paths, nil
+}
+
 // ImportParquet loads a directory written by ExportParquet into the database in one transaction:
-// all of it or, on error, nothing. Trace ids are renumbered after the database's own, so an export
-// can be imported beside other traces; a (label, rank) already present is an error. It returns the
-// number of traces imported.
+// all of it or, on error, nothing. Trace ids are renumbered after the database's own (Kineto and NCCL
+// traces alike), so an export can be imported beside other traces; a Kineto trace whose (label,
+// rank), or an NCCL trace whose (label, rank, communicator), is already present is an error. A table
+// of the export that the database lacks (one the user created) is created. It returns the number of
+// traces imported, Kineto and NCCL.
 func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	fail := func(err error) (int64, error) { return 0, fmt.Errorf("import parquet %s: %w", dir, err) }
 	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
@@ -184,12 +347,17 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fail(err)
 	}
+	// A trace_id names one file everywhere: NCCL traces draw from the same sequence.
+	idQuery := `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`
+	if known["nccl_traces"] {
+		idQuery = `SELECT coalesce(max(trace_id), -1) + 1 FROM (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`
+	}
 	var firstID int64
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`).Scan(&firstID); err != nil {
+	if err := conn.QueryRowContext(ctx, idQuery).Scan(&firstID); err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		return fail(err)
 	}
-	n, err := importTables(ctx, conn, dir, man, known)
+	n, err := importTables(ctx, conn, dir, man, known, firstID)
 	imported := fmt.Sprintf("trace_id >= %d", firstID)
 	if err == nil && man.Format == 1 {
 		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
@@ -210,11 +378,7 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	return n, nil
 }
 
-func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool) (int64, error) {
-	var offset int64
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`).Scan(&offset); err != nil {
-		return 0, err
-	}
+func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool, offset int64) (int64, error) {
 	// Rows are inserted in ev_idx order per trace, the order a JSON load gives, so that ties in
 	// analyses that sort resolve as they would after loading the JSON.
 	sort.SliceStable(man.Tables, func(i, j int) bool { return man.Tables[i].Name == "traces" && man.Tables[j].Name != "traces" })
@@ -223,20 +387,41 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 		if strings.HasPrefix(t.Name, "_") && man.Format == 1 {
 			continue // format 1 stored the analysis frames: rebuilt instead
 		}
-		if !known[t.Name] {
-			return 0, fmt.Errorf("table %s of the export does not exist in this database (export from a newer tracesql?)", t.Name)
-		}
 		var src string
 		switch t.Layout {
 		case "rank", "rank_joined":
 			if t.Rows == 0 {
 				continue
 			}
-			src = fmt.Sprintf("read_parquet(%s, hive_partitioning = true)", sqlString(filepath.Join(dir, t.Name, "*", "*.parquet")))
+			src = sqlString(filepath.Join(dir, t.Name, "*", "*.parquet"))
 		case "single":
-			src = fmt.Sprintf("read_parquet(%s)", sqlString(filepath.Join(dir, t.Name+".parquet")))
+			src = sqlString(filepath.Join(dir, t.Name+".parquet"))
 		default:
 			return 0, fmt.Errorf("table %s: unknown layout %q", t.Name, t.Layout)
+		}
+		if t.Files != nil {
+			paths, err := checkFiles(ctx, conn, dir, t)
+			if err != nil {
+				return 0, fmt.Errorf("table %s: %w", t.Name, err)
+			}
+			quoted := make([]string, len(paths))
+			for i, p := range paths {
+				quoted[i] = sqlString(p)
+			}
+			src = "[" + strings.Join(quoted, ", ") + "]"
+		}
+		if !known[t.Name] {
+			// A table of the user's (or of a newer tracesql): made from the export's columns.
+			if err := createImported(ctx, conn, t, src); err != nil {
+				return 0, fmt.Errorf("table %s: %w", t.Name, err)
+			}
+			known[t.Name] = true
+		}
+		if t.Layout == "single" {
+			src = fmt.Sprintf("read_parquet(%s)", src)
+		} else {
+			// The rank of the directory names, with the type of the table's column.
+			src = fmt.Sprintf("read_parquet(%s, hive_partitioning = true%s)", src, rankHiveType(ctx, conn, t))
 		}
 		sel := fmt.Sprintf("* REPLACE (trace_id + %d AS trace_id)", offset)
 		if t.Layout == "rank_joined" {
@@ -255,19 +440,77 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 		if rows != t.Rows {
 			return 0, fmt.Errorf("table %s: read %d rows, the manifest says %d (incomplete export?)", t.Name, rows, t.Rows)
 		}
-		if t.Name == "traces" {
-			imported = rows
-			var label string
-			var rank int
-			err := conn.QueryRowContext(ctx, `SELECT label, rank FROM traces GROUP BY label, rank HAVING count(*) > 1 LIMIT 1`).Scan(&label, &rank)
+		switch t.Name {
+		case "traces":
+			imported += rows
+			var label, rank string
+			err := conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT n.label, coalesce(n.rank::VARCHAR, 'NULL') FROM traces n
+				WHERE n.trace_id >= %d AND EXISTS (SELECT 1 FROM traces o WHERE o.trace_id <> n.trace_id
+				AND o.label IS NOT DISTINCT FROM n.label AND o.rank IS NOT DISTINCT FROM n.rank)
+				ORDER BY n.trace_id LIMIT 1`, offset)).Scan(&label, &rank)
 			if err == nil {
-				return 0, fmt.Errorf("rank %d of trace set %q is already loaded in this database (import into another database)", rank, label)
+				return 0, fmt.Errorf("rank %s of trace set %q is already loaded in this database (import into another database)", rank, label)
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return 0, err
+			}
+		case "nccl_traces":
+			imported += rows
+			var label, rank, comm string
+			err := conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT n.label, coalesce(n.rank::VARCHAR, 'NULL'), coalesce(n.comm_hash, 'NULL') FROM nccl_traces n
+				WHERE n.trace_id >= %d AND EXISTS (SELECT 1 FROM nccl_traces o WHERE o.trace_id <> n.trace_id
+				AND o.label IS NOT DISTINCT FROM n.label AND o.rank IS NOT DISTINCT FROM n.rank AND o.comm_hash IS NOT DISTINCT FROM n.comm_hash)
+				ORDER BY n.trace_id LIMIT 1`, offset)).Scan(&label, &rank, &comm)
+			if err == nil {
+				return 0, fmt.Errorf("the NCCL trace of rank %s, communicator %s, of trace set %q is already loaded in this database (import into another database)", rank, comm, label)
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return 0, err
 			}
 		}
 	}
 	return imported, nil
+}
+
+// createImported creates a table the database lacks: with the export's columns and types when the
+// manifest lists them, else with those of the Parquet files (src: the files' SQL list or glob).
+func createImported(ctx context.Context, conn *sql.Conn, t ParquetTable, src string) error {
+	var q string
+	if len(t.Columns) > 0 {
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = sqlIdent(c.Name) + " " + c.Type
+		}
+		q = fmt.Sprintf("CREATE TABLE %s (%s)", sqlIdent(t.Name), strings.Join(cols, ", "))
+	} else {
+		hive := ""
+		if t.Layout != "single" {
+			hive = ", hive_partitioning = true"
+		}
+		excl := ""
+		if t.Layout == "rank_joined" {
+			excl = " EXCLUDE (rank)"
+		}
+		q = fmt.Sprintf("CREATE TABLE %s AS SELECT *%s FROM read_parquet(%s%s) LIMIT 0", sqlIdent(t.Name), excl, src, hive)
+	}
+	_, err := conn.ExecContext(ctx, q)
+	return err
+}
+
+// rankHiveType is the hive_types option that reads a partitioned table's rank back with the type of
+// its column in the database ("" when the table has none: a rank_joined table, whose rank is dropped).
+func rankHiveType(ctx context.Context, conn *sql.Conn, t ParquetTable) string {
+	if t.Layout != "rank" {
+		return ""
+	}
+	var typ string
+	if err := conn.QueryRowContext(ctx, `SELECT data_type FROM duckdb_columns() WHERE database_name = current_database()
+		AND schema_name = 'main' AND table_name = ? AND column_name = 'rank'`, t.Name).Scan(&typ); err != nil {
+		return ""
+	}
+	switch typ {
+	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "VARCHAR":
+		return fmt.Sprintf(", hive_types = {'rank': %s}", typ)
+	}
+	return ""
 }
 
 func hasColumn(ctx context.Context, conn *sql.Conn, table, col string) bool {

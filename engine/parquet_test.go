@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,5 +201,208 @@ func TestParquetImportErrors(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(DISTINCT (busy_ns, comp_ns)) FROM _trace_summary`); got != 1 ||
 		queryInt(t, db, `SELECT count(*) FROM _trace_summary`) != 2 {
 		t.Errorf("trace totals: %d distinct for the two imports of one trace, want 2 rows and 1 value", got)
+	}
+}
+
+// handTrace writes a small Kineto trace of the given rank (a CPU op, a counter, an async pair).
+func handTrace(t *testing.T, rank int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), fmt.Sprintf("hand_rank%d.json", rank))
+	os.WriteFile(p, []byte(fmt.Sprintf(`{"distributedInfo": {"rank": %d}, "traceEvents": [
+		{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 10.5, "dur": 3, "args": {"External id": 7}},
+		{"ph": "C", "name": "Queue Length", "pid": 1, "tid": 2, "ts": 11, "args": {"a": 1, "b": "x"}},
+		{"ph": "b", "cat": "async", "name": "io", "id": 3, "pid": "Spans", "tid": 2, "ts": 12},
+		{"ph": "e", "cat": "async", "name": "io", "id": 3, "pid": "Spans", "tid": 2, "ts": 14}]}`, rank)), 0o644)
+	return p
+}
+
+// TestParquetNCCLTraceIDs: NCCL traces draw their trace_id from the sequence Kineto traces use, so an
+// import must number after both, and refuse an NCCL trace already loaded (an export may hold nothing
+// else) rather than add it twice.
+func TestParquetNCCLTraceIDs(t *testing.T) {
+	ctx := context.Background()
+	nccl := func(r int) string {
+		return filepath.Join("..", "testdata", "nccl", "dlrm", fmt.Sprintf("nccl_9316512174413312871_%d.json.gz", r))
+	}
+	src := openTestDB(t)
+	for _, p := range []string{handTrace(t, 0), nccl(0)} {
+		if _, err := src.Load(ctx, []string{p}, LoadOptions{Label: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	// The target already holds a Kineto trace (trace_id 0) and an NCCL trace (trace_id 1).
+	dst := openTestDB(t)
+	for _, p := range []string{handTrace(t, 1), nccl(1)} {
+		if _, err := dst.Load(ctx, []string{p}, LoadOptions{Label: "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := dst.ImportParquet(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("imported %d traces, want 2 (one Kineto, one NCCL)", n)
+	}
+	if shared := queryInt(t, dst, `SELECT count(*) FROM traces JOIN nccl_traces USING (trace_id)`); shared != 0 {
+		t.Errorf("%d trace_ids name a Kineto and an NCCL trace at once", shared)
+	}
+	if got := queryInt(t, dst, `SELECT count(DISTINCT trace_id) FROM (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`); got != 4 {
+		t.Errorf("%d distinct trace_ids, want 4", got)
+	}
+	q := `SELECT n.label, n.rank, count(*) FROM nccl_events JOIN nccl_traces n USING (trace_id) WHERE n.label = 'a' GROUP BY ALL`
+	if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
+		t.Errorf("NCCL events by trace:\nsource:\n%s\nimported:\n%s", a, b)
+	}
+
+	// An export of NCCL traces alone, imported twice: the second is refused, the database unchanged.
+	only := openTestDB(t)
+	if _, err := only.Load(ctx, []string{nccl(2)}, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ncclDir := filepath.Join(t.TempDir(), "nccl")
+	if _, err := only.ExportParquet(ctx, ncclDir); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := dst.ImportParquet(ctx, ncclDir); err != nil || n != 1 {
+		t.Fatalf("first import: %d, %v", n, err)
+	}
+	before := tableFingerprints(t, dst)
+	if _, err := dst.ImportParquet(ctx, ncclDir); err == nil || !strings.Contains(err.Error(), "NCCL trace of rank 2") || !strings.Contains(err.Error(), "already loaded") {
+		t.Errorf("second import of the same NCCL trace: %v", err)
+	}
+	after := tableFingerprints(t, dst)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s changed by a failed import: %s → %s", k, v, after[k])
+		}
+	}
+}
+
+// TestParquetUserTables: the export writes every table with a trace_id, the user's own too (README);
+// the import creates those the database lacks, with their column types, and renumbers their trace_id.
+func TestParquetUserTables(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	mustLoad(t, src, handTrace(t, 0))
+	if _, err := src.SQL.Exec(`CREATE TABLE my_notes AS SELECT trace_id, rank, 'n' || trace_id AS note,
+			MAP {'k': trace_id} AS m, [trace_id, NULL] AS l, NULL::VARCHAR AS nothing, 2::UTINYINT AS small FROM traces;
+		CREATE TABLE my_ids AS SELECT trace_id, ts FROM events`); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTestDB(t)
+	mustLoad(t, dst, handTrace(t, 1))
+	if n, err := dst.ImportParquet(ctx, dir); err != nil || n != 1 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	for _, q := range []string{
+		`SELECT label, rank, note, m, l, nothing, small FROM my_notes JOIN traces USING (trace_id, rank)`,
+		`SELECT t.rank, i.ts FROM my_ids i JOIN traces t USING (trace_id) ORDER BY ALL`,
+		`SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name LIKE 'my_%' ORDER BY table_name, column_index`,
+	} {
+		if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
+			t.Errorf("%s:\nsource:\n%s\nimported:\n%s", q, a, b)
+		}
+	}
+}
+
+// TestParquetDamagedExport: a file of the export missing, cut short, replaced or joined by a stranger
+// is a one-line error that names it, and the database is left as it was.
+func TestParquetDamagedExport(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	if _, err := src.Load(ctx, []string{handTrace(t, 0), handTrace(t, 3)}, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.SQL.Exec(`CREATE TABLE my_single AS SELECT trace_id FROM traces`); err != nil {
+		t.Fatal(err)
+	}
+	clean := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, clean); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, handTrace(t, 5))
+	before := tableFingerprints(t, db)
+	part := filepath.Join("events", "rank=3", "data_0.parquet")
+	for _, c := range []struct {
+		name   string
+		damage func(dir string) error
+		want   string
+	}{
+		{"deleted", func(d string) error { return os.Remove(filepath.Join(d, part)) }, "file events/rank=3/data_0.parquet is missing"},
+		{"partition gone", func(d string) error { return os.RemoveAll(filepath.Join(d, "counters", "rank=0")) }, "file counters/rank=0/data_0.parquet is missing"},
+		{"single gone", func(d string) error { return os.Remove(filepath.Join(d, "my_single.parquet")) }, "file my_single.parquet is missing"},
+		{"truncated", func(d string) error { return os.Truncate(filepath.Join(d, part), 100) }, "file events/rank=3/data_0.parquet: "},
+		{"emptied", func(d string) error { return os.Truncate(filepath.Join(d, "traces", "rank=0", "data_0.parquet"), 0) }, "file traces/rank=0/data_0.parquet: "},
+		{"stranger", func(d string) error {
+			b, err := os.ReadFile(filepath.Join(d, part))
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(d, "events", "rank=3", "data_1.parquet"), b, 0o644)
+		}, "file events/rank=3/data_1.parquet is not listed"},
+		{"swapped", func(d string) error {
+			b, err := os.ReadFile(filepath.Join(d, "events", "rank=0", "data_0.parquet"))
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(d, "counters", "rank=3", "data_0.parquet"), b, 0o644)
+		}, "file counters/rank=3/data_0.parquet"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "export")
+			if err := os.CopyFS(dir, os.DirFS(clean)); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.damage(dir); err != nil {
+				t.Fatal(err)
+			}
+			_, err := db.ImportParquet(ctx, dir)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "import parquet "+dir+": ") {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+			after := tableFingerprints(t, db)
+			for k, v := range before {
+				if after[k] != v {
+					t.Errorf("%s changed by a failed import: %s → %s", k, v, after[k])
+				}
+			}
+		})
+	}
+	// The undamaged export imports.
+	if n, err := db.ImportParquet(ctx, clean); err != nil || n != 2 {
+		t.Errorf("clean import: %d, %v", n, err)
+	}
+	// So does one written before the manifest listed files and columns (the user's table made from
+	// the Parquet schema).
+	old := filepath.Join(t.TempDir(), "old")
+	if err := os.CopyFS(old, os.DirFS(clean)); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(old, manifestName))
+	var man parquetManifest
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	for i := range man.Tables {
+		man.Tables[i].Files, man.Tables[i].Columns = nil, nil
+	}
+	raw, _ = json.Marshal(man)
+	os.WriteFile(filepath.Join(old, manifestName), raw, 0o644)
+	fresh := openTestDB(t)
+	if n, err := fresh.ImportParquet(ctx, old); err != nil || n != 2 {
+		t.Errorf("import of an older export: %d, %v", n, err)
+	}
+	if got := queryInt(t, fresh, `SELECT count(*) FROM my_single`); got != 2 {
+		t.Errorf("my_single: %d rows, want 2", got)
 	}
 }

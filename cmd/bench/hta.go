@@ -31,12 +31,29 @@ func findHTA() htaRunner {
 		return htaRunner{reason: "python3 not found"}
 	}
 	cmd := exec.Command("python3", "-c", "import pandas, networkx, hta")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
+	cmd.Env = pythonEnv(os.Environ(), src)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		return htaRunner{reason: "python3 cannot import pandas, networkx and hta from " + src + ": " + lines[len(lines)-1]}
 	}
 	return htaRunner{src: src}
+}
+
+// pythonEnv is env with src put first on PYTHONPATH: a PYTHONPATH already set (where pandas may be
+// found) is kept behind it, not replaced.
+func pythonEnv(env []string, src string) []string {
+	out := make([]string, 0, len(env)+1)
+	path := src
+	for _, kv := range env {
+		if old, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			if old != "" {
+				path = src + string(os.PathListSeparator) + old
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PYTHONPATH="+path)
 }
 
 // htaScript times HTA 0.6's load and the analyses that have a tracesql row, one JSON line each.
@@ -72,7 +89,7 @@ for step, f in calls:
 func (h htaRunner) run(ctx context.Context, paths []string, rows []row, errOut io.Writer) {
 	fmt.Fprintf(errOut, "bench: running HTA on %s\n", filepath.Dir(paths[0]))
 	cmd := exec.CommandContext(ctx, "python3", "-c", htaScript, filepath.Dir(paths[0]))
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+h.src)
+	cmd.Env = pythonEnv(os.Environ(), h.src)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

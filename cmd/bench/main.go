@@ -147,7 +147,7 @@ func printHeader(w io.Writer, cfg config) {
 func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 	steps := p.steps
 	if steps == 0 {
-		probeDir := filepath.Join(cfg.workdir, "inputs", "probe-"+filepath.Base(cfg.src))
+		probeDir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("probe-v%d-%s", engine.InflateVersion, filepath.Base(cfg.src)))
 		probe, err := cached(ctx, cfg, probeDir, 1, 1)
 		if err != nil {
 			return nil, err
@@ -165,7 +165,8 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 			steps = 1
 		}
 	}
-	dir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("%s-r%d-s%d-gz%t-%s", p.name, p.ranks, steps, cfg.gzip, filepath.Base(cfg.src)))
+	// The inflater's version is part of the name: inputs made by an older one are not reused.
+	dir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("%s-r%d-s%d-gz%t-v%d-%s", p.name, p.ranks, steps, cfg.gzip, engine.InflateVersion, filepath.Base(cfg.src)))
 	return cached(ctx, cfg, dir, p.ranks, steps)
 }
 
@@ -402,12 +403,14 @@ func materialize(ctx context.Context, db *engine.DB, q string, timeout time.Dura
 	return err
 }
 
+// oneLine makes an error a note cell: one line, at most 90 characters (cut between two, never inside
+// one's UTF-8 bytes), with '|' escaped so that it cannot split the Markdown row into more columns.
 func oneLine(err error) string {
 	s := strings.Join(strings.Fields(err.Error()), " ")
-	if len(s) > 90 {
-		s = s[:90] + "…"
+	if r := []rune(s); len(r) > 90 {
+		s = string(r[:90]) + "…"
 	}
-	return s
+	return strings.ReplaceAll(s, "|", `\|`)
 }
 
 func printRows(w io.Writer, rows []row, withHTA bool) {

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestQuick runs the bench's smoke preset end to end (2 ranks × 1 step of the repository's
@@ -42,5 +45,46 @@ func TestMacroParams(t *testing.T) {
 	params, rest := macroParams("operator_name, min_pattern_len := 3, label := coalesce(x, (1)))  AS TABLE SELECT 1")
 	if len(params) != 3 || params[0] != "operator_name" || params[2] != "label := coalesce(x, (1))" || !strings.HasPrefix(strings.TrimSpace(rest), "AS TABLE") {
 		t.Errorf("params %q, rest %q", params, rest)
+	}
+}
+
+// TestOneLine: an error note stays one Markdown cell: '|' escaped, cut between characters.
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Binder Error:\n  a || b", `Binder Error: a \|\| b`},
+		{strings.Repeat("é", 95), strings.Repeat("é", 90) + "…"},
+		{strings.Repeat("x", 89) + "→→", strings.Repeat("x", 89) + "→…"},
+	} {
+		got := oneLine(errors.New(c.in))
+		if got != c.want || !utf8.ValidString(got) {
+			t.Errorf("oneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestPythonEnv: HTA_SRC goes first on PYTHONPATH, an existing PYTHONPATH stays behind it.
+func TestPythonEnv(t *testing.T) {
+	sep := string(os.PathListSeparator)
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"HOME=/h"}, "PYTHONPATH=/hta"},
+		{[]string{"PYTHONPATH=/site", "HOME=/h"}, "PYTHONPATH=/hta" + sep + "/site"},
+		{[]string{"PYTHONPATH="}, "PYTHONPATH=/hta"},
+	} {
+		got := pythonEnv(c.env, "/hta")
+		n := 0
+		for _, kv := range got {
+			if strings.HasPrefix(kv, "PYTHONPATH=") {
+				n++
+				if kv != c.want {
+					t.Errorf("%v: %s, want %s", c.env, kv, c.want)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%v: %d PYTHONPATH entries in %v", c.env, n, got)
+		}
 	}
 }

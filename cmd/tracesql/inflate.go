@@ -33,6 +33,10 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs.Usage()
 		return 2
 	}
+	if *ranks < 1 || *steps < 1 {
+		fmt.Fprintf(stderr, "tracesql: inflate: --ranks and --steps must be at least 1 (got %d and %d)\n", *ranks, *steps)
+		return 2
+	}
 	paths, err := engine.Inflate(ctx, fs.Arg(0), engine.InflateOptions{Ranks: *ranks, Steps: *steps, Seed: *seed, Gzip: *gz, OutDir: *out})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))

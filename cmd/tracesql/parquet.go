@@ -5,9 +5,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"tracesql/engine"
 )
@@ -50,6 +52,18 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 2
 	}
+	// A database file that does not exist yet: an export with nothing to load would create it and
+	// write an empty export (a mistyped --db), a failed import would leave it behind.
+	created := false
+	if *dbPath != "" {
+		if _, err := os.Stat(*dbPath); errors.Is(err, os.ErrNotExist) {
+			if export && fs.NArg() == 0 {
+				fmt.Fprintf(stderr, "tracesql: export parquet %s: database %s does not exist\n", *out, *dbPath)
+				return 1
+			}
+			created = true
+		}
+	}
 	db, err := engine.Open(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
@@ -60,6 +74,11 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		n, err := db.ImportParquet(ctx, fs.Arg(0))
 		if err != nil {
 			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			if created {
+				db.Close()
+				os.Remove(*dbPath)
+				os.Remove(*dbPath + ".wal")
+			}
 			return 1
 		}
 		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, fs.Arg(0), *dbPath)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,19 +43,64 @@ func TestParquetCommands(t *testing.T) {
 		t.Errorf("events from JSON %q, from Parquet %q", fromJSON.String(), fromParquet.String())
 	}
 
-	// Usage errors and a bad directory: exit status and one line naming the directory.
+	// Usage errors and a bad directory: exit status and one line naming the directory. A database
+	// file that did not exist is not left behind by a failed command (absent), and an export of one
+	// (a mistyped --db) is an error, not an empty export.
+	missing := filepath.Join(dir, "missing.duckdb")
+	for _, c := range []struct {
+		args   []string
+		rc     int
+		msg    string
+		absent string
+	}{
+		{[]string{"import-parquet", dir}, 2, "usage: tracesql import-parquet", ""},
+		{[]string{"export-parquet", trace}, 2, "usage: tracesql export-parquet", ""},
+		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), dir}, 1, "tracesql: import parquet " + dir + ": no tracesql_export.json", filepath.Join(dir, "y.duckdb")},
+		{[]string{"export-parquet", "--db", missing, "-o", filepath.Join(dir, "pq2")}, 1, "tracesql: export parquet " + filepath.Join(dir, "pq2") + ": database " + missing + " does not exist", missing},
+	} {
+		se.Reset()
+		if rc := run(ctx, c.args, nil, &so, &se); rc != c.rc || !strings.Contains(se.String(), c.msg) || strings.Count(se.String(), "\n") != 1 && c.rc == 1 {
+			t.Errorf("%v: rc %d, stderr %q; want rc %d and %q", c.args, rc, se.String(), c.rc, c.msg)
+		}
+		if c.absent != "" {
+			if _, err := os.Stat(c.absent); err == nil {
+				t.Errorf("%v: left %s behind", c.args, c.absent)
+			}
+		}
+	}
+}
+
+// TestInflateCommand (beside the Parquet commands: both are issue 6's scale tools): the files written
+// are listed, a bad count is a usage error, and a directory holding an earlier job is refused with one
+// line naming the trace and the directory.
+func TestInflateCommand(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	trace := filepath.Join("..", "..", "testdata", "traces", "call_stack", "backward_thread.json")
+	out := filepath.Join(dir, "job")
+	var so, se bytes.Buffer
+	if rc := run(ctx, []string{"inflate", "--ranks", "2", "--steps", "3", "--gzip", "-o", out, trace}, nil, &so, &se); rc != 0 {
+		t.Fatalf("inflate: rc %d, stderr %s", rc, se.String())
+	}
+	if want := filepath.Join(out, "backward_thread_rank0.json.gz") + "\n" + filepath.Join(out, "backward_thread_rank1.json.gz") + "\n"; so.String() != want {
+		t.Errorf("inflate said %q, want %q", so.String(), want)
+	}
 	for _, c := range []struct {
 		args []string
 		rc   int
 		msg  string
 	}{
-		{[]string{"import-parquet", dir}, 2, "usage: tracesql import-parquet"},
-		{[]string{"export-parquet", trace}, 2, "usage: tracesql export-parquet"},
-		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), dir}, 1, "tracesql: import parquet " + dir + ": no tracesql_export.json"},
+		{[]string{"inflate", "--ranks", "0", "-o", filepath.Join(dir, "a"), trace}, 2, "tracesql: inflate: --ranks and --steps must be at least 1 (got 0 and 10)\n"},
+		{[]string{"inflate", "--steps", "-3", "-o", filepath.Join(dir, "a"), trace}, 2, "tracesql: inflate: --ranks and --steps must be at least 1 (got 1 and -3)\n"},
+		{[]string{"inflate", "--ranks", "1", "-o", out, trace}, 1, "tracesql: inflate " + trace + ": output directory " + out + " is not empty (refusing to mix two jobs)\n"},
 	} {
+		so.Reset()
 		se.Reset()
-		if rc := run(ctx, c.args, nil, &so, &se); rc != c.rc || !strings.Contains(se.String(), c.msg) {
+		if rc := run(ctx, c.args, nil, &so, &se); rc != c.rc || se.String() != c.msg {
 			t.Errorf("%v: rc %d, stderr %q; want rc %d and %q", c.args, rc, se.String(), c.rc, c.msg)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Error("a refused inflate created its output directory")
 	}
 }
