@@ -21,6 +21,12 @@ const usage = `usage: tracesql [flags] [TRACE_DIR | TRACE_FILE ...]
 Loads Kineto / Chrome-trace JSON (.json, .json.gz; a directory = its trace files, one per rank)
 into DuckDB and runs SQL. With no trace and no --db it loads a bundled sample trace.
 
+commands (each takes -h):
+  tracesql report [flags] TRACES -o report.html     an HTML report of every analysis
+  tracesql inflate --ranks N --steps M -o DIR TRACE  a larger job made from one trace (benchmarks)
+  tracesql export-parquet [--db F] -o DIR [TRACES]  the loaded tables as Parquet, partitioned by rank
+  tracesql import-parquet --db F DIR                 an export back into a database
+
 flags:
 `
 

@@ -661,3 +661,20 @@ func TestParseArgsLabels(t *testing.T) {
 		t.Errorf("--label '' accepted")
 	}
 }
+
+// TestHelpListsCommands: -h names every subcommand run dispatches, and each one's own -h works.
+func TestHelpListsCommands(t *testing.T) {
+	out, errOut, code := runCLI(t, "", "-h")
+	help := out + errOut
+	if code != 0 && code != 2 {
+		t.Fatalf("-h exit %d", code)
+	}
+	for _, cmd := range []string{"report", "inflate", "export-parquet", "import-parquet"} {
+		if !strings.Contains(help, "tracesql "+cmd+" ") {
+			t.Errorf("-h does not list %s:\n%s", cmd, help)
+		}
+		if out, errOut, _ := runCLI(t, "", cmd, "-h"); !strings.Contains(out+errOut, "usage: tracesql "+cmd) {
+			t.Errorf("%s -h printed no usage", cmd)
+		}
+	}
+}
