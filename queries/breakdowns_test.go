@@ -346,9 +346,9 @@ func TestBreakdownsDefaultMode(t *testing.T) {
 		bdModes(t, "bd_idle.json", func(t *testing.T, db *sql.DB, compat bool) {
 			if !compat {
 				bdExpect(t, db, `SELECT * FROM idle_time_breakdown()`, [][]any{
-					{"trace", 0, 7, "host_wait", 50, 50.0 / 110},
-					{"trace", 0, 7, "kernel_wait", 10, 10.0 / 110},
-					{"trace", 0, 7, "other", 50, 50.0 / 110}})
+					{"trace", 0, 0, 7, "host_wait", 50, 50.0 / 110},
+					{"trace", 0, 0, 7, "kernel_wait", 10, 10.0 / 110},
+					{"trace", 0, 0, 7, "other", 50, 50.0 / 110}})
 				bdExpect(t, db, `SELECT idle_category, count, mean_us, std_us, min_us, max_us FROM idle_interval_stats()`, [][]any{
 					{"host_wait", 1, 50, nil, 50, 50}, {"kernel_wait", 1, 10, nil, 10, 10}, {"other", 1, 50, nil, 50, 50}})
 				bdExpect(t, db, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(consecutive_kernel_delay := 5)`, [][]any{
@@ -358,9 +358,9 @@ func TestBreakdownsDefaultMode(t *testing.T) {
 				return
 			}
 			bdExpect(t, db, `SELECT * FROM idle_time_breakdown()`, [][]any{
-				{"trace", 0, 7, "host_wait", 60, 0.6},
-				{"trace", 0, 7, "kernel_wait", -90, -0.9},
-				{"trace", 0, 7, "other", 130, 1.3}})
+				{"trace", 0, 0, 7, "host_wait", 60, 0.6},
+				{"trace", 0, 0, 7, "kernel_wait", -90, -0.9},
+				{"trace", 0, 0, 7, "other", 130, 1.3}})
 			bdExpect(t, db, `SELECT idle_category, count, mean_us, std_us, min_us, max_us FROM idle_interval_stats()`, [][]any{
 				{"host_wait", 2, 30, 28.28, 10, 50}, {"kernel_wait", 1, -90, nil, -90, -90}, {"other", 1, 130, nil, 130, 130}})
 		})

@@ -9,8 +9,8 @@ import (
 	"tracesql/engine"
 )
 
-// gpuFrameDB loads several traces (dlrm's 8 ranks, ns_resolution, triton, the hand-made launch-queue and
-// idle traces) into one database, so that every derived column is computed across many partitions.
+// gpuFrameDB loads several traces (dlrm's 8 ranks, ns_resolution, triton, the hand-made launch-queue, idle and
+// two-GPU traces) into one database, so that every derived column is computed across many partitions.
 func gpuFrameDB(t *testing.T) *engine.DB {
 	t.Helper()
 	var paths []string
@@ -30,8 +30,9 @@ func gpuFrameDB(t *testing.T) *engine.DB {
 		"triton": {filepath.Join("..", "testdata", "traces", "triton")},
 		"queue":  {bdTestdata("ct_launch_queue.json")},
 		"idle":   {bdTestdata("bd_idle.json")},
+		"gpus":   {bdTestdata("bd_idle_two_gpus.json")},
 	}
-	for _, label := range []string{"dlrm", "ns", "triton", "queue", "idle"} {
+	for _, label := range []string{"dlrm", "ns", "triton", "queue", "idle", "gpus"} {
 		if _, err := db.Load(context.Background(), sets[label], engine.LoadOptions{Label: label}); err != nil {
 			t.Fatalf("load %s: %v", label, err)
 		}
@@ -67,7 +68,7 @@ linked AS (
 prev AS (
     SELECT trace_id, ev_idx, ts,
            max(end_ts) OVER (PARTITION BY trace_id ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS p_all,
-           max(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS p_stream
+           max(end_ts) OVER (PARTITION BY trace_id, pid, stream ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS p_stream
     FROM g WHERE gpu_work
 ),
 changes AS (
@@ -146,7 +147,7 @@ GROUP BY ALL HAVING sum(c) > 0`
 		t.Helper()
 		for _, memory := range []bool{true, false} {
 			segments := fmt.Sprintf(segmentsOf, map[bool]string{true: "'MEMORY'", false: "NULL"}[memory])
-			stored := fmt.Sprintf(`SELECT trace_id, mask, len_ns FROM _bd_type_segments(%v)`, memory)
+			stored := fmt.Sprintf(`SELECT trace_id, mask, len_ns FROM _bd_type_segments(%v, false)`, memory)
 			for _, q := range []string{stored + " EXCEPT (" + segments + ")", "(" + segments + ") EXCEPT " + stored} {
 				var n int
 				if err := db.SQL.QueryRow(`SELECT count(*) FROM (` + q + `)`).Scan(&n); err != nil {

@@ -10,6 +10,10 @@
 -- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode).
 CREATE OR REPLACE MACRO hta_compat() AS coalesce(TRY_CAST(getvariable('hta_compat') AS BOOLEAN), false);
 
+-- _hta_mode(hta_compat): the mode of one call of an analysis macro: its hta_compat argument when not NULL, else
+-- the session variable (hta_compat()).
+CREATE OR REPLACE MACRO _hta_mode(hta_compat) AS coalesce(CAST(hta_compat AS BOOLEAN), hta_compat());
+
 -- _hta_gpu_side(stream, correlation, name): HTA's GPU side of a row (stream and correlation -1 when none): on
 -- a stream with a correlation id, or an Event Sync / Context Sync record. NULL for a row without a name that
 -- is not on a stream with a correlation id.
@@ -85,8 +89,10 @@ CREATE OR REPLACE MACRO _run_unpack(packed, part) AS
 --   opens_busy          a GPU work event that starts after every earlier one of the trace ((ts, ev_idx) order)
 --                       has ended, or the first: it opens a merged busy interval (temporal_breakdown)
 --   busy_before         for such an event after the first: the end of the busy interval before it
---   stream_busy_before  the same on the event's stream: the end of the stream's previous busy interval when
---                       the event starts after it (an idle gap, idle_time_breakdown), NULL otherwise
+--   stream_busy_before  the same on the event's (device, stream): the end of the previous busy interval of that
+--                       stream of that GPU (pid: one process per device) when the event starts after it (an idle
+--                       gap, idle_time_breakdown), NULL otherwise. A trace holding several GPUs has one stream 7
+--                       per device: they are separate timelines.
 --   queue_at_launch / seq_at_launch / next_ts_at_launch and queue_at_start / seq_at_start / next_ts_at_start:
 --                       the launch queue of (device, stream) after the launch's +1 and after the GPU start's
 --                       −1, the position of those changes in the series and the time of the next change
@@ -118,7 +124,7 @@ partners AS (
 -- whose segment tree costs ~1.7 µs a row. The partition number is packed above the value (_run_pack) so that
 -- a max never carries into the next partition (_run_unpack).
 work AS (
-    SELECT trace_id, ev_idx, stream, ts, end_ts FROM g WHERE gpu_work
+    SELECT trace_id, ev_idx, pid, stream, ts, end_ts FROM g WHERE gpu_work
 ),
 prev_all AS (
     SELECT trace_id, ev_idx, _run_unpack(packed, trace_id) AS prev_all
@@ -130,8 +136,8 @@ prev_stream AS (
     SELECT trace_id, ev_idx, _run_unpack(packed, part) AS prev_stream
     FROM (SELECT *, lag(m) OVER () AS packed
           FROM (SELECT *, max(_run_pack(part, end_ts)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS m
-                FROM (SELECT *, dense_rank() OVER (ORDER BY trace_id, stream) AS part
-                      FROM work ORDER BY trace_id, stream, ts, ev_idx)))
+                FROM (SELECT *, dense_rank() OVER (ORDER BY trace_id, pid, stream) AS part
+                      FROM work ORDER BY trace_id, pid, stream, ts, ev_idx)))
 ),
 runs AS (
     SELECT g.*, l.l.idx AS launch_idx, l.l.ts AS launch_ts, l.l.dur AS launch_dur, l.l.mem AS launch_is_memory,
@@ -401,3 +407,30 @@ GROUP BY n.name;
 CREATE OR REPLACE VIEW gpu_frame AS
 SELECT f.*, coalesce(k.kernel_type, 'OTHER') AS kernel_type
 FROM _gpu_rows f LEFT JOIN kernel_types k USING (name);
+
+-- Each mode's frames under its own name, for the analysis macros, whose hta_compat parameter may override the
+-- session variable for one call (hta_frame, gpu_frame and kernel_types follow the variable):
+--   _hta_frame_mode(compat_mode)   hta_frame of that mode, picked when the query is bound (query())
+--   _kernel_types_compat / _default, _kernel_types_mode(compat_mode)   kernel_types of each mode
+--   _gpu_frame_compat              gpu_frame of compat mode (default mode reads _gpu_frame_default)
+CREATE OR REPLACE MACRO _hta_frame_mode(compat_mode) AS TABLE
+SELECT * FROM query(CASE WHEN compat_mode THEN 'FROM _hta_frame_compat' ELSE 'FROM _hta_frame_default' END);
+
+CREATE OR REPLACE VIEW _kernel_types_compat AS
+SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+FROM (SELECT DISTINCT name FROM _hta_frame_compat WHERE stream <> -1 AND name IS NOT NULL) n
+JOIN _kernel_class_rules(true) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
+GROUP BY n.name;
+
+CREATE OR REPLACE VIEW _kernel_types_default AS
+SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+FROM (SELECT DISTINCT name FROM _gpu_frame_default WHERE name IS NOT NULL) n
+JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
+GROUP BY n.name;
+
+CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
+SELECT * FROM query(CASE WHEN compat_mode THEN 'FROM _kernel_types_compat' ELSE 'FROM _kernel_types_default' END);
+
+CREATE OR REPLACE VIEW _gpu_frame_compat AS
+SELECT f.*, coalesce(k.kernel_type, 'OTHER') AS kernel_type
+FROM (SELECT * FROM _hta_frame_compat WHERE stream <> -1) f LEFT JOIN _kernel_types_compat k USING (name);

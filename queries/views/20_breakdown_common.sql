@@ -5,9 +5,16 @@
 -- ts > M. The length of the union of a set of intervals is Σ greatest(end − greatest(ts, M), 0): each row
 -- adds only the part that sticks out past everything before it. One window pass, no self-join.
 
--- _bd_hta_round(x, n): numpy's round (x·10ⁿ rounded half to even, then ÷10ⁿ) in compat mode, x otherwise.
-CREATE OR REPLACE MACRO _bd_hta_round(x, n) AS
-    CASE WHEN hta_compat() THEN round_even(x * pow(10, n), 0) / pow(10, n) ELSE x END;
+-- Every analysis macro takes hta_compat := NULL (NULL = the session variable, hta_compat()) and hands the
+-- effective mode, _hta_mode(hta_compat) = coalesce(hta_compat, hta_compat()), down to the internal macros as
+-- compat_mode; those read each mode's frames by name (_hta_frame_compat, _gpu_frame_compat, _hta_frame_default,
+-- _gpu_frame_default; 10_hta_frame.sql), never the views that follow the variable (hta_frame, gpu_frame,
+-- kernel_types).
+
+-- _bd_hta_round(x, n, compat_mode): numpy's round (x·10ⁿ rounded half to even, then ÷10ⁿ) in compat mode, x
+-- otherwise.
+CREATE OR REPLACE MACRO _bd_hta_round(x, n, compat_mode) AS
+    CASE WHEN compat_mode THEN round_even(x * pow(10, n), 0) / pow(10, n) ELSE x END;
 
 -- _bd_name_stats_compat / _bd_name_stats_default(kind, include_memory_kernels, use_gpu_annotation): one row per
 -- (trace, group, name) of the events to aggregate with their statistics (var_us: sample variance of the
@@ -19,13 +26,13 @@ CREATE OR REPLACE MACRO _bd_hta_round(x, n) AS
 CREATE OR REPLACE MACRO _bd_name_stats_compat(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
 WITH src AS (
     SELECT trace_id, kernel_type AS grp, name, dur
-    FROM gpu_frame
+    FROM _gpu_frame_compat
     WHERE kind = 'kernel' AND gpu_work
       AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
            OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
     UNION ALL
     SELECT trace_id, '' AS grp, name, dur
-    FROM hta_frame
+    FROM _hta_frame_compat
     WHERE kind = 'annotation'
       AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
 )
@@ -62,15 +69,15 @@ WHERE kind = 'annotation'
   AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
 GROUP BY ALL;
 
--- _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation): the current mode's, picked when the query is
--- bound (query()), so that the other mode is neither planned nor run.
-CREATE OR REPLACE MACRO _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
+-- _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode): that mode's, picked when the
+-- query is bound (query()), so that the other mode is neither planned nor run.
+CREATE OR REPLACE MACRO _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode) AS TABLE
 FROM query(format('FROM {}({}, {}, {})',
-                  CASE WHEN hta_compat() THEN '_bd_name_stats_compat' ELSE '_bd_name_stats_default' END,
+                  CASE WHEN compat_mode THEN '_bd_name_stats_compat' ELSE '_bd_name_stats_default' END,
                   CASE kind WHEN 'kernel' THEN '''kernel''' ELSE '''annotation''' END,
                   coalesce(include_memory_kernels, true), coalesce(use_gpu_annotation, true)));
 
--- _bd_fold_flags(kind, ...): one row per (trace, group, name) of _bd_name_stats, with whether the name is
+-- _bd_fold_flags(kind, ..., compat_mode): one row per (trace, group, name) of _bd_name_stats, with whether the name is
 -- folded into "others".
 -- Folding happens only when a group has more than num_kernels names; names matching an allowlist pattern
 -- (plain substring) are never folded. A name is folded when its position (by total time, descending) is
@@ -82,11 +89,11 @@ FROM query(format('FROM {}({}, {}, {})',
 -- Ties in total time: compat orders them by name descending (pandas' reversed ascending sort), default
 -- by name ascending.
 CREATE OR REPLACE MACRO _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
-                                      use_gpu_annotation, allowlist_patterns) AS TABLE
+                                      use_gpu_annotation, allowlist_patterns, compat_mode) AS TABLE
 WITH per_name AS MATERIALIZED (
     SELECT s.trace_id, t.label, t.rank, s.grp, s.name, s.total_ns, s.max_ns, s.min_ns, s.mean_us,
            sqrt(s.var_us) AS stddev_us, s.var_us, s.n
-    FROM _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation) s JOIN traces t USING (trace_id)
+    FROM _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode) s JOIN traces t USING (trace_id)
 ),
 ranked AS (
     SELECT *,
@@ -96,16 +103,16 @@ ranked AS (
            sum(total_ns) OVER p AS group_ns,
            -- HTA joins the patterns into one regex with '|': an empty list is the empty regex, which
            -- matches every name (compat); by default an empty list allows nothing.
-           coalesce(CASE WHEN hta_compat() AND len(allowlist_patterns) = 0 THEN true
+           coalesce(CASE WHEN compat_mode AND len(allowlist_patterns) = 0 THEN true
                          ELSE len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0 END, false) AS allowed
     FROM per_name
     -- p is w's whole partition, in w's order: one sort for both, and no self-join (DuckDB rewrites an
     -- unordered partition aggregate into a join with the input, which would compute per_name twice)
     WINDOW w AS (PARTITION BY trace_id, grp
-                 ORDER BY total_ns DESC, CASE WHEN hta_compat() THEN name END DESC, name ASC
+                 ORDER BY total_ns DESC, CASE WHEN compat_mode THEN name END DESC, name ASC
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
            p AS (PARTITION BY trace_id, grp
-                 ORDER BY total_ns DESC, CASE WHEN hta_compat() THEN name END DESC, name ASC
+                 ORDER BY total_ns DESC, CASE WHEN compat_mode THEN name END DESC, name ASC
                  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ),
 -- numpy's linear quantile of the cumulative sums (µs), step for step, so that ties with a cumulative sum
@@ -135,12 +142,12 @@ SELECT trace_id, label, rank, grp, name, total_ns, max_ns, min_ns, mean_us, stdd
        names > coalesce(num_kernels, 10) AS folding,
        names > coalesce(num_kernels, 10) AND NOT allowed AND (
            pos >= coalesce(num_kernels, 10)
-           OR CASE WHEN hta_compat() THEN cum_ns / 1000.0 > q_us
+           OR CASE WHEN compat_mode THEN cum_ns / 1000.0 > q_us
                    ELSE cum_ns - total_ns >= coalesce(duration_ratio, 0.8) * group_ns END
        ) AS fold
 FROM quantiled;
 
--- _bd_fold(kind, ...): the aggregated table (HTA's _aggr_gpu_kernel_time): one row per kept name and one
+-- _bd_fold(kind, ..., compat_mode): the aggregated table (HTA's _aggr_gpu_kernel_time): one row per kept name and one
 -- "others" row per (trace, group) that folded something.
 --   compat:  once a group folds, every kept name's statistics collapse to its total (sum = max = min = mean,
 --            stddev 0) and the "others" statistics are taken over the folded names' totals (quirk §7.3).
@@ -149,10 +156,10 @@ FROM quantiled;
 --            / (N − 1)), so that no event is read twice.
 -- count is always the number of events aggregated into the row.
 CREATE OR REPLACE MACRO _bd_fold(kind, num_kernels, duration_ratio, include_memory_kernels,
-                                use_gpu_annotation, allowlist_patterns) AS TABLE
+                                use_gpu_annotation, allowlist_patterns, compat_mode) AS TABLE
 WITH f AS (
     SELECT * FROM _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
-                                 use_gpu_annotation, allowlist_patterns)
+                                 use_gpu_annotation, allowlist_patterns, compat_mode)
 ),
 compat AS (
     SELECT trace_id, label, rank, grp, CASE WHEN fold THEN 'others' ELSE name END AS name,
@@ -162,7 +169,7 @@ compat AS (
            CASE WHEN folding THEN coalesce(stddev_samp(total_ns / 1000.0), 0) ELSE max(stddev_us) END AS stddev_us,
            CASE WHEN folding THEN avg(total_ns / 1000.0) ELSE max(mean_us) END AS mean_us,
            sum(n)::BIGINT AS count
-    FROM f WHERE hta_compat()
+    FROM f WHERE compat_mode
     GROUP BY trace_id, label, rank, grp, folding, 5
 ),
 others AS (
@@ -171,7 +178,7 @@ others AS (
            sum(n)::BIGINT AS count,
            sum(total_ns) / 1000.0 / sum(n) AS pooled_mean,
            list({'n': n, 'mean': mean_us, 'var': var_us}) AS parts
-    FROM f WHERE NOT hta_compat() AND fold
+    FROM f WHERE NOT compat_mode AND fold
     GROUP BY trace_id, label, rank, grp
 )
 SELECT * FROM compat
@@ -185,4 +192,4 @@ SELECT trace_id, label, rank, grp, 'others', sum_us, max_us, min_us,
 FROM others
 UNION ALL
 SELECT trace_id, label, rank, grp, name, total_ns / 1000.0, max_ns / 1000.0, min_ns / 1000.0, stddev_us, mean_us, n
-FROM f WHERE NOT hta_compat() AND NOT fold;
+FROM f WHERE NOT compat_mode AND NOT fold;

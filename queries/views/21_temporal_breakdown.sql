@@ -5,13 +5,13 @@
 --            waits are "busy" non-compute time), percentages rounded to 2 decimals like HTA.
 
 -- _temporal_totals_compat / _temporal_totals_default: per trace with GPU work, the first start, the last end,
--- and the busy and computation ns, in each mode (the compat one reads gpu_frame, so only in compat mode).
+-- and the busy and computation ns, in each mode.
 -- temporal_breakdown picks one when the query is bound (query()), so that a query neither plans nor runs
 -- the other mode's pipelines: 7-9 -> 5 ms on one trace.
 CREATE OR REPLACE VIEW _temporal_totals_compat AS
 WITH g AS (
     SELECT trace_id, label, rank, ev_idx, ts, end_ts, kernel_type = 'COMPUTATION' AS is_comp
-    FROM gpu_frame
+    FROM _gpu_frame_compat
     WHERE gpu_work
 ),
 -- Compat mode: HTA's merge in one window pass. Rows in (ts, ev_idx) order; prev = running max of the earlier rows' ends
@@ -86,8 +86,8 @@ us AS (
     FROM r
 )
 SELECT label, rank, idle_time_us, compute_time_us, non_compute_time_us, kernel_time_us,
-       _bd_hta_round(100 * idle_time_us / kernel_time_us, 2) AS idle_time_pct,
-       _bd_hta_round(100 * compute_time_us / kernel_time_us, 2) AS compute_time_pct,
-       _bd_hta_round(100 * non_compute_time_us / kernel_time_us, 2) AS non_compute_time_pct
+       _bd_hta_round(100 * idle_time_us / kernel_time_us, 2, hta_compat()) AS idle_time_pct,
+       _bd_hta_round(100 * compute_time_us / kernel_time_us, 2, hta_compat()) AS compute_time_pct,
+       _bd_hta_round(100 * non_compute_time_us / kernel_time_us, 2, hta_compat()) AS non_compute_time_pct
 FROM us
 ORDER BY label, rank;

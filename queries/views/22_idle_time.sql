@@ -1,79 +1,97 @@
 -- Idle-time breakdown (HTA get_idle_time_breakdown): the gaps between consecutive GPU events (kernels,
--- memcpy, memset; cuda_sync excluded) on each stream, each blamed on a cause:
+-- memcpy, memset; cuda_sync excluded) on each stream of each GPU, each blamed on a cause:
 --   host_wait    the launching runtime call started after the stream had gone idle (the CPU was late);
 --   kernel_wait  otherwise, a gap shorter than consecutive_kernel_delay µs (launch overhead between kernels);
 --   other        everything else.
---   default: the stream is idle only after the running max of the previous ends (an event that overlaps an
---            earlier long one leaves no gap), so every idle interval is > 0 and overlaps count no idle time;
---            the runtime call is the one with the same correlation id.
---   compat:  HTA 0.6.1 (quirk §7.4): the gap is ts − the end of the previous event in ts order, negative for
---            overlaps and summed as is; the first event of a stream is an "other" interval of unknown
---            length (it counts in no sum or count); the runtime call is the event whose index is
---            index_correlation, so index_correlation 0 (partner absent) picks event #0's ts.
+--   default: a stream is one timeline per (device, stream): a trace can hold several GPUs (one process, pid,
+--            per device), each with its own stream 7. The stream is idle only after the running max of the
+--            previous ends (an event that overlaps an earlier long one leaves no gap), so every idle interval
+--            is > 0 and overlaps count no idle time; the runtime call is the one with the same correlation id.
+--   compat:  HTA 0.6.1 (quirk §7.4): one timeline per stream id, whatever the device; the gap is ts − the end
+--            of the previous event in ts order, negative for overlaps and summed as is; the first event of a
+--            stream is an "other" interval of unknown length (it counts in no sum or count); the runtime call is
+--            the event whose index is index_correlation, so index_correlation 0 (partner absent) picks event
+--            #0's ts.
 
 -- _bd_idle_gaps_compat / _bd_idle_gaps_default: one row per GPU event of every trace with the end of what
--- precedes it on its stream (prev_end) and the start of its runtime call, in each mode.
+-- precedes it on its timeline (prev_end), the start of its runtime call and the device of the timeline, in each
+-- mode: default, the event's GPU (pid: one process per GPU); compat, where HTA keys by stream only, the GPU of
+-- every event of the stream id, NULL when they are on several.
 CREATE OR REPLACE VIEW _bd_idle_gaps_compat AS
 WITH k AS (
-    SELECT g.trace_id, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
-    FROM gpu_frame g
-    LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM hta_frame WHERE correlation >= 0 OR ev_idx = 0) r
+    SELECT g.trace_id, g.pid, g.stream, g.ev_idx, g.ts, g.end_ts, r.ts AS ts_runtime
+    FROM _hta_frame_compat g
+    LEFT JOIN (SELECT trace_id, ev_idx, ts, correlation FROM _hta_frame_compat WHERE correlation >= 0 OR ev_idx = 0) r
            ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation
-    WHERE g.cat_class IN ('kernel', 'memcpy', 'memset')
+    WHERE g.stream <> -1 AND g.cat_class IN ('kernel', 'memcpy', 'memset')
 )
-SELECT trace_id, stream, ev_idx, ts, lag(end_ts) OVER (PARTITION BY trace_id, stream ORDER BY ts, ev_idx) AS prev_end,
-       ts_runtime
-FROM k;
+SELECT trace_id, CASE WHEN min(pid) OVER s = max(pid) OVER s THEN pid END AS device, stream, ev_idx, ts,
+       lag(end_ts) OVER w AS prev_end, ts_runtime
+FROM k
+-- s is w's whole partition, in w's order: one sort for both
+WINDOW w AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx),
+       s AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING);
 
--- default: the stored frame has each event's gap after the stream's previous busy interval
+-- default: the stored frame has each event's gap after the previous busy interval of its (device, stream)
 CREATE OR REPLACE VIEW _bd_idle_gaps_default AS
-SELECT trace_id, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
+SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
 FROM _gpu_frame_default
 WHERE gpu_work AND stream_busy_before IS NOT NULL;
 
--- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams): one row per GPU event (of the ranks, as traces
--- numbers them now) with its gap, gap_ns, and
--- its cause as idle_code (0 host_wait, 1 kernel_wait, 2 other: numbers group faster than names; _bd_idle_category
--- names them). The mode's view is picked when the query is bound (query()), so that the other is neither planned
--- nor run (the filters are on whole window partitions, so filtering after the compat window is the same as
--- before it).
-CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams) AS TABLE
-SELECT trace_id, stream, ev_idx, ts, prev_end, ts_runtime,
+-- _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, compat_mode): one row per GPU event (of the ranks,
+-- as traces numbers them now) with its gap, gap_ns, and its cause as idle_code (0 host_wait, 1 kernel_wait,
+-- 2 other: numbers group faster than names; _bd_idle_category names them). The mode's view is picked when the
+-- query is bound (query()), so that the other is neither planned nor run (the filters are on whole window
+-- partitions, so filtering after the compat window is the same as before it).
+CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, compat_mode) AS TABLE
+SELECT trace_id, device, stream, ev_idx, ts, prev_end, ts_runtime,
        ts - prev_end AS gap_ns,
        CASE WHEN ts_runtime > prev_end THEN 0
             WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 1
             ELSE 2 END AS idle_code
-FROM query(CASE WHEN hta_compat() THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END)
+FROM query(CASE WHEN compat_mode THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END)
 WHERE (streams IS NULL OR len(streams) = 0 OR list_contains(streams, stream))
   AND (ranks IS NULL OR len(ranks) = 0
        OR trace_id IN (SELECT trace_id FROM traces WHERE list_contains(ranks, traces.rank)));
 
 CREATE OR REPLACE MACRO _bd_idle_category(idle_code) AS ['host_wait', 'kernel_wait', 'other'][idle_code + 1];
 
--- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  GPU idle time
--- per rank, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).
+-- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)  GPU
+-- idle time per rank, device, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).
+-- hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label            Trace set
 -- @column rank             Rank
+-- @column device           GPU (its process id in the trace; compat: NULL when the stream id is on several GPUs, which HTA merges into one timeline)
 -- @column stream           Stream
 -- @column idle_category    host_wait, kernel_wait or other
 -- @column idle_time_us     Idle time of this cause on the stream, µs (compat: overlaps count negative)
 -- @column idle_time_ratio  Share of the stream's idle time (0–1; compat: rounded to 2 decimals)
-CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
+CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL,
+                                            hta_compat := NULL) AS TABLE
 WITH c AS (
-    SELECT trace_id, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
-    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
-    GROUP BY trace_id, stream, idle_code
+    SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
+    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, _hta_mode(hta_compat))
+    GROUP BY trace_id, device, stream, idle_code
+),
+-- the timeline's idle time (the window is ordered so that DuckDB computes it in one sort instead of joining c
+-- with its aggregate, which would compute c twice)
+tl AS (
+    SELECT *, sum(idle_time_us) OVER (PARTITION BY trace_id, device, stream ORDER BY idle_code
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS timeline_us
+    FROM c
 )
-SELECT t.label, t.rank, c.stream, _bd_idle_category(c.idle_code) AS idle_category,
-       _bd_hta_round(c.idle_time_us, 2) AS idle_time_us,
-       _bd_hta_round(c.idle_time_us / sum(c.idle_time_us) OVER (PARTITION BY c.trace_id, c.stream), 2) AS idle_time_ratio
-FROM c JOIN traces t USING (trace_id)
-ORDER BY t.label, t.rank, c.stream, idle_category;
+SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category,
+       _bd_hta_round(c.idle_time_us, 2, _hta_mode(hta_compat)) AS idle_time_us,
+       _bd_hta_round(c.idle_time_us / c.timeline_us, 2, _hta_mode(hta_compat)) AS idle_time_ratio
+FROM tl c JOIN traces t USING (trace_id)
+ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 
--- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL)  Distribution of
--- the idle intervals per rank, stream and cause (HTA's show_idle_interval_stats; compat: rounded to 2).
+-- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)
+-- Distribution of the idle intervals per rank, device, stream and cause (HTA's show_idle_interval_stats; compat:
+-- rounded to 2). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label          Trace set
 -- @column rank           Rank
+-- @column device         GPU (its process id in the trace; compat: NULL when the stream id is on several GPUs)
 -- @column stream         Stream
 -- @column idle_category  host_wait, kernel_wait or other
 -- @column count          Idle intervals
@@ -84,25 +102,26 @@ ORDER BY t.label, t.rank, c.stream, idle_category;
 -- @column p50_us         Median, µs
 -- @column p75_us         75th percentile, µs
 -- @column max_us         Longest interval, µs
-CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL) AS TABLE
+CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL,
+                                            hta_compat := NULL) AS TABLE
 WITH c AS (
-    SELECT trace_id, stream, idle_code,
+    SELECT trace_id, device, stream, idle_code,
            count(gap_ns) AS count,
            avg(gap_ns) / 1000.0 AS mean_us,
            stddev_samp(gap_ns) / 1000.0 AS std_us,
            min(gap_ns) / 1000.0 AS min_us,
            quantile_cont(gap_ns, [0.25, 0.5, 0.75]) AS q,
            max(gap_ns) / 1000.0 AS max_us
-    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams)
-    GROUP BY trace_id, stream, idle_code
+    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, _hta_mode(hta_compat))
+    GROUP BY trace_id, device, stream, idle_code
 )
-SELECT t.label, t.rank, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
-       _bd_hta_round(c.mean_us, 2) AS mean_us,
-       _bd_hta_round(c.std_us, 2) AS std_us,
-       _bd_hta_round(c.min_us, 2) AS min_us,
-       _bd_hta_round(c.q[1] / 1000.0, 2) AS p25_us,
-       _bd_hta_round(c.q[2] / 1000.0, 2) AS p50_us,
-       _bd_hta_round(c.q[3] / 1000.0, 2) AS p75_us,
-       _bd_hta_round(c.max_us, 2) AS max_us
+SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
+       _bd_hta_round(c.mean_us, 2, _hta_mode(hta_compat)) AS mean_us,
+       _bd_hta_round(c.std_us, 2, _hta_mode(hta_compat)) AS std_us,
+       _bd_hta_round(c.min_us, 2, _hta_mode(hta_compat)) AS min_us,
+       _bd_hta_round(c.q[1] / 1000.0, 2, _hta_mode(hta_compat)) AS p25_us,
+       _bd_hta_round(c.q[2] / 1000.0, 2, _hta_mode(hta_compat)) AS p50_us,
+       _bd_hta_round(c.q[3] / 1000.0, 2, _hta_mode(hta_compat)) AS p75_us,
+       _bd_hta_round(c.max_us, 2, _hta_mode(hta_compat)) AS max_us
 FROM c JOIN traces t USING (trace_id)
-ORDER BY t.label, t.rank, c.stream, idle_category;
+ORDER BY t.label, t.rank, c.device, c.stream, idle_category;

@@ -6,12 +6,13 @@
 -- GPU events: gpu_frame.gpu_work (compat: every stream != -1 row, as HTA).
 
 -- _bd_merged_types(include_memory_kernels): HTA's merged intervals [s, e) per trace and analysed kernel type
--- (bit 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY). e < s is possible in compat (negative rounded durations).
+-- (bit 1 COMPUTATION, 2 COMMUNICATION, 4 MEMORY), in compat mode (its only user). e < s is possible (negative
+-- rounded durations).
 CREATE OR REPLACE MACRO _bd_merged_types(include_memory_kernels) AS TABLE
 WITH g AS (
     SELECT trace_id, ev_idx, ts, end_ts,
            CASE kernel_type WHEN 'COMPUTATION' THEN 1 WHEN 'COMMUNICATION' THEN 2 ELSE 4 END AS bit
-    FROM gpu_frame
+    FROM _gpu_frame_compat
     WHERE gpu_work AND (kernel_type IN ('COMPUTATION', 'COMMUNICATION')
                         OR (kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true)))
 ),
@@ -66,14 +67,14 @@ FROM (SELECT trace_id,
 WHERE mask > 0
 GROUP BY ALL;
 
--- _bd_type_segments(include_memory_kernels): busy time per trace and set of running kernel types (mask), in
--- the current mode, picked when the query is bound (query()) so that the other mode is neither planned nor
+-- _bd_type_segments(include_memory_kernels, compat_mode): busy time per trace and set of running kernel types
+-- (mask), in that mode, picked when the query is bound (query()) so that the other mode is neither planned nor
 -- run; without memory kernels, the default sets are projected (mask & 3).
-CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels) AS TABLE
+CREATE OR REPLACE MACRO _bd_type_segments(include_memory_kernels, compat_mode) AS TABLE
 WITH segs AS (
     SELECT trace_id, mask, sum(len_ns)::BIGINT AS len_ns
     FROM (SELECT trace_id, CASE WHEN coalesce(include_memory_kernels, true) THEN mask ELSE mask & 3 END AS mask, len_ns
-          FROM query(CASE WHEN hta_compat()
+          FROM query(CASE WHEN compat_mode
                           THEN format('FROM _bd_type_segments_compat({})', coalesce(include_memory_kernels, true))
                           ELSE 'FROM _bd_type_segments_default' END))
     WHERE mask > 0
@@ -88,40 +89,44 @@ SELECT s.trace_id, t.label, t.rank, s.mask,
 FROM segs s JOIN traces t USING (trace_id)
 WHERE s.len_ns > 0;
 
--- @macro kernel_type_breakdown(include_memory_kernels := true)  GPU busy time by exclusive kernel-type label,
--- summed over the ranks of each trace set (HTA's kernel_type_df).
+-- @macro kernel_type_breakdown(include_memory_kernels := true, hta_compat := NULL)  GPU busy time by exclusive
+-- kernel-type label, summed over the ranks of each trace set (HTA's kernel_type_df). hta_compat: true or false
+-- overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label        Trace set
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
 -- @column sum_us       Time with exactly these types running, summed over ranks, µs
 -- @column pct          Share of the label's busy time (compat: rounded to 1 decimal)
-CREATE OR REPLACE MACRO kernel_type_breakdown(include_memory_kernels := true) AS TABLE
+CREATE OR REPLACE MACRO kernel_type_breakdown(include_memory_kernels := true, hta_compat := NULL) AS TABLE
 WITH s AS MATERIALIZED (
     SELECT label, kernel_type, sum(len_ns) / 1000.0 AS sum_us
-    FROM _bd_type_segments(include_memory_kernels) GROUP BY label, kernel_type
+    FROM _bd_type_segments(include_memory_kernels, _hta_mode(hta_compat)) GROUP BY label, kernel_type
 )
-SELECT label, kernel_type, sum_us, _bd_hta_round(100 * sum_us / sum(sum_us) OVER (PARTITION BY label), 1) AS pct
+SELECT label, kernel_type, sum_us,
+       _bd_hta_round(100 * sum_us / sum(sum_us) OVER (PARTITION BY label), 1, _hta_mode(hta_compat)) AS pct
 FROM s
 ORDER BY label, sum_us DESC, kernel_type;
 
--- @macro kernel_type_breakdown_by_rank(include_memory_kernels := true)  kernel_type_breakdown per rank.
+-- @macro kernel_type_breakdown_by_rank(include_memory_kernels := true, hta_compat := NULL)  kernel_type_breakdown
+-- per rank (hta_compat as there).
 -- @column label        Trace set
 -- @column rank         Rank
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
 -- @column sum_us       Time with exactly these types running on the rank, µs
 -- @column pct          Share of the rank's busy time (compat: rounded to 1 decimal)
-CREATE OR REPLACE MACRO kernel_type_breakdown_by_rank(include_memory_kernels := true) AS TABLE
+CREATE OR REPLACE MACRO kernel_type_breakdown_by_rank(include_memory_kernels := true, hta_compat := NULL) AS TABLE
 SELECT label, rank, kernel_type, len_ns / 1000.0 AS sum_us,
-       _bd_hta_round(100 * len_ns / sum(len_ns) OVER (PARTITION BY trace_id), 1) AS pct
-FROM _bd_type_segments(include_memory_kernels)
+       _bd_hta_round(100 * len_ns / sum(len_ns) OVER (PARTITION BY trace_id), 1, _hta_mode(hta_compat)) AS pct
+FROM _bd_type_segments(include_memory_kernels, _hta_mode(hta_compat))
 ORDER BY label, rank, sum_us DESC, kernel_type;
 
--- @macro kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true)  Time per
--- kernel name, per rank and kernel type (COMPUTATION, COMMUNICATION, MEMORY), the tail folded into "others"
+-- @macro kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL)
+-- Time per kernel name, per rank and kernel type (COMPUTATION, COMMUNICATION, MEMORY), the tail folded into "others"
 -- (HTA's kernel_df). A type with more than num_kernels names keeps the top names by total time: at most
 -- num_kernels, and (default) only as many as needed to cover duration_ratio of the type's time, or (compat)
 -- those whose cumulative sum is not above the duration_ratio quantile of the cumulative sums. Default mode
 -- keeps per-launch statistics for every row; compat reproduces HTA's collapse (a kept kernel's max = min =
--- mean = its total, stddev 0; "others" statistics over the folded kernels' totals).
+-- mean = its total, stddev 0; "others" statistics over the folded kernels' totals). hta_compat: true or false
+-- overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label        Trace set
 -- @column name         Kernel name, or others
 -- @column kernel_type  COMPUTATION, COMMUNICATION or MEMORY
@@ -132,14 +137,16 @@ ORDER BY label, rank, sum_us DESC, kernel_type;
 -- @column stddev_us    Sample standard deviation of the durations, µs (0 for one launch)
 -- @column mean_us      Mean duration, µs
 -- @column count        Launches aggregated into the row
-CREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true) AS TABLE
+CREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true,
+                                         hta_compat := NULL) AS TABLE
 SELECT label, name, grp AS kernel_type, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
-FROM _bd_fold('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL)
+FROM _bd_fold('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL, _hta_mode(hta_compat))
 ORDER BY label, kernel_type, name, rank;
 
--- @macro kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true)
+-- @macro kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL)
 -- Across-ranks distribution of the top kernels (HTA's per-kernel bar charts): for every kernel name that
--- kernel_breakdown keeps on some rank, its real launch statistics on every rank where it ran.
+-- kernel_breakdown keeps on some rank, its real launch statistics on every rank where it ran. hta_compat: true
+-- or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label        Trace set
 -- @column kernel_type  COMPUTATION, COMMUNICATION or MEMORY
 -- @column name         Kernel name
@@ -150,9 +157,11 @@ ORDER BY label, kernel_type, name, rank;
 -- @column max_us       Longest launch, µs
 -- @column stddev_us    Sample standard deviation, µs (0 for one launch)
 -- @column sum_us       Total duration, µs
-CREATE OR REPLACE MACRO kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true) AS TABLE
+CREATE OR REPLACE MACRO kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true,
+                                                     hta_compat := NULL) AS TABLE
 WITH f AS (
-    SELECT * FROM _bd_fold_flags('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL)
+    SELECT * FROM _bd_fold_flags('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL,
+                                 _hta_mode(hta_compat))
 ),
 top AS (
     SELECT DISTINCT label, grp, name FROM f WHERE NOT fold

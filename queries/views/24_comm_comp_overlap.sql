@@ -28,7 +28,7 @@ GROUP BY trace_id;
 CREATE OR REPLACE VIEW comm_comp_overlap AS
 SELECT t.label, t.rank,
        CASE WHEN o.comm_ns > 0
-            THEN _bd_hta_round(100.0 * coalesce(o.both_ns, 0) / o.comm_ns, 2) END AS comp_comm_overlap_pct
+            THEN _bd_hta_round(100.0 * coalesce(o.both_ns, 0) / o.comm_ns, 2, hta_compat()) END AS comp_comm_overlap_pct
 FROM traces t
 LEFT JOIN query(CASE WHEN hta_compat() THEN 'FROM _overlap_times_compat' ELSE 'FROM _overlap_times_default' END) o
        USING (trace_id)

@@ -1,10 +1,11 @@
 -- User-annotation breakdown and kernel attribution (HTA get_gpu_user_annotation_breakdown and
 -- get_gpu_kernels_with_user_annotations).
 
--- @macro user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL)
+-- @macro user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL, hta_compat := NULL)
 -- Time per annotation name and rank: gpu_user_annotation ranges (use_gpu_annotation) or CPU user_annotation
 -- ranges, the tail folded into "others" exactly like kernel_breakdown; names containing any of
--- allowlist_patterns (a list of plain substrings) are never folded.
+-- allowlist_patterns (a list of plain substrings) are never folded. hta_compat: true or false overrides the
+-- session's hta_compat for this call (NULL = the session's).
 -- @column label      Trace set
 -- @column name       Annotation name, or others
 -- @column rank       Rank
@@ -15,9 +16,10 @@
 -- @column mean_us    Mean duration, µs
 -- @column count      Ranges aggregated into the row
 CREATE OR REPLACE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8,
-                                                  allowlist_patterns := NULL) AS TABLE
+                                                  allowlist_patterns := NULL, hta_compat := NULL) AS TABLE
 SELECT label, name, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
-FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation, allowlist_patterns)
+FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation, allowlist_patterns,
+              _hta_mode(hta_compat))
 ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU-side event (hta_frame.gpu_side: kernels, memcpy, memset,

@@ -1,7 +1,7 @@
 -- Kernel launch statistics (HTA get_cuda_kernel_launch_stats); the launch-name vocabulary, _ct_launch_names,
 -- is in 10_hta_frame.sql (the stored GPU frame pairs GPU events with their launch calls at load).
 
--- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL = all).
+-- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL, hta_compat := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL = all). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                 Trace set
 -- @column rank                  Rank
 -- @column correlation           Launch correlation id
@@ -26,7 +26,7 @@ WITH names AS (
     WHERE coalesce(include_memory_events, true) OR NOT is_memory
 ),
 frame AS NOT MATERIALIZED (
-    SELECT * FROM hta_frame
+    SELECT * FROM _hta_frame_compat
 ),
 -- HTA's correlation set, then every CPU × GPU pair with such a correlation
 hta_corr AS (
@@ -46,14 +46,14 @@ SELECT label, rank, correlation, launch_ts AS cpu_ts, launch_dur AS cpu_dur, ts 
 FROM _gpu_frame_default
 WHERE launch_idx IS NOT NULL AND (coalesce(include_memory_events, true) OR NOT launch_is_memory);
 
--- the current mode's pairs are picked when the query is bound (query()): the other mode is neither planned nor run
+-- the call's mode's pairs are picked when the query is bound (query()): the other mode is neither planned nor run
 CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100,
-                                            include_memory_events := true, ranks := NULL) AS TABLE
+                                            include_memory_events := true, ranks := NULL, hta_compat := NULL) AS TABLE
 WITH us AS (
     SELECT label, rank, correlation, cpu_dur / 1000.0 AS cpu_duration_us, gpu_dur / 1000.0 AS gpu_duration_us,
            greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, cpu_ts, cpu_idx, gpu_idx
     FROM query(format('FROM {}({})',
-                      CASE WHEN hta_compat() THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
+                      CASE WHEN _hta_mode(hta_compat) THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
                       coalesce(include_memory_events, true)))
     WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
 )

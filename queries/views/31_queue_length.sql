@@ -12,15 +12,16 @@ WHERE name LIKE '%ProfilerStep%' AND regexp_matches(name, 'ProfilerStep\s*#\s*\d
 GROUP BY trace_id
 HAVING count(DISTINCT name) >= 2;
 
--- _ct_frame_pos: hta_frame with frame_pos = the row's position in HTA's dataframe (compat mode).
-CREATE OR REPLACE VIEW _ct_frame_pos AS
+-- _ct_frame_pos_of(compat_mode): that mode's hta_frame with frame_part, the part of HTA's dataframe the row is in
+-- (compat mode: GPU-side rows first where _ct_hta_reordered; rows sort by (frame_part, ev_idx)).
+CREATE OR REPLACE MACRO _ct_frame_pos_of(compat_mode) AS TABLE
 SELECT f.*, CASE WHEN r.trace_id IS NOT NULL AND NOT f.gpu_side THEN 1 ELSE 0 END AS frame_part
-FROM hta_frame f LEFT JOIN _ct_hta_reordered r USING (trace_id);
+FROM _hta_frame_mode(compat_mode) f LEFT JOIN _ct_hta_reordered r USING (trace_id);
 
 -- _queue_length_compat / _queue_length_default: queue_length in each mode.
 CREATE OR REPLACE VIEW _queue_length_compat AS
 WITH
-c_frame AS (SELECT * FROM _ct_frame_pos),
+c_frame AS (SELECT * FROM _ct_frame_pos_of(true)),
 c_launch AS (
     SELECT f.* FROM c_frame f JOIN _ct_launch_names() n ON n.name = f.name AND n.hta_queue
     WHERE f.index_correlation > 0
@@ -86,10 +87,28 @@ FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 CREATE OR REPLACE VIEW queue_length AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END);
 
--- @view queue_length_summary  One row per (label, rank, stream): statistics of the queue_length samples (one per
--- change, not time-weighted, as HTA's describe()).
+-- _queue_length_summary_compat / _default: queue_length_summary in each mode (compat: per stream id, as HTA)
+CREATE OR REPLACE VIEW _queue_length_summary_compat AS
+SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS device, stream, count(*) AS count,
+       avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
+       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
+       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
+FROM _queue_length_compat
+GROUP BY label, rank, stream;
+
+CREATE OR REPLACE VIEW _queue_length_summary_default AS
+SELECT label, rank, pid AS device, stream, count(*) AS count,
+       avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
+       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
+       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
+FROM _queue_length_default
+GROUP BY label, rank, pid, stream;
+
+-- @view queue_length_summary  One row per (label, rank, device, stream): statistics of the queue_length samples (one
+-- per change, not time-weighted, as HTA's describe()). Compat mode: one row per (label, rank, stream), as HTA.
 -- @column label   Trace set
 -- @column rank    Rank
+-- @column device  GPU (process id of the stream's lane, queue_length.pid; compat: NULL when the stream id is on several GPUs)
 -- @column stream  GPU stream
 -- @column count   Samples
 -- @column mean    Mean queue length
@@ -99,54 +118,61 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE
 -- @column p50     Median
 -- @column p75     75th percentile
 -- @column max     Maximum
+--
+-- The view picks the current mode's statistics when the query is bound (query()): the other is neither planned nor run.
 CREATE OR REPLACE VIEW queue_length_summary AS
-SELECT label, rank, stream, count(*) AS count, avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
-       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
-       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
-FROM queue_length
-GROUP BY label, rank, stream
-ORDER BY label, rank, stream;
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_summary_compat' ELSE 'FROM _queue_length_summary_default' END)
+ORDER BY label, rank, device, stream;
 
 -- _queue_durations_compat / _queue_durations_default: each queue_length sample with how long it held (to the
--- stream's next sample; NULL for the last), in each mode. Default: the next change was stored with the series.
+-- next sample of its series; NULL for the last), in each mode, with the device of its series: default, the
+-- series' GPU (pid); compat, where HTA's series is the stream id's whatever the GPU, the GPU of every sample of
+-- the stream id, NULL when they are on several. Default: the next change was stored with the series.
 CREATE OR REPLACE VIEW _queue_durations_compat AS
-SELECT label, rank, stream, queue_length, lead(ts) OVER (PARTITION BY label, rank, pid, stream ORDER BY seq) - ts AS dur
-FROM _queue_length_compat;
+SELECT label, rank, CASE WHEN min(pid) OVER s = max(pid) OVER s THEN pid END AS device, stream, queue_length,
+       lead(ts) OVER w - ts AS dur
+FROM _queue_length_compat
+-- s is w's whole partition, in w's order: one sort for both
+WINDOW w AS (PARTITION BY label, rank, stream ORDER BY seq),
+       s AS (PARTITION BY label, rank, stream ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING);
 
 CREATE OR REPLACE VIEW _queue_durations_default AS
-SELECT label, rank, stream, queue_at_launch AS queue_length, next_ts_at_launch - launch_ts AS dur
+SELECT label, rank, pid AS device, stream, queue_at_launch AS queue_length, next_ts_at_launch - launch_ts AS dur
 FROM _gpu_frame_default WHERE launch_idx IS NOT NULL
 UNION ALL
-SELECT label, rank, stream, queue_at_start, next_ts_at_start - ts
+SELECT label, rank, pid, stream, queue_at_start, next_ts_at_start - ts
 FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 
--- @macro time_blocked_on_full_queue(max_queue_length := 1024)  One row per (label, rank, stream) whose launch
--- queue reached max_queue_length: how long it stayed there (the CPU blocks on a full queue).
+-- @macro time_blocked_on_full_queue(max_queue_length := 1024, hta_compat := NULL)  One row per (label, rank, device,
+-- stream) whose launch queue reached max_queue_length: how long it stayed there (the CPU blocks on a full queue).
+-- hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                                  Trace set
 -- @column rank                                   Rank
+-- @column device                                 GPU (process id of the stream's lane; compat: NULL when the stream id is on several GPUs)
 -- @column stream                                 GPU stream
 -- @column duration_at_max_queue_length_us        Time from each sample with queue_length >= max_queue_length to the stream's next sample, summed, µs
 -- @column relative_duration_at_max_queue_length  That time / the rank's trace duration
 --
--- Default mode: every such stream; trace duration = last event end − first event start.
--- Compat mode (HTA 0.6.1): only the highest such stream id of each rank survives (quirk §7.9); trace duration
--- = last event start − first event start of the loaded frame.
-CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024) AS TABLE
+-- Default mode: every such (device, stream); trace duration = last event end − first event start.
+-- Compat mode (HTA 0.6.1): one series per stream id; only the highest such stream id of each rank survives
+-- (quirk §7.9); trace duration = last event start − first event start of the loaded frame.
+CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024, hta_compat := NULL) AS TABLE
 WITH q AS (
-    FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_durations_compat' ELSE 'FROM _queue_durations_default' END)
+    FROM query(CASE WHEN _hta_mode(hta_compat) THEN 'FROM _queue_durations_compat' ELSE 'FROM _queue_durations_default' END)
 ),
 blocked AS (
-    SELECT label, rank, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us
+    SELECT label, rank, device, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us
     FROM q WHERE queue_length >= coalesce(max_queue_length, 1024)
-    GROUP BY label, rank, stream
+    GROUP BY label, rank, device, stream
 ),
 span AS (
     SELECT label, rank,
-           CASE WHEN hta_compat() THEN max(ts) - min(ts) ELSE max(end_ts) - min(ts) END / 1000.0 AS span_us
-    FROM hta_frame GROUP BY label, rank
+           CASE WHEN _hta_mode(hta_compat) THEN max(ts) - min(ts) ELSE max(end_ts) - min(ts) END / 1000.0 AS span_us
+    FROM _hta_frame_mode(_hta_mode(hta_compat)) GROUP BY label, rank
 )
-SELECT b.label, b.rank, b.stream, b.duration_at_max_queue_length_us,
+SELECT b.label, b.rank, b.device, b.stream, b.duration_at_max_queue_length_us,
        b.duration_at_max_queue_length_us / s.span_us AS relative_duration_at_max_queue_length
 FROM blocked b JOIN span s USING (label, rank)
-WHERE NOT hta_compat() OR b.stream = (SELECT max(b2.stream) FROM blocked b2 WHERE b2.label = b.label AND b2.rank = b.rank)
-ORDER BY b.label, b.rank, b.stream;
+WHERE NOT _hta_mode(hta_compat)
+   OR b.stream = (SELECT max(b2.stream) FROM blocked b2 WHERE b2.label = b.label AND b2.rank = b.rank)
+ORDER BY b.label, b.rank, b.device, b.stream;

@@ -1,18 +1,20 @@
 -- Trace with counters (HTA generate_trace_with_counters).
 
--- @macro export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw')  Writes
+-- @macro export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw', hta_compat := NULL)  Writes
 -- <output_dir>/<trace file name with ".json" → "_with_counters.json"> = the rank's original trace plus Chrome
 -- counter events (ph "C") for the queue length of every stream ("Queue Length", id = stream) and the memory
 -- bandwidth of every memory kind ("Memcpy HtoD", … with args "Memcpy BW"), viewable in Perfetto / chrome://tracing.
 -- label selects the trace set when the rank is loaded more than once; time_series is a comma-separated subset of
--- queue_length, memory_bw. One row: the file written.
+-- queue_length, memory_bw. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the
+-- session's). One row: the file written.
 -- @column path            File written
 -- @column counter_events  Counter events appended
 --
 -- Default mode: exact timestamps (µs with three decimals), gzip only when the name ends in .gz, series per
 -- (device, stream). Compat mode (HTA 0.6.1): HTA's events (whole-µs timestamps, its queue/bandwidth series), always
 -- gzip (HTA writes gzip even for a .json name).
-CREATE OR REPLACE MACRO export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw') AS TABLE
+CREATE OR REPLACE MACRO export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw',
+                                              hta_compat := NULL) AS TABLE
 SELECT * FROM _export_counters_trace(rank := coalesce(rank, -9223372036854775808)::BIGINT, output_dir := coalesce(output_dir, '')::VARCHAR,
     label := coalesce(label, '')::VARCHAR, time_series := coalesce(time_series, 'queue_length,memory_bw')::VARCHAR,
-    compat := hta_compat());
+    compat := _hta_mode(hta_compat));

@@ -1,8 +1,9 @@
 -- Straggler detection (HTA get_potential_stragglers with its find_stragglers_with_late_start_comm_kernels metric).
 
--- @macro potential_stragglers(num_candidates := 2, profiler_steps := NULL)  One row per straggler candidate of each
--- trace set (label), most often flagged first: the ranks whose dominant communication kernel starts latest.
--- profiler_steps: a list of ProfilerStep numbers to look at (NULL = all).
+-- @macro potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL)  One row per straggler
+-- candidate of each trace set (label), most often flagged first: the ranks whose dominant communication kernel
+-- starts latest. profiler_steps: a list of ProfilerStep numbers to look at (NULL = all). hta_compat: true or false
+-- overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label          Trace set
 -- @column rank           Candidate rank
 -- @column flagged_steps  Steps in which the rank's kernel start was among the num_candidates latest
@@ -17,19 +18,19 @@
 -- knows names starting with ncclKernel, quirk §7.8), and step 0 counts (HTA skips iteration 0).
 -- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
 -- ranks than num_candidates) the result is empty / every rank is flagged.
-CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL) AS TABLE
+CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL) AS TABLE
 WITH
 k AS (SELECT greatest(coalesce(num_candidates, 2), 1)::BIGINT AS k),
 steps AS (
     SELECT DISTINCT label, TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
-    FROM hta_frame WHERE starts_with(name, 'ProfilerStep')
+    FROM _hta_frame_mode(_hta_mode(hta_compat)) WHERE starts_with(name, 'ProfilerStep')
 ),
 valid AS (
     SELECT label, step FROM steps
     WHERE step IS NOT NULL AND (profiler_steps IS NULL OR list_contains(profiler_steps::BIGINT[], step))
 ),
 df AS (
-    SELECT f.* FROM _ct_frame_pos f JOIN valid v ON v.label = f.label AND v.step = f.iteration
+    SELECT f.* FROM _ct_frame_pos_of(_hta_mode(hta_compat)) f JOIN valid v ON v.label = f.label AND v.step = f.iteration
 ),
 span AS (
     SELECT label, min(ts) AS t_min, (max(ts + dur) - min(ts)) / count(DISTINCT iteration) AS mean_iter
@@ -38,9 +39,9 @@ span AS (
 long_comm AS (
     SELECT d.label, d.rank, d.stream, d.iteration, d.name, d.ts, d.dur, d.frame_part, d.ev_idx
     FROM df d JOIN span s USING (label)
-    LEFT JOIN kernel_types kt ON kt.name = d.name
+    LEFT JOIN _kernel_types_mode(_hta_mode(hta_compat)) kt ON kt.name = d.name
     WHERE d.stream > 0 AND d.dur >= s.mean_iter * 0.01
-      AND CASE WHEN hta_compat() THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
+      AND CASE WHEN _hta_mode(hta_compat) THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
                ELSE d.iteration >= 0 AND kt.kernel_type = 'COMMUNICATION' END
 ),
 last_comm AS (

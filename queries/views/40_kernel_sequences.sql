@@ -139,31 +139,32 @@ SELECT r.trace_id, r.label, r.rank, r.ev_idx AS root_idx,
 FROM roots r JOIN agg a ON a.trace_id = r.trace_id AND a.root = r.ev_idx
 WHERE a.num_kernels >= min_len;
 
--- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all; HTA returns all and uses top_k for the overlay only). label NULL = every loaded label.
+-- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL, hta_compat := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all; HTA returns all and uses top_k for the overlay only). label NULL = every loaded label. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                   Trace set
 -- @column rank                    Rank
 -- @column pattern                 Root op name, then the names of the GPU events below it in start order, joined by |
 -- @column count                   Occurrences of the pattern
 -- @column gpu_kernel_duration_us  Sum of the durations of the GPU events of every occurrence, µs
 -- @column cpu_op_duration_us      Sum of the durations of the root ops, µs
-CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL) AS TABLE
+CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL,
+                                                  hta_compat := NULL) AS TABLE
 SELECT p.label, p.rank, p.pattern, p.count, p.gpu_kernel_duration_us, p.cpu_op_duration_us
 FROM (
     SELECT r.trace_id, r.label, r.rank, r.pattern, count(*) AS count,
            sum(r.kernel_dur) / 1000.0 AS gpu_kernel_duration_us, sum(r.root_dur) / 1000.0 AS cpu_op_duration_us,
            row_number() OVER (PARTITION BY r.trace_id ORDER BY count(*) DESC, r.pattern) AS k
-    FROM _sq_kseq_roots(hta_compat(), coalesce(operator_name, ''), coalesce(min_pattern_len, 3), coalesce(rank, 0), label) r
+    FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), coalesce(min_pattern_len, 3), coalesce(rank, 0), label) r
     GROUP BY r.trace_id, r.label, r.rank, r.pattern
 ) p
 WHERE coalesce(top_k, 5) <= 0 OR p.k <= coalesce(top_k, 5)
 ORDER BY p.label, p.rank, p.count DESC, p.pattern;
 
--- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. One row.
+-- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL, hta_compat := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's). One row.
 -- @column path           The file written
 -- @column patterns       Patterns overlaid
 -- @column marked_events  Events that got args.Patterns
 CREATE OR REPLACE MACRO export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0,
-        compress_other_kernels := true, label := NULL) AS TABLE
+        compress_other_kernels := true, label := NULL, hta_compat := NULL) AS TABLE
 SELECT * FROM _export_kernel_sequences_overlay(coalesce(operator_name, ''), coalesce(output_dir, ''),
     coalesce(min_pattern_len, 3)::BIGINT, coalesce(top_k, 5)::BIGINT, coalesce(rank, 0)::BIGINT, coalesce(label, ''),
-    coalesce(compress_other_kernels, true), hta_compat());
+    coalesce(compress_other_kernels, true), _hta_mode(hta_compat));

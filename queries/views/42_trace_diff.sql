@@ -93,7 +93,7 @@ classified AS (
 )
 SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = it.n;
 
--- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). device_type: CPU, GPU or ALL.
+-- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
 -- @column control_counts             Occurrences in the control side
 -- @column control_total_duration_us  Sum of their durations, µs
@@ -103,7 +103,8 @@ SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = i
 -- @column diff_duration_us           test_total_duration_us − control_total_duration_us, µs
 -- @column counts_change_category     + (more in test), - (fewer), = (same)
 CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
-        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false) AS TABLE
+        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false,
+        hta_compat := NULL) AS TABLE
 WITH sel AS (
     -- Bad arguments are errors, not an empty side (which would read as "everything added/deleted").
     SELECT CASE
@@ -129,13 +130,13 @@ WITH sel AS (
 ),
 ctl AS (
     SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(hta_compat(), control_label, control_rank, control_iteration) o, sel
+    FROM _sq_diff_ops(_hta_mode(hta_compat), control_label, control_rank, control_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 ),
 tst AS (
     SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(hta_compat(), test_label, test_rank, test_iteration) o, sel
+    FROM _sq_diff_ops(_hta_mode(hta_compat), test_label, test_rank, test_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 )
@@ -148,13 +149,14 @@ SELECT name,
            AS counts_change_category
 FROM ctl c FULL OUTER JOIN tst t USING (name)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
-ORDER BY hta_compat() AND c.n IS NULL, name;
+ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 
--- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff).
+-- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff). hta_compat as in trace_diff.
 -- @column category  added (absent in control), deleted (absent in test), increased, decreased, unchanged
 -- @column name      Op or kernel name
 CREATE OR REPLACE MACRO ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
-        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false) AS TABLE
+        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false,
+        hta_compat := NULL) AS TABLE
 SELECT category, name FROM (
     SELECT d.name,
            CASE WHEN d.control_counts = 0 AND d.test_counts > 0 THEN 'added'
@@ -164,7 +166,7 @@ SELECT category, name FROM (
                 WHEN d.test_counts > 0 AND d.diff_counts = 0 THEN 'unchanged' END AS category
     FROM trace_diff(control_label, test_label, control_rank := control_rank, test_rank := test_rank,
                     control_iteration := control_iteration, test_iteration := test_iteration,
-                    device_type := device_type, use_short_name := use_short_name) d
+                    device_type := device_type, use_short_name := use_short_name, hta_compat := hta_compat) d
 )
 WHERE category IS NOT NULL
 ORDER BY list_position(['added', 'deleted', 'increased', 'decreased', 'unchanged'], category), name;

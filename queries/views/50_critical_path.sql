@@ -10,12 +10,13 @@
 --   data_load_events := NULL (list of name substrings: nodes + the data_loading bound),
 --   add_zero_weight_launch_edges := false (HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE),
 --   strict_negative_weights := false (HTA's CRITICAL_PATH_STRICT_NEGATIVE_WEIGHT_CHECKS),
---   compat := NULL (NULL = hta_compat(); true reads HTA's µs-rounded frame),
+--   compat := NULL (NULL = hta_compat, then the session's hta_compat(); true reads HTA's µs-rounded frame),
+--   hta_compat := NULL (a synonym of compat, the name the other analyses use; compat wins when both are set),
 --   aggregate := true (ctda: aggregate events into CDG nodes; false = one node per event).
 -- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
 -- longest path (compat: only those ≤ -1 µs, exactly as HTA).
 
--- @macro critical_path(rank, annotation, instance, instance_end, algorithm, label, data_load_events, add_zero_weight_launch_edges, strict_negative_weights, compat, aggregate)  One row per critical-path edge, in path order.
+-- @macro critical_path(rank, annotation, instance, instance_end, algorithm, label, data_load_events, add_zero_weight_launch_edges, strict_negative_weights, compat, aggregate, hta_compat)  One row per critical-path edge, in path order.
 -- @column label       Trace set
 -- @column rank        Rank
 -- @column seq         Position on the path (0 = first edge)
@@ -36,11 +37,11 @@
 -- @column end_ts      Time of dst_node, ns
 CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
-    strict_negative_weights := false, compat := NULL, aggregate := true) AS TABLE
+    strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_path(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
 -- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path.
 -- @column label           Trace set
@@ -55,11 +56,11 @@ SELECT * FROM _cp_path(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(
 -- @column busy_bound      Share of the window covered by cpu_op, runtime/driver and GPU events: no path can cover more
 CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
-    strict_negative_weights := false, compat := NULL, aggregate := true) AS TABLE
+    strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_summary(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
 -- @macro cp_graph_nodes(same parameters as critical_path)  One row per node of the critical-path DAG (an event's start or end).
 -- @column label             Trace set
@@ -78,11 +79,11 @@ SELECT * FROM _cp_summary(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coales
 -- @column has_edges         Node has at least one edge (HTA's graph counts only these nodes)
 CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
-    strict_negative_weights := false, compat := NULL, aggregate := true) AS TABLE
+    strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
 -- @macro cp_graph_edges(same parameters as critical_path)  One row per edge of the critical-path DAG, in construction order.
 -- @column label             Trace set
@@ -103,21 +104,21 @@ SELECT * FROM _cp_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
 -- @column on_critical_path  Edge lies on the critical path
 CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
-    strict_negative_weights := false, compat := NULL, aggregate := true) AS TABLE
+    strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
 -- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%''').
 -- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
-    strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5) AS TABLE
+    strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_whatif(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, hta_compat()), coalesce(aggregate, true),
+    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true),
     coalesce(scale, ''), coalesce(factor, 0.5)::DOUBLE);
 
 -- @macro longest_path(edges_table)  The longest path over any table (named by a string; not a TEMP table) with columns src_node, dst_node, weight_us: e.g. a saved cp_graph_edges result with changed weights. Ties: networkx's rule (graph/longest_path.go).

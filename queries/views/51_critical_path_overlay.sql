@@ -1,7 +1,7 @@
 -- Critical-path overlay (design.md §5, hta-spec.md §5.7): a NULL-safe macro over the internal Go table
 -- function _cp_overlay (sqlfuncs/critical_path_overlay.go).
 
--- @macro export_critical_path_overlay(rank, output_dir, annotation, instance, instance_end, label, only_show_critical_events, show_all_edges, add_zero_weight_launch_edges, data_load_events, compat)  Writes HTA's overlaid trace of a rank's critical path and returns one row with the path written. The file is <output_dir>/overlaid_critical_path_<file name of the loaded trace>, gzip JSON (always, as HTA, whatever the name ends with): the original trace, streamed from traces.path, with args.critical = 1 on the critical-path events, a critical_path flow-event pair (s/f, args weight/critical/type) per shown edge, and (only_show_critical_events) the non-critical X events dropped except user_annotation and python_function; critical_path flows of an earlier overlay (the source is an overlaid trace) are dropped so ids stay paired. Shown edges: the path's dependency, launch-delay and sync edges; show_all_edges (only when only_show_critical_events is false): every graph edge but zero-weight launch edges. output_dir is required; the window parameters are critical_path's.
+-- @macro export_critical_path_overlay(rank, output_dir, annotation, instance, instance_end, label, only_show_critical_events, show_all_edges, add_zero_weight_launch_edges, data_load_events, compat, hta_compat)  Writes HTA's overlaid trace of a rank's critical path and returns one row with the path written. The file is <output_dir>/overlaid_critical_path_<file name of the loaded trace>, gzip JSON (always, as HTA, whatever the name ends with): the original trace, streamed from traces.path, with args.critical = 1 on the critical-path events, a critical_path flow-event pair (s/f, args weight/critical/type) per shown edge, and (only_show_critical_events) the non-critical X events dropped except user_annotation and python_function; critical_path flows of an earlier overlay (the source is an overlaid trace) are dropped so ids stay paired. Shown edges: the path's dependency, launch-delay and sync edges; show_all_edges (only when only_show_critical_events is false): every graph edge but zero-weight launch edges. output_dir is required; the window parameters are critical_path's.
 -- @column label            Trace set
 -- @column rank             Rank
 -- @column path             File written
@@ -11,10 +11,10 @@
 -- @column dropped_events   Events left out: non-critical X events (only_show_critical_events), earlier critical_path flows
 CREATE OR REPLACE MACRO export_critical_path_overlay(rank := 0, output_dir := NULL, annotation := 'ProfilerStep',
     instance := 0, instance_end := -1, label := NULL, only_show_critical_events := true, show_all_edges := false,
-    add_zero_weight_launch_edges := false, data_load_events := NULL, compat := NULL) AS TABLE
+    add_zero_weight_launch_edges := false, data_load_events := NULL, compat := NULL, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_overlay(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'hta',
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    false, coalesce(compat, hta_compat()), true,
+    false, coalesce(compat, _hta_mode(hta_compat)), true,
     coalesce(output_dir, '')::VARCHAR, coalesce(only_show_critical_events, true),
     coalesce(show_all_edges, false));

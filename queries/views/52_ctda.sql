@@ -2,7 +2,7 @@
 -- and the computation dependency graph. critical_path / critical_path_summary take algorithm := 'ctda' too.
 -- Parameters are critical_path's (50_critical_path.sql); phases come from the phase_rules table.
 
--- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
+-- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate, hta_compat)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
 -- @column label          Trace set
 -- @column rank           Rank
 -- @column name           Event name
@@ -11,13 +11,13 @@
 -- @column proportion     Share of the path's attributed time (0–1)
 -- @column prop_in_total  Share of the window's end-to-end time (0–1)
 CREATE OR REPLACE MACRO hotspots(rank := 0, annotation := 'ProfilerStep', instance := 0, top := 20, algorithm := 'ctda',
-    instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true) AS TABLE
+    instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _hotspots(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'ctda'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), false, false, coalesce(compat, hta_compat()),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), false, false, coalesce(compat, _hta_mode(hta_compat)),
     coalesce(aggregate, true), coalesce(top, 20)::BIGINT);
 
--- @macro cdg_nodes(rank, annotation, instance, instance_end, label, compat, aggregate)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
+-- @macro cdg_nodes(rank, annotation, instance, instance_end, label, compat, aggregate, hta_compat)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
 -- @column label                Trace set
 -- @column rank                 Rank
 -- @column node                 Node id (CPU nodes first, in logical-thread order, then GPU nodes)
@@ -36,12 +36,12 @@ SELECT * FROM _hotspots(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
 -- @column on_critical_path     Node lies on the critical path
 -- @column counted_us           Time the node's events cover inside its counted span on the path, µs (NULL off the path)
 CREATE OR REPLACE MACRO cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
-    label := NULL, compat := NULL, aggregate := true) AS TABLE
+    label := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cdg_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'ctda', '[]', false, false,
-    coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
--- @macro cdg_edges(rank, annotation, instance, instance_end, label, compat, aggregate)  One row per dependency of the CDG (algorithm 'ctda').
+-- @macro cdg_edges(rank, annotation, instance, instance_end, label, compat, aggregate, hta_compat)  One row per dependency of the CDG (algorithm 'ctda').
 -- @column label             Trace set
 -- @column rank              Rank
 -- @column src_node          Node the dependency leaves (cdg_nodes.node)
@@ -51,7 +51,7 @@ SELECT * FROM _cdg_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesc
 -- @column gap_us            dst's start − src's effective end, µs (negative when they overlap)
 -- @column on_critical_path  Edge lies on the critical path
 CREATE OR REPLACE MACRO cdg_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
-    label := NULL, compat := NULL, aggregate := true) AS TABLE
+    label := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cdg_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'ctda', '[]', false, false,
-    coalesce(compat, hta_compat()), coalesce(aggregate, true));
+    coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
