@@ -619,7 +619,7 @@ func TestCTDASyncThatDidNotWait(t *testing.T) {
 	b.cpu(1, "user_annotation", "## forward ##", 0, 300)
 	b.cpu(1, "cpu_op", "aten::mm", 0, 20)
 	b.launch(1, "cudaLaunchKernel", 5, 3, 7, "gemm", 10, 90) // 10..100
-	busy := b.cpu(1, "cpu_op", "aten::cpu_work", 30, 260)     // 30..290
+	busy := b.cpu(1, "cpu_op", "aten::cpu_work", 30, 260)    // 30..290
 	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 295, 3)
 	b.cpu(1, "cpu_op", "aten::cross_entropy_loss", 310, 50)
 	c := buildCTDA(t, b.frame(), true)
