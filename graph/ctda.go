@@ -1217,12 +1217,12 @@ func (c *CDG) startCandidates() []bool {
 		}
 	}
 	out := make([]bool, len(c.Nodes))
-	any := false
+	anyKept := false
 	for v := range c.Nodes {
 		out[v] = keep[find(int32(v))]
-		any = any || out[v]
+		anyKept = anyKept || out[v]
 	}
-	if !any {
+	if !anyKept {
 		return nil
 	}
 	return out

@@ -21,26 +21,8 @@ import (
 // (decompressed) content.
 func cpResult(t *testing.T, c *sql.Conn, q string, file bool) []string {
 	t.Helper()
-	rows, err := c.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		s := make([]string, len(vals))
-		for i, v := range vals {
-			s[i] = ctFormat(v)
-		}
+	for _, s := range ctRows(t, c, q) {
 		if file {
 			b, err := os.ReadFile(s[0])
 			if err != nil {
@@ -59,9 +41,6 @@ func cpResult(t *testing.T, c *sql.Conn, q string, file bool) []string {
 			s[0] = fmt.Sprintf("gzip=%v %s", gz, b)
 		}
 		out = append(out, strings.Join(s, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
 	}
 	return out
 }

@@ -19,10 +19,15 @@ import (
 	"tracesql/internal/htaref"
 )
 
+// querier is a *sql.DB or a *sql.Conn (a connection keeps its session variables).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // ctRows runs q and returns every row as strings (NULL → "NULL", floats with %.12g), for multiset comparison.
-func ctRows(t testing.TB, db *sql.DB, q string, args ...any) [][]string {
+func ctRows(t testing.TB, db querier, q string, args ...any) [][]string {
 	t.Helper()
-	rows, err := db.Query(q, args...)
+	rows, err := db.QueryContext(context.Background(), q, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
