@@ -391,16 +391,22 @@ CREATE OR REPLACE MACRO _kernel_rule_matches(name, like_pattern, pattern) AS
          THEN name LIKE like_pattern ESCAPE '\'
          ELSE regexp_matches(name, pattern) END;
 
+-- _kernel_types_mode(compat_mode): kernel_types of one mode, whatever the session variable says (the analysis
+-- macros' hta_compat parameter may override it for one call); the GPU-side names are picked when the query is
+-- bound (query()).
+CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
+SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+FROM (SELECT DISTINCT name
+      FROM query(CASE WHEN compat_mode THEN 'FROM _hta_frame_compat WHERE stream <> -1' ELSE 'FROM _gpu_frame_default' END)
+      WHERE name IS NOT NULL) n
+JOIN _kernel_class_rules(compat_mode) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
+GROUP BY n.name;
+
 -- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
 -- @column name         Event name
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or OTHER (first matching kernel_classes row)
 CREATE OR REPLACE VIEW kernel_types AS
-WITH names AS (
-    SELECT DISTINCT name FROM _gpu_rows WHERE name IS NOT NULL
-)
-SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
-FROM names n JOIN _kernel_class_rules(hta_compat()) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
-GROUP BY n.name;
+SELECT * FROM _kernel_types_mode(hta_compat());
 
 -- @view gpu_frame  hta_frame's GPU-side rows (stream != -1) with their kernel type.
 -- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (kernel_classes)
@@ -409,28 +415,12 @@ SELECT f.*, coalesce(k.kernel_type, 'OTHER') AS kernel_type
 FROM _gpu_rows f LEFT JOIN kernel_types k USING (name);
 
 -- Each mode's frames under its own name, for the analysis macros, whose hta_compat parameter may override the
--- session variable for one call (hta_frame, gpu_frame and kernel_types follow the variable):
+-- session variable for one call (hta_frame and gpu_frame follow the variable):
 --   _hta_frame_mode(compat_mode)   hta_frame of that mode, picked when the query is bound (query())
---   _kernel_types_compat / _default, _kernel_types_mode(compat_mode)   kernel_types of each mode
 --   _gpu_frame_compat              gpu_frame of compat mode (default mode reads _gpu_frame_default)
 CREATE OR REPLACE MACRO _hta_frame_mode(compat_mode) AS TABLE
 SELECT * FROM query(CASE WHEN compat_mode THEN 'FROM _hta_frame_compat' ELSE 'FROM _hta_frame_default' END);
 
-CREATE OR REPLACE VIEW _kernel_types_compat AS
-SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
-FROM (SELECT DISTINCT name FROM _hta_frame_compat WHERE stream <> -1 AND name IS NOT NULL) n
-JOIN _kernel_class_rules(true) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
-GROUP BY n.name;
-
-CREATE OR REPLACE VIEW _kernel_types_default AS
-SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
-FROM (SELECT DISTINCT name FROM _gpu_frame_default WHERE name IS NOT NULL) n
-JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
-GROUP BY n.name;
-
-CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
-SELECT * FROM query(CASE WHEN compat_mode THEN 'FROM _kernel_types_compat' ELSE 'FROM _kernel_types_default' END);
-
 CREATE OR REPLACE VIEW _gpu_frame_compat AS
 SELECT f.*, coalesce(k.kernel_type, 'OTHER') AS kernel_type
-FROM (SELECT * FROM _hta_frame_compat WHERE stream <> -1) f LEFT JOIN _kernel_types_compat k USING (name);
+FROM (SELECT * FROM _hta_frame_compat WHERE stream <> -1) f LEFT JOIN _kernel_types_mode(true) k USING (name);
