@@ -131,10 +131,21 @@ func CDGEdgeKind(t uint8) string {
 }
 
 var syncCallNames = map[string]bool{"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true,
-	"cudaEventSynchronize": true, "cudaMemcpy": true, "cudaMemcpy2D": true, "cudaMemcpyFromSymbol": true,
-	"cudaMemcpyToSymbol": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
-	"hipEventSynchronize": true, "hipMemcpy": true, "cuCtxSynchronize": true, "cuStreamSynchronize": true,
+	"cudaEventSynchronize": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
+	"hipEventSynchronize": true, "cuCtxSynchronize": true, "cuStreamSynchronize": true,
 	"cuEventSynchronize": true}
+
+// syncCall: a call after which its thread has waited for GPU work: a synchronisation, or a
+// synchronous copy, which is every CUDA/HIP runtime or driver copy without Async in its name
+// (cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, hipMemcpyWithStream, which PyTorch's synchronous
+// copies call on ROCm, cuMemcpyDtoH_v2, ...). The prefix keeps out the GPU side's "Memcpy DtoH".
+func syncCall(name string) bool {
+	if syncCallNames[name] {
+		return true
+	}
+	api := strings.HasPrefix(name, "cuda") || strings.HasPrefix(name, "hip") || strings.HasPrefix(name, "cuMemcpy")
+	return api && strings.Contains(name, "Memcpy") && !strings.Contains(name, "Async")
+}
 
 // streamWaitNames make a stream wait for an event recorded on another: no CPU wait, but a GPU → GPU
 // dependency, so they end a CPU node like the synchronisation calls (the work launched after one is
@@ -214,7 +225,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		isCPU[i], isBusy[i], isGPUWork[i] = ctdaCPUCat(s), ctdaBusyCat(s), ctdaGPUWork(s)
 		isPython[i] = s == "python_function"
 		isAutograd[i] = autogradOpName(s)
-		isSyncCall[i], isDeviceSync[i] = syncCallNames[s], deviceSyncNames[s]
+		isSyncCall[i], isDeviceSync[i] = syncCall(s), deviceSyncNames[s]
 		isStreamWait[i] = streamWaitNames[s]
 		endsNode[i] = isSyncCall[i] || isStreamWait[i]
 		phaseOf[i] = -2 // not classified yet: only the names of the window's CPU events are
@@ -1346,7 +1357,7 @@ func (c *CDG) Hotspots() []Hotspot {
 	type key struct{ name, cat int32 }
 	skip := make([]bool, len(c.F.Syms))
 	for i, s := range c.F.Syms {
-		skip[i] = syncCallNames[s] || (c.annotation != "" && strings.Contains(s, c.annotation))
+		skip[i] = syncCall(s) || (c.annotation != "" && strings.Contains(s, c.annotation))
 	}
 	sums := map[key]int64{}
 	for _, s := range c.Path {

@@ -145,16 +145,30 @@ func groupRows(t *resultTable, cols, rows []int, named bool) ([]string, [][]int)
 }
 
 // keyLabels names each row by its key columns joined with " · ", leaving out the columns that hold the
-// same value in every row (a lone trace's label) unless all do. named: a number is prefixed with its
+// same value in every row (a lone trace's label) unless all do, and inner columns the ones before
+// them determine. named: a number is prefixed with its
 // column's name ("rank 1", not "1"), for legends and chart headings where no axis title says it.
 func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
+	// A constant column goes. So does an inner one that the columns before it determine (the device
+	// of a rank with one GPU); the last, finest one stays unless constant.
 	keep := []int{}
-	for _, c := range cols {
-		for _, r := range rows {
-			if valueText(t.rows[r][c]) != valueText(t.rows[rows[0]][c]) {
+	prefix := make([]string, len(rows))
+	for i, c := range cols {
+		first := map[string]string{}
+		for k, r := range rows {
+			v, key := valueText(t.rows[r][c]), prefix[k]
+			if i == len(cols)-1 {
+				key = ""
+			}
+			if f, ok := first[key]; !ok {
+				first[key] = v
+			} else if f != v {
 				keep = append(keep, c)
 				break
 			}
+		}
+		for k, r := range rows {
+			prefix[k] += "\x00" + valueText(t.rows[r][c])
 		}
 	}
 	if len(keep) == 0 && len(cols) > 0 {

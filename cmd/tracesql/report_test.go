@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -749,5 +750,40 @@ func TestReportSectionsParse(t *testing.T) {
 	}
 	if len(secs) != n || secs[0].Title != "Traces" {
 		t.Errorf("%d sections (want %d), first %q", len(secs), n, secs[0].Title)
+	}
+}
+
+// TestKeyLabels: bar labels keep the key columns that tell rows apart.
+func TestKeyLabels(t *testing.T) {
+	cols := []string{"label", "rank", "device", "stream"}
+	for _, c := range []struct {
+		name string
+		rows [][]any
+		want []string
+	}{
+		{"one GPU per rank: the device goes",
+			[][]any{{"a", 0, 0, 7}, {"a", 0, 0, 20}, {"a", 1, 1, 7}},
+			[]string{"0 · 7", "0 · 20", "1 · 7"}},
+		{"two GPUs in a rank: the device stays",
+			[][]any{{"a", 0, 0, 7}, {"a", 0, 1, 7}, {"a", 1, 2, 8}},
+			[]string{"0 · 0 · 7", "0 · 1 · 7", "1 · 2 · 8"}},
+		{"one stream per rank: the last column stays",
+			[][]any{{"a", 0, 0, 7}, {"a", 1, 1, 8}},
+			[]string{"0 · 7", "1 · 8"}},
+		{"everything constant: the last column",
+			[][]any{{"a", 0, 0, 7}, {"a", 0, 0, 7}},
+			[]string{"7", "7"}},
+		{"two labels",
+			[][]any{{"a", 0, 0, 7}, {"b", 0, 0, 7}},
+			[]string{"a", "b"}},
+	} {
+		tbl := &resultTable{cols: cols, rows: c.rows}
+		rows := make([]int, len(c.rows))
+		for i := range rows {
+			rows[i] = i
+		}
+		if got := keyLabels(tbl, []int{0, 1, 2, 3}, rows, false); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -1,11 +1,11 @@
 -- @title Idle time per stream
 -- @about Why each GPU stream sat idle: waiting on the host (host_wait), on other kernels (kernel_wait), or other.
 -- @chart stacked_bar
--- @x label, rank, stream
+-- @x label, rank, device, stream
 -- @y idle_time_us (µs)
 -- @series idle_category
--- @xlabel rank · stream
+-- @xlabel rank · device · stream
 -- @ylabel idle time (µs)
-SELECT label, rank, stream, idle_category, idle_time_us
+SELECT label, rank, device, stream, idle_category, idle_time_us
 FROM idle_time_breakdown()
-ORDER BY label, rank, stream, idle_category;
+ORDER BY label, rank, device, stream, idle_category;
