@@ -480,6 +480,7 @@ func TestCountersDefaultFixes(t *testing.T) {
 	ctWantRows(t, db.SQL, `SELECT correlation FROM kernel_launch_stats(include_memory_events := false)`, [][]string{{"1"}, {"2"}})
 	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [1])`, [][]string{{"0"}})
 	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [0], runtime_cutoff := NULL)`, [][]string{{"3"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [])`, [][]string{{"3"}}) // [] = all, as idle_time_breakdown
 	// Queue: at 40 µs the memcpy launch (+1) is applied before k2's start (−1); no sync record (HTA: +1 twice, −1 at 62 µs).
 	ctWantRows(t, db.SQL, `SELECT ts, ev_idx, queue_length FROM queue_length ORDER BY seq`,
 		[][]string{{"10000", "0", "1"}, {"20000", "1", "2"}, {"30000", "2", "1"}, {"40000", "4", "2"}, {"40000", "3", "1"}, {"60000", "5", "0"}})

@@ -1,7 +1,7 @@
 -- Kernel launch statistics (HTA get_cuda_kernel_launch_stats); the launch-name vocabulary, _ct_launch_names,
 -- is in 10_hta_frame.sql (the stored GPU frame pairs GPU events with their launch calls at load).
 
--- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL, hta_compat := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL = all). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL, hta_compat := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL or [] = all). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                 Trace set
 -- @column rank                  Rank
 -- @column correlation           Launch correlation id
@@ -55,7 +55,7 @@ WITH us AS (
     FROM query(format('FROM {}({})',
                       CASE WHEN _hta_mode(hta_compat) THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
                       coalesce(include_memory_events, true)))
-    WHERE ranks IS NULL OR list_contains(ranks::BIGINT[], rank)
+    WHERE ranks IS NULL OR len(ranks) = 0 OR list_contains(ranks::BIGINT[], rank)
 )
 SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us,
        cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
