@@ -70,6 +70,11 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	if len(tr.steps) == 0 {
 		return nil, fmt.Errorf("inflate %s: no ProfilerStep#N events to replicate", src)
 	}
+	// Fail now rather than after hours of writing (a typo in --ranks or --steps).
+	if need, free := tr.estimateBytes(opts), freeBytes(opts.OutDir); free >= 0 && need > float64(free) {
+		return nil, fmt.Errorf("inflate %s: %d ranks × %d steps need about %.1f GB, and %s has %.1f GB free",
+			src, opts.Ranks, opts.Steps, need/1e9, opts.OutDir, float64(free)/1e9)
+	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("inflate %s: %w", src, err)
 	}
@@ -98,6 +103,32 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	return out, nil
 }
 
+// freeBytes is diskFree, replaced in tests.
+var freeBytes = diskFree
+
+// estimateBytes estimates the size of the files Inflate writes, from the source's bytes per event:
+// the events outside the step window once per rank, those inside once per copy of the window.
+func (tr *wholeTrace) estimateBytes(opts InflateOptions) float64 {
+	if len(tr.events) == 0 || len(tr.steps) == 0 {
+		return 0
+	}
+	var once, window float64
+	for i := range tr.events {
+		if tr.events[i].phase == 1 {
+			window++
+		} else {
+			once++
+		}
+	}
+	perEvent := float64(tr.srcBytes) / float64(len(tr.events))
+	copies := float64(opts.Steps) / float64(len(tr.steps))
+	total := float64(opts.Ranks) * perEvent * (once + window*copies)
+	if opts.Gzip {
+		total /= 10 // Kineto JSON compresses 10–20× at BestSpeed
+	}
+	return total
+}
+
 // inflEvent is one source event, decoded, with the facts replication needs.
 type inflEvent struct {
 	fields map[string]any
@@ -118,6 +149,7 @@ type wholeTrace struct {
 	winStart int64
 	winEnd   int64
 	extEnd   int64 // end of the last event of the window, GPU work included: the next copy starts after it
+	srcBytes int64 // size of the decompressed source JSON
 	corrSpan int64 // ids are offset by copy·span
 	extSpan  int64
 	flowSpan int64
@@ -133,13 +165,22 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := &wholeTrace{top: map[string]json.RawMessage{}}
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as the loader accepts
+	tr := &wholeTrace{top: map[string]json.RawMessage{}, srcBytes: int64(len(raw))}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("not a Kineto trace object")
-	}
 	var evRaw []json.RawMessage
-	for dec.More() {
+	tok, err := dec.Token()
+	switch {
+	case err == nil && tok == json.Delim('['):
+		// The plain array form: events only, no metadata (the copies get a distributedInfo).
+		if err := json.Unmarshal(raw, &evRaw); err != nil {
+			return nil, fmt.Errorf("traceEvents: %w", err)
+		}
+	case err == nil && tok == json.Delim('{'):
+	default:
+		return nil, fmt.Errorf("not a Chrome trace: neither an object nor an array of events")
+	}
+	for tok == json.Delim('{') && dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, err

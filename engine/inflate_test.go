@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -231,5 +232,70 @@ func checkInflated(t *testing.T, path string, steps int) {
 	}
 	if names["setup"] != 1 || names["teardown"] != 1 || names["process_name"] != 1 {
 		t.Errorf("%s: events outside the steps: setup %d, teardown %d, metadata %d; want each once", path, names["setup"], names["teardown"], names["process_name"])
+	}
+}
+
+// TestInflateArrayForm: a trace in the plain array form (events only, which the loader accepts)
+// inflates like the object form; its copies are written in the object form with a distributedInfo.
+func TestInflateArrayForm(t *testing.T) {
+	var obj struct{ TraceEvents []json.RawMessage }
+	if err := json.Unmarshal([]byte(inflateSource), &obj); err != nil {
+		t.Fatal(err)
+	}
+	arr, _ := json.Marshal(obj.TraceEvents)
+	src := filepath.Join(t.TempDir(), "bare.json")
+	if err := os.WriteFile(src, append([]byte("\xef\xbb\xbf"), arr...), 0o644); err != nil { // with a BOM
+		t.Fatal(err)
+	}
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 2, Steps: 3, Seed: 1, OutDir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, p := range paths {
+		checkInflated(t, p, 3)
+		var top struct {
+			DistributedInfo struct{ Rank, WorldSize int } `json:"distributedInfo"`
+		}
+		b, _ := os.ReadFile(p)
+		if err := json.Unmarshal(b, &top); err != nil || top.DistributedInfo.Rank != r {
+			t.Errorf("%s: distributedInfo %+v (%v), want rank %d", p, top.DistributedInfo, err, r)
+		}
+	}
+}
+
+// TestInflateDiskSpace: the size estimate is close to what is written, and a job that cannot fit
+// on the disk is refused before anything is written.
+func TestInflateDiskSpace(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "syn_rank0.json")
+	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := readWholeTrace(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := InflateOptions{Ranks: 3, Steps: 40, Seed: 1, OutDir: filepath.Join(t.TempDir(), "out")}
+	paths, err := Inflate(context.Background(), src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written int64
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		written += st.Size()
+	}
+	if est := tr.estimateBytes(opts); est < 0.5*float64(written) || est > 2*float64(written) {
+		t.Errorf("estimate %.0f bytes, written %d", est, written)
+	}
+
+	defer func(f func(string) int64) { freeBytes = f }(freeBytes)
+	freeBytes = func(string) int64 { return written / 2 }
+	out := filepath.Join(t.TempDir(), "full")
+	_, err = Inflate(context.Background(), src, InflateOptions{Ranks: 3, Steps: 40, OutDir: out})
+	if err == nil || !strings.Contains(err.Error(), "GB free") {
+		t.Fatalf("error %v, want one about free space", err)
+	}
+	if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+		t.Errorf("the refused job created %s", out)
 	}
 }
