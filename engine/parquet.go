@@ -129,17 +129,21 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
 			return fail(err)
 		}
+		if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
+			return fail(fmt.Errorf("table %s: %w", name, err))
+		}
+		star := "*" + lossyColumns(t.Columns)
 		var src, target, opts string
 		switch {
 		case hasRank[name]:
 			t.Layout = "rank"
-			src = "SELECT * FROM " + sqlIdent(name)
+			src = "SELECT " + star + " FROM " + sqlIdent(name)
 		case rankJoined[name]:
 			t.Layout = "rank_joined"
-			src = "SELECT t.rank, x.* FROM " + sqlIdent(name) + " x JOIN traces t USING (trace_id)"
+			src = "SELECT t.rank, x." + star + " FROM " + sqlIdent(name) + " x JOIN traces t USING (trace_id)"
 		default:
 			t.Layout = "single"
-			src = "SELECT * FROM " + sqlIdent(name)
+			src = "SELECT " + star + " FROM " + sqlIdent(name)
 		}
 		if t.Layout == "single" {
 			target = filepath.Join(dir, name+".parquet")
@@ -147,9 +151,6 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 		} else {
 			target = filepath.Join(dir, name)
 			opts = "FORMAT parquet, COMPRESSION zstd, PARTITION_BY (rank), OVERWRITE_OR_IGNORE"
-		}
-		if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
-			return fail(fmt.Errorf("table %s: %w", name, err))
 		}
 		if t.Rows > 0 || t.Layout == "single" {
 			q := fmt.Sprintf("COPY (%s) TO %s (%s)", src, sqlString(target), opts)
@@ -167,6 +168,22 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 		return fail(err)
 	}
 	return man.Tables, nil
+}
+
+// lossyColumns is the REPLACE clause that writes the columns Parquet cannot hold exactly as text:
+// DuckDB writes a HUGEINT or UHUGEINT as a DOUBLE, which loses digits past 2^53 and cannot be read
+// back into a UHUGEINT above 2^127. The import casts the text back to the manifest's type.
+func lossyColumns(cols []ParquetColumn) string {
+	var repl []string
+	for _, c := range cols {
+		if c.Type == "HUGEINT" || c.Type == "UHUGEINT" {
+			repl = append(repl, fmt.Sprintf("%s::VARCHAR AS %s", sqlIdent(c.Name), sqlIdent(c.Name)))
+		}
+	}
+	if len(repl) == 0 {
+		return ""
+	}
+	return " REPLACE (" + strings.Join(repl, ", ") + ")"
 }
 
 // queryer is what tableColumns and writtenFiles need of a *sql.DB or *sql.Conn.

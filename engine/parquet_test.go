@@ -290,7 +290,8 @@ func TestParquetUserTables(t *testing.T) {
 	src := openTestDB(t)
 	mustLoad(t, src, handTrace(t, 0))
 	if _, err := src.SQL.Exec(`CREATE TABLE my_notes AS SELECT trace_id, rank, 'n' || trace_id AS note,
-			MAP {'k': trace_id} AS m, [trace_id, NULL] AS l, NULL::VARCHAR AS nothing, 2::UTINYINT AS small FROM traces;
+			MAP {'k': trace_id} AS m, [trace_id, NULL] AS l, NULL::VARCHAR AS nothing, 2::UTINYINT AS small,
+			(2::HUGEINT ** 100)::HUGEINT + 7 AS huge, 340282366920938463463374607431768211455::UHUGEINT AS uhuge FROM traces;
 		CREATE TABLE my_ids AS SELECT trace_id, ts FROM events`); err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestParquetUserTables(t *testing.T) {
 		t.Fatalf("import: %d, %v", n, err)
 	}
 	for _, q := range []string{
-		`SELECT label, rank, note, m, l, nothing, small FROM my_notes JOIN traces USING (trace_id, rank)`,
+		`SELECT label, rank, note, m, l, nothing, small, huge, uhuge FROM my_notes JOIN traces USING (trace_id, rank)`,
 		`SELECT t.rank, i.ts FROM my_ids i JOIN traces t USING (trace_id) ORDER BY ALL`,
 		`SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name LIKE 'my_%' ORDER BY table_name, column_index`,
 	} {
