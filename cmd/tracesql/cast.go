@@ -9,18 +9,21 @@ import (
 
 // Some DuckDB values cannot be shown from what duckdb-go hands over: it has no Go type for
 // TIME_NS (the scan fails), no Go map for a MAP whose keys are lists or structs (the scan fails),
-// and it reads TIME '24:00:00' as midnight. For those columns the query is run again with the
-// column cast to VARCHAR inside DuckDB, which prints exactly what the DuckDB CLI prints.
+// it reads TIME '24:00:00' as midnight, and it decodes JSON with encoding/json into any, which
+// rounds integers beyond 2^53 (a ns timestamp), turns 1e400 and the JSON value null into NULL
+// and sorts object keys. For those columns the query is run again with the column cast to
+// VARCHAR inside DuckDB, which prints exactly what the DuckDB CLI prints.
 
 // castReason says why a column of type t must be cast to VARCHAR to be shown: "unreadable" when
 // the driver fails on it, "imprecise" when it reads a wrong value, "" when it reads it fine.
-// Only a top-level TIME is "imprecise": casting a LIST or STRUCT to text for the sake of a
-// 24:00:00 inside it would turn a JSON array into a string.
+// Only a top-level TIME or JSON is "imprecise": casting a LIST or STRUCT to text for the sake
+// of a 24:00:00 inside it would turn a JSON array into a string. A JSON column's text is JSON,
+// which the renderer embeds as it is (see newResult).
 func castReason(t *sqlType) string {
 	if unreadable(t) {
 		return "unreadable"
 	}
-	if t.is("TIME") {
+	if t.is("TIME") || t.is("JSON") {
 		return "imprecise"
 	}
 	return ""

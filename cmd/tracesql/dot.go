@@ -249,6 +249,9 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 			paths = append(paths, a)
 		}
 	}
+	if opts.Label == "" { // as --label '' on the command line: not silently the default "trace"
+		return fmt.Errorf(".load: --label: empty label")
+	}
 	if len(paths) == 0 {
 		return fmt.Errorf("usage: .load PATH... [--label L]")
 	}

@@ -93,6 +93,7 @@ type result struct {
 	dbTypes []string   // DatabaseTypeName as reported, e.g. `STRUCT("a" INTEGER)[]`
 	types   []*sqlType // dbTypes parsed
 	numeric []bool     // right-align in table / markdown
+	rawJSON []bool     // a JSON column cast to VARCHAR by castForDisplay: its text is the JSON
 	vals    []any
 	ptrs    []any
 	buf     []byte // scratch for one cell or one output line
@@ -112,6 +113,13 @@ func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
 		} else {
 			r.dbTypes = append(r.dbTypes, ct.DatabaseTypeName())
 		}
+		// A JSON column castForDisplay read as VARCHAR holds DuckDB's own JSON text: each
+		// scans it as []byte, which appendText and appendJSON copy as it is.
+		raw := t.is("VARCHAR") && i < len(typeNames) && parseType(typeNames[i]).is("JSON")
+		if raw {
+			t = parseType("JSON")
+		}
+		r.rawJSON = append(r.rawJSON, raw)
 		r.types = append(r.types, t)
 		r.numeric = append(r.numeric, t.numeric())
 	}
@@ -129,6 +137,11 @@ func (r *result) each(fn func(row int64) error) (int64, error) {
 	for r.rows.Next() {
 		if err := r.rows.Scan(r.ptrs...); err != nil {
 			return n, err
+		}
+		for i, raw := range r.rawJSON {
+			if s, ok := r.vals[i].(string); raw && ok {
+				r.vals[i] = []byte(s)
+			}
 		}
 		n++
 		if err := fn(n - 1); err != nil {
@@ -630,8 +643,11 @@ const (
 // see appendFloat) and TIMESTAMPTZ is always shown in UTC ("+00").
 func appendText(b []byte, v any, t *sqlType, mode textMode) []byte {
 	if t.is("JSON") { // duckdb-go has already decoded the JSON; print it back as JSON text
-		if v == nil {
+		switch v := v.(type) {
+		case nil:
 			return append(b, "NULL"...)
+		case []byte: // JSON text as DuckDB wrote it (castForDisplay)
+			return append(b, v...)
 		}
 		return appendJSON(b, v, t)
 	}
@@ -1016,8 +1032,11 @@ func appendJSON(b []byte, v any, t *sqlType) []byte {
 	case string:
 		return appendJSONString(b, v)
 	case []byte:
-		if t.is("JSON") && json.Valid(v) {
-			return append(b, v...)
+		if t.is("JSON") {
+			if json.Valid(v) {
+				return append(b, v...)
+			}
+			return appendJSONString(b, string(v)) // not through appendText, which would come back here
 		}
 	case []any:
 		b = append(b, '[')

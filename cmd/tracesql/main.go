@@ -106,7 +106,7 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.Var(scriptFlag{&o.scripts, true}, "f", "run a saved query file and exit (repeatable; - = stdin)")
 	fs.StringVar(&o.dbPath, "db", "", "persistent database file (default: in-memory)")
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
-	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it (default trace; several sets may share a db)")
+	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
@@ -299,6 +299,10 @@ func checkNCCLOffset(spec string) error {
 
 // loadTraces loads paths and prints one line per file loaded or skipped.
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
+	paths, twice := dropRepeated(paths)
+	for _, f := range twice {
+		fmt.Fprintf(s.errOut, "tracesql: %s: named twice, skipped\n", f)
+	}
 	results, err := s.db.Load(ctx, paths, opts)
 	for _, r := range results {
 		if r.Skipped != "" {
@@ -338,4 +342,36 @@ func progressPrinter(w io.Writer) func(engine.Progress) {
 			fmt.Fprint(w, "\r\033[K")
 		}
 	}
+}
+
+// dropRepeated removes the trace files that paths name more than once (`tracesql T T`, a file
+// and its directory, `.load a.json a.json`) and returns the rest and the files dropped. Loaded
+// twice in one set, such a file was refused as a rank clash with itself. A directory whose files
+// were all named before is dropped; one with some is replaced by its other files. Paths that do
+// not exist are kept: the load reports them.
+func dropRepeated(paths []string) (keep, twice []string) {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		files, _, err := engine.Discover([]string{p})
+		if err != nil {
+			keep = append(keep, p)
+			continue
+		}
+		var fresh []string
+		for _, f := range files {
+			if seen[f] {
+				twice = append(twice, f)
+			} else {
+				seen[f] = true
+				fresh = append(fresh, f)
+			}
+		}
+		switch {
+		case len(fresh) == len(files):
+			keep = append(keep, p)
+		default:
+			keep = append(keep, fresh...)
+		}
+	}
+	return keep, twice
 }

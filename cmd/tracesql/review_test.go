@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJSONColumnsExact: a JSON column is shown as the JSON text DuckDB holds, in every format.
+// duckdb-go decodes JSON with encoding/json into any, which rounded a ns timestamp to a float,
+// showed 1e400 and the JSON value null as NULL, and sorted object keys.
+func TestJSONColumnsExact(t *testing.T) {
+	const q = `SELECT json_object('ts', 1694039959123456789) AS ts, '12345678901234567890123'::JSON AS big,
+        'null'::JSON AS jnull, '1e400'::JSON AS huge, '{"b":1,"a":2}'::JSON AS keys, '"123"'::JSON AS s, NULL::JSON AS n`
+	cases := []struct {
+		format string
+		want   string
+	}{
+		{"csv", "ts,big,jnull,huge,keys,s,n\n" +
+			`"{""ts"":1694039959123456789}",12345678901234567890123,null,1e400,"{""b"":1,""a"":2}","""123""",` + "\n"},
+		{"tsv", "ts\tbig\tjnull\thuge\tkeys\ts\tn\n" +
+			`{"ts":1694039959123456789}` + "\t12345678901234567890123\tnull\t1e400\t" + `{"b":1,"a":2}` + "\t\"123\"\t\\N\n"},
+		{"jsonl", `{"ts":{"ts":1694039959123456789},"big":12345678901234567890123,"jnull":null,"huge":1e400,"keys":{"b":1,"a":2},"s":"123","n":null}` + "\n"},
+		{"json", `[{"ts":{"ts":1694039959123456789},"big":12345678901234567890123,"jnull":null,"huge":1e400,"keys":{"b":1,"a":2},"s":"123","n":null}]` + "\n"},
+		{"line", "   ts = {\"ts\":1694039959123456789}\n  big = 12345678901234567890123\njnull = null\n huge = 1e400\n keys = {\"b\":1,\"a\":2}\n    s = \"123\"\n    n = NULL\n"},
+		{"markdown", "| ts | big | jnull | huge | keys | s | n |\n|---|---|---|---|---|---|---|\n" +
+			`| {"ts":1694039959123456789} | 12345678901234567890123 | null | 1e400 | {"b":1,"a":2} | "123" | NULL |` + "\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.format, func(t *testing.T) {
+			got := mustRun(t, "", backwardJSON, "--format", tc.format, "-c", q)
+			if got != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
+			}
+			if tc.format == "json" && !json.Valid([]byte(got)) {
+				t.Errorf("not valid JSON: %s", got)
+			}
+		})
+	}
+	// The table header still names the type the query has.
+	got := mustRun(t, "", backwardJSON, "-c", `SELECT '{"a":1}'::JSON AS j`)
+	if !strings.Contains(got, "│  json   │") || !strings.Contains(got, `│ {"a":1} │`) {
+		t.Errorf("table:\n%s", got)
+	}
+}
+
+// TestTracesNamedTwice: a trace file named twice in one load (the same path twice, a file and
+// its directory, .load of both) is loaded once, with a note, instead of failing as a rank clash
+// with itself.
+func TestTracesNamedTwice(t *testing.T) {
+	const q = "SELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"
+	after := outOfOrder + "/after_fix_trace.json"
+	cases := []struct {
+		name   string
+		args   []string
+		stdout string
+		notes  int // "named twice, skipped" lines on stderr
+	}{
+		{"same file twice", []string{backwardJSON, backwardJSON}, "label,n\ntrace,1\n", 1},
+		{"same directory twice", []string{"--rank-from", "index", outOfOrder, outOfOrder}, "label,n\ntrace,2\n", 2},
+		{"a file then its directory", []string{"--rank-from", "index", after, outOfOrder}, "label,n\ntrace,2\n", 1},
+		{"a directory then its file", []string{"--rank-from", "index", outOfOrder, "./" + after}, "label,n\ntrace,2\n", 1},
+		{"other labels still load it", []string{"--label", "a", backwardJSON, "--label", "b", backwardJSON}, "label,n\na,1\nb,1\n", 0},
+		{".load of a file twice", []string{backwardJSON, "-c", ".load " + after + " " + after + " --label x"}, "label,n\ntrace,1\nx,1\n", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"--format", "csv"}, tc.args...), "-c", q)
+			out, errOut, code := runCLI(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+			}
+			if out != tc.stdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", out, tc.stdout)
+			}
+			if n := strings.Count(errOut, ": named twice, skipped\n"); n != tc.notes || strings.Count(errOut, "\n") != n {
+				t.Errorf("stderr has %d notes, want %d:\n%s", n, tc.notes, errOut)
+			}
+		})
+	}
+}
+
+// TestHelpDefaultsOnce: no flag's help states its default twice (--label said
+// "(default trace; …) (default trace)").
+func TestHelpDefaultsOnce(t *testing.T) {
+	cases := [][]string{{"-h"}, {"report", "-h"}, {"export-parquet", "-h"}}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errOut, _ := runCLI(t, "", args...)
+			for _, entry := range strings.Split(out+errOut, "\n  -") {
+				if n := strings.Count(entry, "default"); n > 1 {
+					t.Errorf("flag help names its default %d times: -%s", n, entry)
+				}
+			}
+		})
+	}
+}
+
+// TestDotLoadEmptyLabel: an empty label given to .load is refused, as an empty --label on the command
+// line, instead of loading into the default set "trace".
+func TestDotLoadEmptyLabel(t *testing.T) {
+	cases := []struct{ name, load string }{
+		{"quoted empty", ".load " + backwardJSON + " --label ''"},
+		{"--label=", ".load " + backwardJSON + " --label="},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.db"), "--format", "csv", "-c", tc.load, "-c", "SELECT count(*) AS n FROM traces")
+			if code != 1 || errOut != "tracesql: .load: --label: empty label\n" || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+		})
+	}
+}
