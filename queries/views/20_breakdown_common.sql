@@ -11,6 +11,22 @@
 -- _gpu_frame_default; 10_hta_frame.sql), never the views that follow the variable (hta_frame, gpu_frame,
 -- kernel_types).
 
+-- _int_list_arg(x, what) / _str_list_arg(x, what): a list parameter of an analysis macro (ranks, streams, steps;
+-- allowlist patterns) as BIGINT[] / VARCHAR[], NULL as NULL; anything else (a bare 0, ['a'] for ranks, 'fwd' for
+-- patterns) is an error naming the parameter (what) instead of a binder error about len() or list_contains(). Every
+-- type binds (to_json), and for a constant argument DuckDB folds the whole expression to the list.
+CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
+    CASE WHEN x IS NULL THEN NULL::BIGINT[]
+         WHEN NOT regexp_full_match(typeof(x), '(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"NULL")\[\]')
+             THEN error(format('{} must be a list of integers such as [0, 1], not {}', what, typeof(x)))
+         ELSE from_json(to_json(x), '["BIGINT"]') END;
+
+CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
+    CASE WHEN x IS NULL THEN NULL::VARCHAR[]
+         WHEN typeof(x) NOT IN ('VARCHAR[]', '"NULL"[]')
+             THEN error(format('{} must be a list of strings such as [''forward''], not {}', what, typeof(x)))
+         ELSE from_json(to_json(x), '["VARCHAR"]') END;
+
 -- _bd_hta_round(x, n, compat_mode): numpy's round (x·10ⁿ rounded half to even, then ÷10ⁿ) in compat mode, x
 -- otherwise.
 CREATE OR REPLACE MACRO _bd_hta_round(x, n, compat_mode) AS

@@ -47,7 +47,8 @@ CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, ranks, stre
 SELECT trace_id, device, stream, ev_idx, ts, prev_end, ts_runtime,
        ts - prev_end AS gap_ns,
        CASE WHEN ts_runtime > prev_end THEN 0
-            WHEN ts - prev_end < coalesce(consecutive_kernel_delay, 30) * 1000 THEN 1
+            -- compared in µs: a delay in µs times 1000 overflows BIGINT for huge values
+            WHEN (ts - prev_end) / 1000.0 < coalesce(consecutive_kernel_delay, 30) THEN 1
             ELSE 2 END AS idle_code
 FROM query(CASE WHEN compat_mode THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END)
 WHERE (streams IS NULL OR len(streams) = 0 OR list_contains(streams, stream))
@@ -70,7 +71,8 @@ CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, rank
                                             hta_compat := NULL) AS TABLE
 WITH c AS (
     SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
-    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, _hta_mode(hta_compat))
+    FROM _bd_idle_intervals(consecutive_kernel_delay, _int_list_arg(ranks, 'idle_time_breakdown: ranks'),
+                            _int_list_arg(streams, 'idle_time_breakdown: streams'), _hta_mode(hta_compat))
     GROUP BY trace_id, device, stream, idle_code
 ),
 -- the timeline's idle time (the window is ordered so that DuckDB computes it in one sort instead of joining c
@@ -112,7 +114,8 @@ WITH c AS (
            min(gap_ns) / 1000.0 AS min_us,
            quantile_cont(gap_ns, [0.25, 0.5, 0.75]) AS q,
            max(gap_ns) / 1000.0 AS max_us
-    FROM _bd_idle_intervals(consecutive_kernel_delay, ranks, streams, _hta_mode(hta_compat))
+    FROM _bd_idle_intervals(consecutive_kernel_delay, _int_list_arg(ranks, 'idle_interval_stats: ranks'),
+                            _int_list_arg(streams, 'idle_interval_stats: streams'), _hta_mode(hta_compat))
     GROUP BY trace_id, device, stream, idle_code
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,

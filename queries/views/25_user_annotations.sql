@@ -18,8 +18,8 @@
 CREATE OR REPLACE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8,
                                                   allowlist_patterns := NULL, hta_compat := NULL) AS TABLE
 SELECT label, name, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
-FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation, allowlist_patterns,
-              _hta_mode(hta_compat))
+FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation,
+              _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat))
 ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU-side event (hta_frame.gpu_side: kernels, memcpy, memset,

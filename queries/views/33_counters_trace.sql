@@ -15,6 +15,6 @@
 -- gzip (HTA writes gzip even for a .json name).
 CREATE OR REPLACE MACRO export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw',
                                               hta_compat := NULL) AS TABLE
-SELECT * FROM _export_counters_trace(rank := coalesce(rank, -9223372036854775808)::BIGINT, output_dir := coalesce(output_dir, '')::VARCHAR,
+SELECT * FROM _export_counters_trace(rank := coalesce(rank, error('export_counters_trace: rank is required'))::BIGINT, output_dir := coalesce(output_dir, '')::VARCHAR,
     label := coalesce(label, '')::VARCHAR, time_series := coalesce(time_series, 'queue_length,memory_bw')::VARCHAR,
     compat := _hta_mode(hta_compat));

@@ -27,7 +27,9 @@ steps AS (
 ),
 valid AS (
     SELECT label, step FROM steps
-    WHERE step IS NOT NULL AND (profiler_steps IS NULL OR list_contains(profiler_steps::BIGINT[], step))
+    WHERE step IS NOT NULL
+      AND (profiler_steps IS NULL
+           OR list_contains(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), step))
 ),
 df AS (
     SELECT f.* FROM _ct_frame_pos_of(_hta_mode(hta_compat)) f JOIN valid v ON v.label = f.label AND v.step = f.iteration

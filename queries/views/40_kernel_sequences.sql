@@ -139,7 +139,7 @@ SELECT r.trace_id, r.label, r.rank, r.ev_idx AS root_idx,
 FROM roots r JOIN agg a ON a.trace_id = r.trace_id AND a.root = r.ev_idx
 WHERE a.num_kernels >= min_len;
 
--- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL, hta_compat := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all; HTA returns all and uses top_k for the overlay only). label NULL = every loaded label. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL, hta_compat := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all; HTA returns all and uses top_k for the overlay only). label NULL = every loaded label; a rank (or rank and label) that is not loaded is an error. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                   Trace set
 -- @column rank                    Rank
 -- @column pattern                 Root op name, then the names of the GPU events below it in start order, joined by |
@@ -148,16 +148,29 @@ WHERE a.num_kernels >= min_len;
 -- @column cpu_op_duration_us      Sum of the durations of the root ops, µs
 CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL,
                                                   hta_compat := NULL) AS TABLE
-SELECT p.label, p.rank, p.pattern, p.count, p.gpu_kernel_duration_us, p.cpu_op_duration_us
-FROM (
-    SELECT r.trace_id, r.label, r.rank, r.pattern, count(*) AS count,
-           sum(r.kernel_dur) / 1000.0 AS gpu_kernel_duration_us, sum(r.root_dur) / 1000.0 AS cpu_op_duration_us,
-           row_number() OVER (PARTITION BY r.trace_id ORDER BY count(*) DESC, r.pattern) AS k
-    FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), coalesce(min_pattern_len, 3), coalesce(rank, 0), label) r
-    GROUP BY r.trace_id, r.label, r.rank, r.pattern
-) p
-WHERE coalesce(top_k, 5) <= 0 OR p.k <= coalesce(top_k, 5)
-ORDER BY p.label, p.rank, p.count DESC, p.pattern;
+-- A rank (and label) that is not loaded is an error, as in export_kernel_sequences_overlay and critical_path, not an
+-- empty result. The check is a branch of the UNION ALL so that it runs even when no occurrence is found.
+WITH missing AS (
+    SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = coalesce(rank, 0) AND (label IS NULL OR t.label = label))
+                THEN error(CASE WHEN label IS NULL
+                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded', coalesce(rank, 0))
+                                ELSE format('frequent_kernel_sequences: no trace with label "{}" and rank {} is loaded',
+                                            label, coalesce(rank, 0)) END) END AS err
+)
+SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_duration_us FROM (
+    SELECT p.label, p.rank, p.pattern, p.count, p.gpu_kernel_duration_us, p.cpu_op_duration_us
+    FROM (
+        SELECT r.trace_id, r.label, r.rank, r.pattern, count(*) AS count,
+               sum(r.kernel_dur) / 1000.0 AS gpu_kernel_duration_us, sum(r.root_dur) / 1000.0 AS cpu_op_duration_us,
+               row_number() OVER (PARTITION BY r.trace_id ORDER BY count(*) DESC, r.pattern) AS k
+        FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), coalesce(min_pattern_len, 3), coalesce(rank, 0), label) r
+        GROUP BY r.trace_id, r.label, r.rank, r.pattern
+    ) p
+    WHERE coalesce(top_k, 5) <= 0 OR p.k <= coalesce(top_k, 5)
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM missing WHERE err IS NOT NULL
+) x
+ORDER BY x.label, x.rank, x.count DESC, x.pattern;
 
 -- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL, hta_compat := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's). One row.
 -- @column path           The file written

@@ -1,0 +1,138 @@
+package queries_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"tracesql/engine"
+)
+
+// apOpen loads testdata/hta/<name> once per label (ranks by file order: rank 0) into a fresh database.
+func apOpen(t *testing.T, name string, labels ...string) *engine.DB {
+	t.Helper()
+	db := sqOpen(t, "")
+	for _, l := range labels {
+		if _, err := db.Load(context.Background(), []string{sqTestdata(name)}, engine.LoadOptions{Label: l, RankFrom: engine.RankIndex}); err != nil {
+			t.Fatalf("load %s as %s: %v", name, l, err)
+		}
+	}
+	return db
+}
+
+// apErrors runs each query and wants an error containing its message (modes: both, on one connection each).
+func apErrors(t *testing.T, db *engine.DB, cases []struct{ q, msg string }) {
+	t.Helper()
+	for _, compat := range []bool{false, true} {
+		c := sqConn(t, db, compat)
+		for _, x := range cases {
+			rows, err := c.QueryContext(context.Background(), x.q)
+			if err == nil {
+				for rows.Next() {
+				}
+				err = rows.Err()
+				rows.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), x.msg) {
+				t.Errorf("compat=%v: %s: error %v, want one containing %q", compat, x.q, err, x.msg)
+			}
+		}
+	}
+}
+
+// TestAnalysisUnknownRankOrLabel: a macro that selects one rank (and optionally a label) refuses a rank or label
+// that is not loaded, as export_kernel_sequences_overlay, export_counters_trace and critical_path do, instead of
+// an empty result that reads as "no such sequence". frequent_kernel_sequences returned no rows.
+func TestAnalysisUnknownRankOrLabel(t *testing.T) {
+	// sq_kseq_bwd.json: aten::mm with 3 kernels in forward and in backward (TestSQKernelSequencesQuirks).
+	db := apOpen(t, "sq_kseq_bwd.json", "a", "b")
+	apErrors(t, db, []struct{ q, msg string }{
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 3)`, "frequent_kernel_sequences: no trace with rank 3 is loaded"},
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', label := 'nope')`, `frequent_kernel_sequences: no trace with label "nope" and rank 0 is loaded`},
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 1, label := 'a')`, `no trace with label "a" and rank 1`},
+		// the operator found nowhere is still checked first for the rank
+		{`SELECT * FROM frequent_kernel_sequences('no such op', rank := 3)`, "no trace with rank 3"},
+		// the sibling that writes the overlay (Go) already did this
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3, label := 'a')`, "no trace of rank 3"},
+	})
+	// Loaded ranks and labels still work, NULL rank and label meaning rank 0 of every label.
+	c := sqConn(t, db, false)
+	for q, want := range map[string]int{
+		`SELECT count(*) FROM frequent_kernel_sequences('aten::mm', label := 'b')`:                        2,
+		`SELECT count(*) FROM frequent_kernel_sequences('aten::mm', rank := NULL, label := NULL)`:         4,
+		`SELECT count(*) FROM frequent_kernel_sequences('aten::mm', rank := 0, label := 'a', top_k := 1)`: 1,
+		`SELECT count(*) FROM frequent_kernel_sequences('no such op')`:                                    0,
+	} {
+		var n int
+		if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil || n != want {
+			t.Errorf("%s: %d rows (%v), want %d", q, n, err, want)
+		}
+	}
+}
+
+// TestAnalysisListParameterTypes: a list parameter given a bare value or a list of the wrong type is a one-line
+// error naming the macro and the parameter. It was a binder error about len(INTEGER_LITERAL),
+// list_contains's template type or a lambda, or (kernel_launch_stats(ranks := [0.5])) a silent cast to rank 1.
+func TestAnalysisListParameterTypes(t *testing.T) {
+	db := apOpen(t, "bd_annotations.json", "trace")
+	apErrors(t, db, []struct{ q, msg string }{
+		{`SELECT * FROM idle_time_breakdown(ranks := 0)`, "idle_time_breakdown: ranks must be a list of integers such as [0, 1], not INTEGER"},
+		{`SELECT * FROM idle_time_breakdown(streams := 7)`, "idle_time_breakdown: streams must be a list of integers"},
+		{`SELECT * FROM idle_time_breakdown(ranks := ['0'])`, "idle_time_breakdown: ranks must be a list of integers such as [0, 1], not VARCHAR[]"},
+		{`SELECT * FROM idle_interval_stats(ranks := 0)`, "idle_interval_stats: ranks must be a list of integers"},
+		{`SELECT * FROM idle_interval_stats(streams := [7.5])`, "idle_interval_stats: streams must be a list of integers"},
+		{`SELECT * FROM kernel_launch_stats(ranks := 0)`, "kernel_launch_stats: ranks must be a list of integers"},
+		{`SELECT * FROM kernel_launch_stats(ranks := [0.5])`, "kernel_launch_stats: ranks must be a list of integers"},
+		{`SELECT * FROM user_annotation_breakdown(allowlist_patterns := [1])`, "user_annotation_breakdown: allowlist_patterns must be a list of strings"},
+	})
+	// (the check runs on the rows the parameter filters: a trace with ProfilerStep# and CPU annotations)
+	apErrors(t, apOpen(t, "sq_kseq_bwd.json", "trace"), []struct{ q, msg string }{
+		{`SELECT * FROM potential_stragglers(profiler_steps := 1)`, "potential_stragglers: profiler_steps must be a list of integers"},
+		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
+			"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
+	})
+	// Lists of any integer type, empty lists and NULL still work.
+	c := sqConn(t, db, false)
+	for _, q := range []string{
+		`SELECT count(*) FROM idle_time_breakdown(ranks := [0::TINYINT], streams := [7::BIGINT])`,
+		`SELECT count(*) FROM idle_interval_stats(ranks := [], streams := NULL)`,
+		`SELECT count(*) FROM kernel_launch_stats(ranks := [0::UBIGINT])`,
+		`SELECT count(*) FROM potential_stragglers(profiler_steps := [])`,
+		`SELECT count(*) FROM user_annotation_breakdown(allowlist_patterns := [])`,
+	} {
+		var n int
+		if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestAnalysisRequiredAndHugeParameters: export_counters_trace with a NULL rank says the rank is missing (it
+// looked for rank -9223372036854775808), and a huge consecutive_kernel_delay counts every short-of-host gap as
+// kernel_wait instead of overflowing BIGINT (delay · 1000).
+func TestAnalysisRequiredAndHugeParameters(t *testing.T) {
+	db := apOpen(t, "bd_idle.json", "trace")
+	apErrors(t, db, []struct{ q, msg string }{
+		{`SELECT * FROM export_counters_trace(NULL, '` + t.TempDir() + `')`, "export_counters_trace: rank is required"},
+		{`SELECT * FROM export_counters_trace(rank := NULL, output_dir := '` + t.TempDir() + `', label := 'trace')`, "rank is required"},
+	})
+	// bd_idle.json (TestBreakdownsDefaultMode): host_wait 50, kernel_wait 10, other 50 µs by default; with no
+	// limit on the kernel-wait delay the other 50 µs are kernel_wait too (compat: HTA's "other" interval of unknown
+	// length before each stream's first event stays).
+	for _, compat := range []bool{false, true} {
+		c := sqConn(t, db, compat)
+		for _, macro := range []string{"idle_time_breakdown", "idle_interval_stats"} {
+			want := map[bool]string{false: "host_wait,kernel_wait", true: "host_wait,kernel_wait,other"}[compat]
+			for _, delay := range []string{"9223372036854775807", "1e300", "1000000"} {
+				q := `SELECT idle_category FROM ` + macro + `(consecutive_kernel_delay := ` + delay + `) ORDER BY ALL`
+				var cats []string
+				for _, r := range ctRows(t, c, q) {
+					cats = append(cats, r[0])
+				}
+				if strings.Join(cats, ",") != want {
+					t.Errorf("compat=%v: %s: categories %v, want %s", compat, q, cats, want)
+				}
+			}
+		}
+	}
+}
