@@ -1451,12 +1451,30 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 	return ""
 }
 
-// SpanEnd is the end of HTA's analysed span: the window's end or the end of the last clipped event
-// (GPU work launched in the window may finish after it).
+// SpanEnd is the end of HTA's analysed span, as BuildCTDA's: the window's end or the end of the last
+// work launched in it — a CPU event starting in the window, or GPU work one launched (it may finish
+// after the window). Clipped rows that are not such work do not stretch it: a gpu_user_annotation
+// (stream -1 in the frame) and HTA's Stream Wait Event rows, which are clipped wherever they are in
+// the trace.
 func (g *CPGraph) SpanEnd() int64 {
+	f := g.F
+	work := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 CPU work, 2 GPU work, 3 neither
 	end := g.WindowEnd
 	for _, r := range g.Clipped {
-		end = max(end, g.F.TS[r]+g.F.Dur[r])
+		c := f.Cat[r]
+		if work[c] == 0 {
+			switch s := f.Syms[c]; {
+			case ctdaCPUCat(s):
+				work[c] = 1
+			case ctdaGPUWork(s):
+				work[c] = 2
+			default:
+				work[c] = 3
+			}
+		}
+		if (f.Stream[r] == -1 && work[c] == 1) || (f.Stream[r] != -1 && work[c] == 2) {
+			end = max(end, f.TS[r]+f.Dur[r])
+		}
 	}
 	return end
 }

@@ -74,7 +74,24 @@ func TestLongestPathHandBuilt(t *testing.T) {
 	if _, err := db.SQL.Query(`SELECT * FROM longest_path('cp_lp_cycle')`); err == nil || !strings.Contains(err.Error(), "cycle") {
 		t.Errorf("cycle: got %v", err)
 	}
-	// Saved graph, re-weighted with UPDATE, recomputed.
+	// A TEMP table is not visible to longest_path (it reads on another connection): the error says
+	// so before DuckDB's SQL context (LINE 1: ...), which the CLI leaves out.
+	conn, err := db.SQL.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), `CREATE TEMP TABLE cp_lp_temp AS SELECT 0 AS src_node, 1 AS dst_node, 1.0 AS weight_us`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.QueryContext(context.Background(), `SELECT * FROM longest_path('cp_lp_temp')`)
+	if err == nil {
+		t.Fatal("longest_path over a TEMP table: no error")
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "TEMP table"); i < 0 || (strings.Contains(msg, "LINE ") && i > strings.Index(msg, "LINE ")) {
+		t.Errorf("longest_path over a TEMP table: %q, want the TEMP-table hint before DuckDB's SQL context", msg)
+	}
 }
 
 // TestCriticalPathNullSafe calls every public function with NULL and omitted arguments (must not crash

@@ -232,3 +232,47 @@ func TestCTDAFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestCPSpanSameForBothAlgorithms: window_us (and so CPCR and the busy bound) is one span for both
+// algorithms: the window, stretched only by the work launched in it. HTA's clipped rows also hold
+// every Stream Wait Event of the trace and the gpu_user_annotation rows; they used to stretch hta's
+// span: alexnet's first [param|clear_cache] window (13.278 ms, its work launched ends inside it) read
+// 12.83 s, because the trace's Stream Wait Events come 12.8 s later, so hta's CPCR was 0.0009.
+func TestCPSpanSameForBothAlgorithms(t *testing.T) {
+	cases := []struct {
+		trace, annotation string
+		instance          int
+		wantUS            float64 // the span, µs (0: only compare the algorithms)
+	}{
+		// Independent: the annotation's dur, and no CPU event starting in it nor GPU work they
+		// launched ends later (SQL over events).
+		{"hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", "clear_cache", 0, 13278},
+		{"hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", "warmup|forward", 0, 12757093},
+		// The window is a 60.204 µs Memcpy; a gpu_user_annotation (ProfilerStep#1, 1.03 ms) starts in it.
+		{"hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "Memcpy", 0, 60.204},
+		{"hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "ProfilerStep", 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.annotation, func(t *testing.T) {
+			db := ctdaOpen(t, c.trace)
+			var w [2]float64
+			var cpcr, busy [2]float64
+			for i, alg := range []string{"hta", "ctda"} {
+				q := fmt.Sprintf(`SELECT max(window_us), max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := '%s', annotation := '%s', instance := %d)`,
+					alg, c.annotation, c.instance)
+				if err := db.QueryRow(q).Scan(&w[i], &cpcr[i], &busy[i]); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if cpcr[i] <= 0 || cpcr[i] > busy[i]+1e-9 {
+					t.Errorf("%s: CPCR %v outside (0, busy bound %v]", alg, cpcr[i], busy[i])
+				}
+			}
+			if w[0] != w[1] || busy[0] != busy[1] {
+				t.Errorf("window_us hta %v, ctda %v; busy bound hta %v, ctda %v: want one span", w[0], w[1], busy[0], busy[1])
+			}
+			if c.wantUS > 0 && w[0] != c.wantUS {
+				t.Errorf("window_us %v, want %v", w[0], c.wantUS)
+			}
+		})
+	}
+}

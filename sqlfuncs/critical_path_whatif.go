@@ -89,7 +89,13 @@ func init() {
 		}
 		rows, err := env.DB.QueryContext(ctx, `SELECT src_node::BIGINT, dst_node::BIGINT, weight_us::DOUBLE FROM `+quoteTable(name))
 		if err != nil {
-			return nil, fmt.Errorf("longest_path(%q): %w (temporary tables are not visible: use a regular table)", name, err)
+			// The hint goes before DuckDB's message, which ends in its SQL context (LINE 1: ...) that
+			// the CLI leaves out.
+			hint := ""
+			if strings.Contains(err.Error(), "does not exist") {
+				hint = " (a TEMP table is not visible here: use a regular table)"
+			}
+			return nil, fmt.Errorf("longest_path(%q)%s: %w", name, hint, err)
 		}
 		defer rows.Close()
 		var src, dst []int64
