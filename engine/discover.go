@@ -34,25 +34,36 @@ func ParseRankFrom(s string) (RankFrom, error) {
 
 // Discover expands the arguments into trace files: a directory contributes the files directly
 // inside it (not recursive) named *.json or *.json.gz (which covers *.pt.trace.json[.gz]), sorted
-// by name; a file is taken as given.
-func Discover(args []string) (files []string, fromDir []bool, err error) {
+// by name; a file is taken as given. A file named more than once (`T T`, a file and its directory)
+// is kept the first time and listed in repeated the others: loaded twice into one set, it would
+// clash with itself over its rank.
+func Discover(args []string) (files []string, fromDir []bool, repeated []string, err error) {
+	seen := map[string]bool{}
+	add := func(abs string, dir bool) {
+		if seen[abs] {
+			repeated = append(repeated, abs)
+			return
+		}
+		seen[abs] = true
+		files = append(files, abs)
+		fromDir = append(fromDir, dir)
+	}
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, nil, fmt.Errorf("load %s: no such file or directory", a)
+				return nil, nil, nil, fmt.Errorf("load %s: no such file or directory", a)
 			}
-			return nil, nil, fmt.Errorf("load %s: %w", a, err)
+			return nil, nil, nil, fmt.Errorf("load %s: %w", a, err)
 		}
 		if !st.IsDir() {
 			abs, _ := filepath.Abs(a)
-			files = append(files, abs)
-			fromDir = append(fromDir, false)
+			add(abs, false)
 			continue
 		}
 		entries, err := os.ReadDir(a)
 		if err != nil {
-			return nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
+			return nil, nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
 		}
 		var found []string
 		for _, e := range entries {
@@ -65,15 +76,14 @@ func Discover(args []string) (files []string, fromDir []bool, err error) {
 			}
 		}
 		if len(found) == 0 {
-			return nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
+			return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
 		}
 		sort.Strings(found)
 		for _, f := range found {
-			files = append(files, f)
-			fromDir = append(fromDir, true)
+			add(f, true)
 		}
 	}
-	return files, fromDir, nil
+	return files, fromDir, repeated, nil
 }
 
 // rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3": the last match in the base

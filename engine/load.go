@@ -79,9 +79,13 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if opts.RankFrom == "" {
 		opts.RankFrom = RankAuto
 	}
-	files, fromDir, err := Discover(args)
+	files, fromDir, repeated, err := Discover(args)
 	if err != nil {
 		return nil, err
+	}
+	var results []LoadResult
+	for _, f := range repeated {
+		results = append(results, LoadResult{Path: f, Skipped: "named twice"})
 	}
 	if len(files) > 1 {
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
@@ -105,7 +109,6 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 			}()
 		}
 	}
-	var results []LoadResult
 	for i, f := range files {
 		res, err := db.loadFile(ctx, f, i, fromDir[i], opts)
 		if err != nil {

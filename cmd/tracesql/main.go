@@ -299,10 +299,6 @@ func checkNCCLOffset(spec string) error {
 
 // loadTraces loads paths and prints one line per file loaded or skipped.
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
-	paths, twice := dropRepeated(paths)
-	for _, f := range twice {
-		fmt.Fprintf(s.errOut, "tracesql: %s: named twice, skipped\n", f)
-	}
 	results, err := s.db.Load(ctx, paths, opts)
 	for _, r := range results {
 		if r.Skipped != "" {
@@ -342,36 +338,4 @@ func progressPrinter(w io.Writer) func(engine.Progress) {
 			fmt.Fprint(w, "\r\033[K")
 		}
 	}
-}
-
-// dropRepeated removes the trace files that paths name more than once (`tracesql T T`, a file
-// and its directory, `.load a.json a.json`) and returns the rest and the files dropped. Loaded
-// twice in one set, such a file was refused as a rank clash with itself. A directory whose files
-// were all named before is dropped; one with some is replaced by its other files. Paths that do
-// not exist are kept: the load reports them.
-func dropRepeated(paths []string) (keep, twice []string) {
-	seen := map[string]bool{}
-	for _, p := range paths {
-		files, _, err := engine.Discover([]string{p})
-		if err != nil {
-			keep = append(keep, p)
-			continue
-		}
-		var fresh []string
-		for _, f := range files {
-			if seen[f] {
-				twice = append(twice, f)
-			} else {
-				seen[f] = true
-				fresh = append(fresh, f)
-			}
-		}
-		switch {
-		case len(fresh) == len(files):
-			keep = append(keep, p)
-		default:
-			keep = append(keep, fresh...)
-		}
-	}
-	return keep, twice
 }

@@ -86,11 +86,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	if fs.NArg() > 0 {
 		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }
-		paths, twice := dropRepeated(fs.Args())
-		for _, f := range twice {
-			fmt.Fprintf(stderr, "tracesql: %s: named twice, skipped\n", f)
-		}
-		results, err := db.Load(ctx, paths, engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn})
+		results, err := db.Load(ctx, fs.Args(), engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn})
 		for _, r := range results {
 			if r.Skipped != "" { // as loadTraces reports them
 				fmt.Fprintf(stderr, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
