@@ -9,10 +9,11 @@
 -- when the rows were computed; the analyses compute again the traces whose fingerprint differs from the
 -- current one (_stale_traces).
 
--- _kernel_classes_fp(): a fingerprint of kernel_classes' rows.
+-- _kernel_classes_fp(): a fingerprint of kernel_classes' rows: the sum of their hashes modulo 2^64, which does not
+-- depend on row order (an ordered list of the rows cost 1.0 ms per analysis, this 0.3 ms). A sum, not an xor: a
+-- rule inserted twice must change it.
 CREATE OR REPLACE MACRO _kernel_classes_fp() AS (
-    SELECT hash(list({'priority': priority, 'pattern': pattern, 'kernel_type': kernel_type, 'applies_to': applies_to}
-                     ORDER BY priority, pattern, kernel_type, applies_to))
+    SELECT (coalesce(sum(hash(priority, pattern, kernel_type, applies_to)), 0) % 18446744073709551616)::UBIGINT
     FROM kernel_classes
 );
 

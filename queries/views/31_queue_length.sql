@@ -87,22 +87,23 @@ FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 CREATE OR REPLACE VIEW queue_length AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END);
 
--- _queue_length_summary_compat / _default: queue_length_summary in each mode (compat: per stream id, as HTA)
+-- _queue_length_summary_compat / _default: queue_length_summary in each mode (compat: per stream id, as HTA); one
+-- quantile_cont with a list of fractions sorts each group once (three sorted it three times: 3.8 against 2.6 ms)
 CREATE OR REPLACE VIEW _queue_length_summary_compat AS
-SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS device, stream, count(*) AS count,
-       avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
-       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
-       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
-FROM _queue_length_compat
-GROUP BY label, rank, stream;
+SELECT * EXCLUDE (q, max), q[1] AS p25, q[2] AS p50, q[3] AS p75, max
+FROM (SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS device, stream, count(*) AS count,
+             avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
+             min(queue_length) AS min, quantile_cont(queue_length, [0.25, 0.5, 0.75]) AS q, max(queue_length) AS max
+      FROM _queue_length_compat
+      GROUP BY label, rank, stream);
 
 CREATE OR REPLACE VIEW _queue_length_summary_default AS
-SELECT label, rank, pid AS device, stream, count(*) AS count,
-       avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
-       min(queue_length) AS min, quantile_cont(queue_length, 0.25) AS p25, quantile_cont(queue_length, 0.5) AS p50,
-       quantile_cont(queue_length, 0.75) AS p75, max(queue_length) AS max
-FROM _queue_length_default
-GROUP BY label, rank, pid, stream;
+SELECT * EXCLUDE (q, max), q[1] AS p25, q[2] AS p50, q[3] AS p75, max
+FROM (SELECT label, rank, pid AS device, stream, count(*) AS count,
+             avg(queue_length) AS mean, stddev_samp(queue_length) AS std,
+             min(queue_length) AS min, quantile_cont(queue_length, [0.25, 0.5, 0.75]) AS q, max(queue_length) AS max
+      FROM _queue_length_default
+      GROUP BY label, rank, pid, stream);
 
 -- @view queue_length_summary  One row per (label, rank, device, stream): statistics of the queue_length samples (one
 -- per change, not time-weighted, as HTA's describe()). Compat mode: one row per (label, rank, stream), as HTA.

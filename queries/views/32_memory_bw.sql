@@ -46,21 +46,28 @@ SELECT s.label, s.rank, s.ts, s.pid, s.kind AS name, c.value AS memory_bw_gbps,
        row_number() OVER (PARTITION BY s.trace_id, s.kind ORDER BY s.sorted_pos) - 1 AS seq
 FROM c_sorted s JOIN c_cum c USING (trace_id, kind, sorted_pos);
 
-CREATE OR REPLACE VIEW _memory_bw_default AS
-WITH
-d_delta AS (
-    SELECT trace_id, label, rank, pid, kind, ts, bw::DECIMAL(38, 12) AS d FROM _memory_ops
-    UNION ALL
-    SELECT trace_id, label, rank, pid, kind, ts + dur, -bw::DECIMAL(38, 12) FROM _memory_ops
-),
-d_ts AS (
-    SELECT trace_id, label, rank, pid, kind, ts, sum(d) AS d FROM d_delta GROUP BY ALL
+-- _memory_bw_values_default: memory_bw of the default mode without seq (memory_bw_summary does not read it, and
+-- DuckDB does not drop an unused window: 1.6 ms). Each series' deltas sum to exactly 0 (decimal arithmetic), so
+-- one running sum over all series in (trace_id, pid, kind, ts) order equals the per-series sums: DuckDB streams
+-- it in its input's order, where a window partitioned by series built a segment tree of HUGEINT sums (4 ms for
+-- df_index_resolver's 5,839 rows, against 1 ms). One scan of _memory_ops (unnest of start and end) instead of two.
+CREATE OR REPLACE VIEW _memory_bw_values_default AS
+WITH d_ts AS (
+    SELECT trace_id, label, rank, pid, kind, t AS ts, sum(d) AS d
+    FROM (SELECT trace_id, label, rank, pid, kind, unnest([ts, ts + dur]) AS t,
+                 unnest([bw::DECIMAL(38, 12), -bw::DECIMAL(38, 12)]) AS d
+          FROM _memory_ops)
+    GROUP BY ALL
 )
-SELECT label, rank, ts, pid, kind AS name,
-       (sum(d) OVER w)::DOUBLE AS memory_bw_gbps,
-       row_number() OVER w - 1 AS seq
-FROM d_ts
-WINDOW w AS (PARTITION BY trace_id, pid, kind ORDER BY ts ROWS UNBOUNDED PRECEDING);
+SELECT trace_id, label, rank, ts, pid, kind AS name,
+       (sum(d) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))::DOUBLE AS memory_bw_gbps
+FROM (SELECT * FROM d_ts ORDER BY trace_id, pid, kind, ts);
+
+-- (ts is unique within a series: the rows were grouped by it)
+CREATE OR REPLACE VIEW _memory_bw_default AS
+SELECT label, rank, ts, pid, name, memory_bw_gbps,
+       row_number() OVER (PARTITION BY trace_id, pid, name ORDER BY ts) - 1 AS seq
+FROM _memory_bw_values_default;
 
 -- @view memory_bw  One row per change of the memory bandwidth of one kind of memory operation: an operation of
 -- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row.
@@ -97,11 +104,12 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'F
 -- @column p75     75th percentile, GB/s
 -- @column max     Maximum, GB/s
 CREATE OR REPLACE VIEW memory_bw_summary AS
-SELECT label, rank, name, count(*) AS count, avg(memory_bw_gbps) AS mean, stddev_samp(memory_bw_gbps) AS std,
-       min(memory_bw_gbps) AS min, quantile_cont(memory_bw_gbps, 0.25) AS p25,
-       quantile_cont(memory_bw_gbps, 0.5) AS p50, quantile_cont(memory_bw_gbps, 0.75) AS p75,
-       max(memory_bw_gbps) AS max
-FROM memory_bw
-WHERE memory_bw_gbps > 0
-GROUP BY label, rank, name
+-- (one quantile_cont with a list of fractions sorts each group once; three sorted it three times)
+SELECT label, rank, name, count, mean, std, min, q[1] AS p25, q[2] AS p50, q[3] AS p75, max
+FROM (SELECT label, rank, name, count(*) AS count, avg(memory_bw_gbps) AS mean, stddev_samp(memory_bw_gbps) AS std,
+             min(memory_bw_gbps) AS min, quantile_cont(memory_bw_gbps, [0.25, 0.5, 0.75]) AS q,
+             max(memory_bw_gbps) AS max
+      FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_values_default' END)
+      WHERE memory_bw_gbps > 0
+      GROUP BY label, rank, name)
 ORDER BY label, rank, name;
