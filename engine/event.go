@@ -1,9 +1,11 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // rawEvent holds slices into one event object's bytes. Strings are the raw contents between the
@@ -263,17 +265,95 @@ func strContent(v []byte) ([]byte, bool) {
 	return c, false
 }
 
-// unescape decodes the contents of a JSON string that contains escapes.
+// unescape decodes the contents of a JSON string that contains escapes, as encoding/json does (a lone
+// surrogate and invalid UTF-8 become U+FFFD); contents that are not a valid JSON string (a bad escape, a
+// raw control character) are returned as they are. Written by hand: going through json.Unmarshal, which
+// validates and then decodes, cost 3.5 % of the CPU time of loading a 1 GB trace.
 func unescape(c []byte) string {
-	q := make([]byte, 0, len(c)+2)
-	q = append(q, '"')
-	q = append(q, c...)
-	q = append(q, '"')
-	var s string
-	if err := json.Unmarshal(q, &s); err != nil {
-		return string(c)
+	out := make([]byte, 0, len(c))
+	for i := 0; i < len(c); {
+		b := c[i]
+		switch {
+		case b < 0x20:
+			return string(c)
+		case b < utf8.RuneSelf && b != '\\':
+			out = append(out, b)
+			i++
+			continue
+		case b >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(c[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, c[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if i+1 >= len(c) {
+			return string(c)
+		}
+		switch c[i+1] {
+		case '"', '\\', '/':
+			out = append(out, c[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(c[i+2:])
+			if r < 0 {
+				return string(c)
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if len(c) >= i+2 && c[i] == '\\' && c[i+1] == 'u' {
+					if r2 := hex4(c[i+2:]); r2 >= 0 {
+						if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+							out = utf8.AppendRune(out, dec)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = unicode.ReplacementChar
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return string(c)
+		}
+		i += 2
 	}
-	return s
+	return string(out)
+}
+
+// hex4 is the value of the four hex digits that b starts with, or -1.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, d := range b[:4] {
+		switch {
+		case '0' <= d && d <= '9':
+			d -= '0'
+		case 'a' <= d && d <= 'f':
+			d = d - 'a' + 10
+		case 'A' <= d && d <= 'F':
+			d = d - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(d)
+	}
+	return r
 }
 
 // isNull reports a JSON null literal.

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"encoding/json"
+	"math/rand"
+	"testing"
+)
+
+// unescape must decode exactly as encoding/json does, and keep as they are the contents that are not a
+// valid JSON string.
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	cases := []string{
+		``, `plain`, `a\"b`, `a\\b`, `a\/b`, `\b\f\n\r\t`, `\u00e9t\u00E9`, `\u20ac`,
+		`\ud83d\ude00`, `x\ud83dy`, `\ude00`, `\ud83d\u0041`, `\ud83d\ud83d`, `\u12`, `\u12g4`, `\x`,
+		`trailing\`, "raw\x01control", "caf\xc3\xa9", "bad\xffutf8", "half\xe2\x82", `aten::add_\"inplace\"`,
+	}
+	check := func(t *testing.T, c string) {
+		t.Helper()
+		want := c
+		var s string
+		if err := json.Unmarshal([]byte(`"`+c+`"`), &s); err == nil {
+			want = s
+		}
+		if got := unescape([]byte(c)); got != want {
+			t.Errorf("unescape(%q) = %q, encoding/json gives %q", c, got, want)
+		}
+	}
+	for _, c := range cases {
+		check(t, c)
+	}
+	// random contents over an alphabet rich in escapes, surrogates and broken UTF-8
+	alphabet := []string{`\`, `"`, `u`, `d8`, `3d`, `de`, `00`, `n`, `/`, `a`, `\u`, `\ud83d`, `\ude00`, "\xff", "\xc3", "\xa9", "é", "\x1f", `F`}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		var b []byte
+		for n := rng.Intn(8); n > 0; n-- {
+			b = append(b, alphabet[rng.Intn(len(alphabet))]...)
+		}
+		if len(b) > 0 && b[len(b)-1] == '\\' && rng.Intn(2) == 0 {
+			b = b[:len(b)-1]
+		}
+		if rawQuote(b) {
+			continue // the scanner never hands over contents with an unescaped quote
+		}
+		check(t, string(b))
+	}
+}
+
+// rawQuote reports a '"' that no backslash escapes.
+func rawQuote(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return true
+		}
+	}
+	return false
+}
