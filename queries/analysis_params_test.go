@@ -91,18 +91,33 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
 			"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
 	})
-	// Lists of any integer type, empty lists and NULL still work.
+	// Lists of any integer type, empty lists and NULL still work; an empty list of ranks or streams means all
+	// of them, as NULL does (TestPotentialStragglers checks profiler_steps := []).
 	c := sqConn(t, db, false)
 	for _, q := range []string{
 		`SELECT count(*) FROM idle_time_breakdown(ranks := [0::TINYINT], streams := [7::BIGINT])`,
-		`SELECT count(*) FROM idle_interval_stats(ranks := [], streams := NULL)`,
 		`SELECT count(*) FROM kernel_launch_stats(ranks := [0::UBIGINT])`,
-		`SELECT count(*) FROM potential_stragglers(profiler_steps := [])`,
 		`SELECT count(*) FROM user_annotation_breakdown(allowlist_patterns := [])`,
 	} {
 		var n int
 		if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
 			t.Errorf("%s: %v", q, err)
+		}
+	}
+	for _, p := range [][2]string{
+		{`idle_interval_stats(ranks := [], streams := [])`, `idle_interval_stats()`},
+		{`idle_time_breakdown(ranks := [], streams := [])`, `idle_time_breakdown()`},
+		{`kernel_launch_stats(ranks := [])`, `kernel_launch_stats()`},
+	} {
+		var empty, all int
+		if err := c.QueryRowContext(context.Background(), `SELECT count(*) FROM `+p[0]).Scan(&empty); err != nil {
+			t.Fatalf("%s: %v", p[0], err)
+		}
+		if err := c.QueryRowContext(context.Background(), `SELECT count(*) FROM `+p[1]).Scan(&all); err != nil {
+			t.Fatalf("%s: %v", p[1], err)
+		}
+		if empty != all || all == 0 {
+			t.Errorf("%s: %d rows, %s: %d (want equal, > 0)", p[0], empty, p[1], all)
 		}
 	}
 }

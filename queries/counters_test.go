@@ -587,6 +587,8 @@ func TestPotentialStragglers(t *testing.T) {
 	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1)`, [][]string{{"1", "2"}})
 	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, profiler_steps := [2])`, [][]string{{"1", "1"}})
 	ctWantRows(t, db.SQL, `SELECT rank FROM potential_stragglers(profiler_steps := [7])`, nil)
+	// an empty list is every step, as NULL is (it was no step at all)
+	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, profiler_steps := [])`, [][]string{{"1", "2"}})
 	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
 		t.Fatal(err)
 	}

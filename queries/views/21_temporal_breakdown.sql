@@ -86,8 +86,8 @@ us AS (
     FROM r
 )
 SELECT label, rank, idle_time_us, compute_time_us, non_compute_time_us, kernel_time_us,
-       _bd_hta_round(100 * idle_time_us / kernel_time_us, 2, hta_compat()) AS idle_time_pct,
-       _bd_hta_round(100 * compute_time_us / kernel_time_us, 2, hta_compat()) AS compute_time_pct,
-       _bd_hta_round(100 * non_compute_time_us / kernel_time_us, 2, hta_compat()) AS non_compute_time_pct
-FROM us
+       pct[1] AS idle_time_pct, pct[2] AS compute_time_pct, pct[3] AS non_compute_time_pct
+FROM (SELECT *, _bd_hta_round_list([100 * idle_time_us / kernel_time_us, 100 * compute_time_us / kernel_time_us,
+                                    100 * non_compute_time_us / kernel_time_us], 2, hta_compat()) AS pct
+      FROM us)
 ORDER BY label, rank;

@@ -55,8 +55,7 @@ WITH us AS (
     FROM query(format('FROM {}({})',
                       CASE WHEN _hta_mode(hta_compat) THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
                       coalesce(include_memory_events, true)))
-    WHERE _int_list_arg(ranks, 'kernel_launch_stats: ranks') IS NULL OR len(_int_list_arg(ranks, 'kernel_launch_stats: ranks')) = 0
-       OR list_contains(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), rank)
+    WHERE coalesce(list_contains(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), rank), true)
 )
 SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us,
        cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,

@@ -2,7 +2,7 @@
 
 -- @macro potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL)  One row per straggler
 -- candidate of each trace set (label), most often flagged first: the ranks whose dominant communication kernel
--- starts latest. profiler_steps: a list of ProfilerStep numbers to look at (NULL = all). hta_compat: true or false
+-- starts latest. profiler_steps: a list of ProfilerStep numbers to look at (NULL or [] = all). hta_compat: true or false
 -- overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label          Trace set
 -- @column rank           Candidate rank
@@ -28,8 +28,7 @@ steps AS (
 valid AS (
     SELECT label, step FROM steps
     WHERE step IS NOT NULL
-      AND (profiler_steps IS NULL
-           OR list_contains(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), step))
+      AND coalesce(list_contains(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), step), true)
 ),
 df AS (
     SELECT f.* FROM _ct_frame_pos_of(_hta_mode(hta_compat)) f JOIN valid v ON v.label = f.label AND v.step = f.iteration
