@@ -27,6 +27,9 @@ import (
 type DB struct {
 	SQL  *sql.DB
 	Path string // "" for in-memory
+	// ReadOnly: opened with OpenReadOnly; nothing can be loaded or changed, and other processes may read
+	// the file at the same time.
+	ReadOnly bool
 
 	loadMu sync.Mutex // serialises trace_id allocation and the insert transaction
 }
@@ -35,8 +38,32 @@ type DB struct {
 // schema and views. A database written by another tracesql version gets the current definitions
 // (and its tables are migrated); one written by this version is used as it is.
 func Open(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, false)
+}
+
+// ErrReadOnly is the error of a load or other change asked of a database opened with OpenReadOnly.
+var ErrReadOnly = errors.New("the database is open read-only (--readonly)")
+
+// OpenReadOnly opens the existing database file at path for reading only: any number of processes may
+// read one file at the same time this way, where DuckDB lets one process open it for writing and no one
+// else. Nothing is installed, so the file must have been written (or last opened for writing) by this
+// version of tracesql.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open read-only: a database file is needed (--db FILE)")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+	}
+	return open(ctx, path, true)
+}
+
+func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	dsn := path
 	q := url.Values{}
+	if readOnly {
+		q.Set("access_mode", "READ_ONLY")
+	}
 	q.Set("threads", fmt.Sprint(runtime.NumCPU()))
 	for k, v := range memorySettings(path) { // load.go: spill to disk rather than run out of memory
 		q.Set(k, v)
@@ -50,7 +77,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
-	db := &DB{SQL: sql.OpenDB(connector), Path: path}
+	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
 	if err := db.install(ctx); err != nil {
@@ -80,6 +107,12 @@ func (db *DB) install(ctx context.Context) error {
 		err := db.SQL.QueryRowContext(ctx, `SELECT hash FROM _tracesql_install`).Scan(&stored)
 		if err == nil && stored == sum {
 			return nil
+		}
+		if db.ReadOnly {
+			if err != nil {
+				return errors.New("not written by tracesql (no tracesql schema): open it once without --readonly")
+			}
+			return errors.New("written by another version of tracesql: open it once without --readonly to bring its views up to date")
 		}
 		// The marker of any tracesql version makes the file ours. Without one, look before the first
 		// statement that could change the file: someone else's DuckDB file must come out of a refused

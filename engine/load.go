@@ -73,6 +73,9 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // transaction: a file that fails leaves the database as it was, and loading stops at the first
 // failure. Files already loaded (same path, size and modification time, same label) are skipped.
 func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]LoadResult, error) {
+	if db.ReadOnly {
+		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), ErrReadOnly)
+	}
 	if opts.Label == "" {
 		opts.Label = "trace"
 	}

@@ -272,6 +272,9 @@ func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
 // SetNCCLClockOffset overrides the estimated plugin→Kineto clock offset of a trace set (see the
 // nccl_clock_override table). spec is "NS" for every rank, or "RANK=NS,RANK=NS".
 func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error {
+	if db.ReadOnly {
+		return fmt.Errorf("set the NCCL clock offset: %w", ErrReadOnly)
+	}
 	rows, err := ParseNCCLClockOffset(spec)
 	if err != nil {
 		return err

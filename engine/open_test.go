@@ -263,3 +263,91 @@ func dirState(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestOpenReadOnly: a database written by this version opens read-only in two handles at once (DuckDB
+// lets one writer open a file and no one else); the analyses read it, and a load, an NCCL clock offset,
+// an import and a statement that writes all fail, leaving the file as it was. A file tracesql did not
+// write, one written by another version and a missing one are refused with a message saying which.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.duckdb")
+	trace := "../testdata/traces/ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, []string{trace}, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := frameDigest(t, db)
+	events := queryInt(t, db, `SELECT count(*) FROM events`)
+	db.Close()
+
+	a, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("second read-only open: %v", err)
+	}
+	if got := queryInt(t, b, `SELECT count(*) FROM temporal_breakdown`); got != 1 {
+		t.Errorf("temporal_breakdown read-only: %d rows, want 1", got)
+	}
+	if got := frameDigest(t, a); got != want {
+		t.Errorf("read-only frames %v, want %v", got, want)
+	}
+	for what, err := range map[string]error{
+		"load":   func() error { _, err := a.Load(ctx, []string{trace}, LoadOptions{Label: "again"}); return err }(),
+		"nccl":   a.SetNCCLClockOffset(ctx, "trace", "0"),
+		"import": func() error { _, err := a.ImportParquet(ctx, dir); return err }(),
+	} {
+		if !errors.Is(err, ErrReadOnly) {
+			t.Errorf("%s on a read-only database: %v, want ErrReadOnly", what, err)
+		}
+	}
+	if _, err := a.SQL.ExecContext(ctx, `DELETE FROM events`); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("DELETE on a read-only database: %v", err)
+	}
+	a.Close()
+	b.Close()
+
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM events`); got != events {
+		t.Errorf("events after the refused changes: %d, want %d", got, events)
+	}
+	// as if another version had written it
+	if _, err := db.SQL.ExecContext(ctx, `UPDATE _tracesql_install SET hash = 'older'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := OpenReadOnly(ctx, path); err == nil || !strings.Contains(err.Error(), "another version of tracesql") {
+		t.Errorf("read-only open of another version's file: %v", err)
+	}
+
+	foreign := filepath.Join(dir, "foreign.duckdb")
+	raw, err := sql.Open("duckdb", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE mine (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if _, err := OpenReadOnly(ctx, foreign); err == nil || !strings.Contains(err.Error(), "not written by tracesql") {
+		t.Errorf("read-only open of a foreign file: %v", err)
+	}
+	if _, err := OpenReadOnly(ctx, filepath.Join(dir, "missing.duckdb")); err == nil || !strings.Contains(err.Error(), "missing.duckdb") {
+		t.Errorf("read-only open of a missing file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing.duckdb")); !os.IsNotExist(err) {
+		t.Errorf("the missing file was created: %v", err)
+	}
+	if _, err := OpenReadOnly(ctx, ""); err == nil {
+		t.Error("read-only in-memory database: no error")
+	}
+}

@@ -330,6 +330,9 @@ func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable)
 // of the export that the database lacks (one the user created) is created. It returns the number of
 // traces imported, Kineto and NCCL.
 func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
+	if db.ReadOnly {
+		return 0, fmt.Errorf("import %s: %w", dir, ErrReadOnly)
+	}
 	fail := func(err error) (int64, error) { return 0, fmt.Errorf("import parquet %s: %w", dir, err) }
 	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {

@@ -88,6 +88,7 @@ func (f labelFlag) Set(v string) error {
 type options struct {
 	scripts  []script // -c and -f in command-line order
 	dbPath   string
+	readOnly bool // --readonly: open --db for reading only, beside other readers
 	format   string
 	label    string // the last --label given (default "trace"): also the label .load uses
 	rankFrom string
@@ -105,6 +106,7 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.Var(scriptFlag{&o.scripts, false}, "c", "run SQL (one or more statements) and exit (repeatable)")
 	fs.Var(scriptFlag{&o.scripts, true}, "f", "run a saved query file and exit (repeatable; - = stdin)")
 	fs.StringVar(&o.dbPath, "db", "", "persistent database file (default: in-memory)")
+	fs.BoolVar(&o.readOnly, "readonly", false, "open --db read-only: no loading; several processes may read one file at once")
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
 	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
@@ -144,6 +146,15 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	if o.maxRows < 0 {
 		return nil, fmt.Errorf("--maxrows %d: must be >= 0", o.maxRows)
 	}
+	if o.readOnly && o.dbPath == "" {
+		return nil, errors.New("--readonly needs --db FILE")
+	}
+	if o.readOnly && len(o.traces) > 0 {
+		return nil, fmt.Errorf("--readonly: cannot load %s into a read-only database", o.traces[0].path)
+	}
+	if o.readOnly && o.ncclOffset != "" {
+		return nil, errors.New("--readonly: --nccl-clock-offset changes the database")
+	}
 	// Checked here, before anything is loaded into --db: a typo must not leave a half-done job.
 	if err := checkNCCLOffset(o.ncclOffset); err != nil {
 		return nil, err
@@ -181,7 +192,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 2
 	}
-	db, err := engine.Open(ctx, o.dbPath)
+	open := engine.Open
+	if o.readOnly {
+		open = engine.OpenReadOnly
+	}
+	db, err := open(ctx, o.dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1

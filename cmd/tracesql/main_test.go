@@ -319,6 +319,12 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad --nccl-clock-offset is rejected before loading",
 			args: []string{"--db", "$TMP/x.db", backwardJSON, "--nccl-clock-offset", "x=1", "-c", "SELECT 1"}, code: 2,
 			stderr: `^tracesql: --nccl-clock-offset "x=1": "x" is not a rank\n$`, absent: []string{"x.db"}},
+		{name: "--readonly without --db", args: []string{"--readonly", "-c", "SELECT 1"}, code: 2,
+			stderr: `^tracesql: --readonly needs --db FILE\n$`},
+		{name: "--readonly with a trace", args: []string{"--db", "$TMP/x.db", "--readonly", backwardJSON, "-c", "SELECT 1"}, code: 2,
+			stderr: `^tracesql: --readonly: cannot load \S*backward\S*\.json into a read-only database\n$`, absent: []string{"x.db"}},
+		{name: "--readonly on a missing file", args: []string{"--db", "$TMP/x.db", "--readonly", "-c", "SELECT 1"}, code: 1,
+			stderr: `^tracesql: open database \S*/x\.db read-only: stat \S*/x\.db: no such file or directory\n$`, absent: []string{"x.db"}},
 		{name: "bad --nccl-clock-offset value", args: []string{backwardJSON, "--nccl-clock-offset", "5ns", "-c", "SELECT 1"}, code: 2,
 			stderr: `^tracesql: --nccl-clock-offset "5ns": want NS or RANK=NS,… .*\n$`, stderrLine: true},
 		{name: ".mode with a comment", args: []string{backwardJSON, "-c", ".mode csv -- note\nSELECT 1"}, code: 1,
@@ -676,5 +682,35 @@ func TestHelpListsCommands(t *testing.T) {
 		if out, errOut, _ := runCLI(t, "", cmd, "-h"); !strings.Contains(out+errOut, "usage: tracesql "+cmd) {
 			t.Errorf("%s -h printed no usage", cmd)
 		}
+	}
+}
+
+// TestReadOnlyDatabase: --readonly queries a database written before, alongside another read-only
+// session, and refuses .load with one line, leaving the file as it was.
+func TestReadOnlyDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.duckdb")
+	if _, errOut, code := runCLI(t, "", "--db", db, backwardJSON, "-c", "SELECT 1"); code != 0 {
+		t.Fatalf("writing the database: %d %s", code, errOut)
+	}
+	count := []string{"--db", db, "--readonly", "--format", "csv", "-c", "SELECT count(*) AS n FROM events"}
+	out, errOut, code := runCLI(t, "", count...)
+	if code != 0 || out != "n\n7\n" {
+		t.Fatalf("read-only query: %d %q %s", code, out, errOut)
+	}
+	// a second read-only session while the first is open (one in-process instance per session)
+	done := make(chan string)
+	go func() {
+		o, e, c := runCLI(t, "", count...)
+		done <- fmt.Sprint(c, o, e)
+	}()
+	stdout, stderr, code := runCLI(t, "", "--db", db, "--readonly", "-c", ".load "+backwardJSON)
+	if code != 1 || stdout != "" || !regexp.MustCompile(`^tracesql: load \S+: the database is open read-only \(--readonly\)\n$`).MatchString(stderr) {
+		t.Errorf(".load read-only: %d %q %q", code, stdout, stderr)
+	}
+	if got := <-done; got != "0n\n7\n" {
+		t.Errorf("concurrent read-only session: %q", got)
+	}
+	if out, _, _ := runCLI(t, "", count...); out != "n\n7\n" {
+		t.Errorf("after the refused load: %q", out)
 	}
 }
