@@ -46,6 +46,7 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracesql report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", "", "database file to report on (default: load the traces into memory)")
+	readOnly := fs.Bool("readonly", false, "open --db read-only (beside other sessions reading it); no traces may be loaded")
 	out := fs.String("o", "report.html", "HTML file to write")
 	dir := fs.String("reports-dir", "", "directory of extra report sections (*.sql; same name = replaces a built-in one)")
 	label := fs.String("label", "trace", "label of the trace set being loaded")
@@ -79,7 +80,15 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
 		return 1
 	}
-	db, err := engine.Open(ctx, *dbPath)
+	open := engine.Open
+	if *readOnly {
+		if *dbPath == "" || len(traces) > 0 {
+			fmt.Fprintln(stderr, "tracesql: report: --readonly needs --db FILE and no traces to load")
+			return 2
+		}
+		open = engine.OpenReadOnly
+	}
+	db, err := open(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
 		return 1

@@ -787,3 +787,28 @@ func TestKeyLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestReportReadOnly: report --readonly writes the report of a database opened for reading only, and
+// refuses a trace to load or a missing --db as bad usage.
+func TestReportReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.duckdb")
+	if _, errOut, code := runCLI(t, "", "--db", db, alexnetDir, "-c", "SELECT 1"); code != 0 {
+		t.Fatalf("writing the database: %d %s", code, errOut)
+	}
+	html := filepath.Join(dir, "r.html")
+	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--readonly", "-o", html); code != 0 {
+		t.Fatalf("report --readonly: %d %s", code, errOut)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "Temporal breakdown per rank") {
+		t.Errorf("report --readonly wrote %d bytes (%v)", len(b), err)
+	}
+	for _, args := range [][]string{
+		{"report", "--readonly", "-o", html},
+		{"report", "--db", db, "--readonly", alexnetDir, "-o", html},
+	} {
+		if _, errOut, code := runCLI(t, "", args...); code != 2 || errOut != "tracesql: report: --readonly needs --db FILE and no traces to load\n" {
+			t.Errorf("%q: %d %q", args, code, errOut)
+		}
+	}
+}
