@@ -468,6 +468,26 @@ func ctWantRows(t testing.TB, db *sql.DB, q string, want [][]string) {
 	}
 }
 
+// TestMemoryBandwidthPerDevice: testdata/hta/ct_memory_two_gpus.json has HtoD copies on two GPUs (µs):
+// GPU 0 [100, 110] at 4 GB/s and [200, 220] at 2 GB/s, GPU 1 [105, 115] at 6 GB/s. By default each GPU is
+// its own series: GPU 0 samples 4, 0, 2, 0 (above 0: 4 and 2), GPU 1 samples 6, 0. HTA (compat) runs one
+// series over both: 4, 10, 6, 0, 2, 0, so samples above 0 are 4, 10, 6, 2 (mean 5.5) and the device is
+// unknown.
+func TestMemoryBandwidthPerDevice(t *testing.T) {
+	db := ctOpen(t, "../testdata/hta/ct_memory_two_gpus.json")
+	ctWantRows(t, db.SQL, `SELECT pid, ts, memory_bw_gbps FROM memory_bw ORDER BY pid, seq`, [][]string{
+		{"0", "100000", "4"}, {"0", "110000", "0"}, {"0", "200000", "2"}, {"0", "220000", "0"},
+		{"1", "105000", "6"}, {"1", "115000", "0"}})
+	ctWantRows(t, db.SQL, `SELECT device, name, count, mean, std, min, p25, p50, p75, max FROM memory_bw_summary`, [][]string{
+		{"0", "Memcpy HtoD", "2", "3", ctFloat(math.Sqrt(2)), "2", "2.5", "3", "3.5", "4"},
+		{"1", "Memcpy HtoD", "1", "6", "NULL", "6", "6", "6", "6", "6"}})
+	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
+		t.Fatal(err)
+	}
+	ctWantRows(t, db.SQL, `SELECT device, name, count, mean, min, p50, max FROM memory_bw_summary`, [][]string{
+		{"NULL", "Memcpy HtoD", "4", "5.5", "2", "5", "10"}})
+}
+
 // TestCountersDefaultFixes checks the default-mode fixes on testdata/hta/ct_launch_queue.json (hand-computed):
 // k1 (corr 1, cudaLaunchKernel at 10 µs), k2 (corr 2, cuLaunchKernel at 20 µs, starts at 40 µs), a memcpy
 // (corr 3, cudaMemcpyAsync at 40 µs, 2 GB/s from 60 to 65 µs) and a Stream Sync record sharing corr 3.

@@ -90,10 +90,11 @@ FROM _memory_bw_values_default;
 CREATE OR REPLACE VIEW memory_bw AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_default' END);
 
--- @view memory_bw_summary  One row per (label, rank, memory kind): statistics of the memory_bw samples above 0
--- (one per change, not time-weighted, as HTA's describe()).
+-- @view memory_bw_summary  One row per (label, rank, device, memory kind): statistics of the memory_bw samples above 0
+-- (HTA's get_memory_bw_summary; compat: one row per kind, the GPUs of the rank merged as HTA merges them).
 -- @column label   Trace set
 -- @column rank    Rank
+-- @column device  GPU (memory_bw.pid; compat: NULL when the kind's operations are on several GPUs)
 -- @column name    Memory operation kind
 -- @column count   Samples with bandwidth > 0
 -- @column mean    Mean bandwidth, GB/s
@@ -105,11 +106,14 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'F
 -- @column max     Maximum, GB/s
 CREATE OR REPLACE VIEW memory_bw_summary AS
 -- (one quantile_cont with a list of fractions sorts each group once; three sorted it three times)
-SELECT label, rank, name, count, mean, std, min, q[1] AS p25, q[2] AS p50, q[3] AS p75, max
-FROM (SELECT label, rank, name, count(*) AS count, avg(memory_bw_gbps) AS mean, stddev_samp(memory_bw_gbps) AS std,
+SELECT label, rank, device, name, count, mean, std, min, q[1] AS p25, q[2] AS p50, q[3] AS p75, max
+FROM (SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS device, name,
+             count(*) AS count, avg(memory_bw_gbps) AS mean, stddev_samp(memory_bw_gbps) AS std,
              min(memory_bw_gbps) AS min, quantile_cont(memory_bw_gbps, [0.25, 0.5, 0.75]) AS q,
              max(memory_bw_gbps) AS max
-      FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_values_default' END)
+      -- default: a series per device, as memory_bw; compat: HTA's one series per kind
+      FROM query(CASE WHEN hta_compat() THEN 'SELECT *, NULL::BIGINT AS series_pid FROM _memory_bw_compat'
+                      ELSE 'SELECT *, pid AS series_pid FROM _memory_bw_values_default' END)
       WHERE memory_bw_gbps > 0
-      GROUP BY label, rank, name)
-ORDER BY label, rank, name;
+      GROUP BY label, rank, series_pid, name)
+ORDER BY label, rank, device, name;
