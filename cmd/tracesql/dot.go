@@ -22,7 +22,7 @@ var dotCommands map[string]dotCommand
 func init() {
 	dotCommands = map[string]dotCommand{
 		"help":     {".help", "show this list", (*session).dotHelp},
-		"tables":   {".tables", "list tables, views and table macros", (*session).dotTables},
+		"tables":   {".tables [PATTERN]", "list tables, views and table macros (names LIKE PATTERN)", (*session).dotTables},
 		"schema":   {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
@@ -123,7 +123,8 @@ func (s *session) dotHelp(_ context.Context, _ []string) error {
 	return nil
 }
 
-// catalogQuery lists the user-visible relations: tables, views and table macros.
+// catalogQuery lists the user-visible relations: tables, views and table macros whose names match the
+// LIKE pattern %s (a SQL string literal).
 const catalogQuery = `
 SELECT name, type FROM (
     SELECT table_name AS name, 'table' AS type FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
@@ -132,13 +133,19 @@ SELECT name, type FROM (
     UNION ALL
     SELECT DISTINCT function_name, 'table macro' FROM duckdb_functions()
     WHERE function_type = 'table_macro' AND NOT internal AND schema_name = 'main'
-) WHERE name NOT LIKE '\_%' ESCAPE '\' ORDER BY name`
+) WHERE name NOT LIKE '\_%%' ESCAPE '\' AND name LIKE %s ORDER BY name`
 
+// dotTables is .tables [PATTERN]: the names matching a LIKE pattern (as DuckDB's and SQLite's shells do),
+// every name without one.
 func (s *session) dotTables(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf(".tables takes no arguments")
+	if len(args) > 1 {
+		return fmt.Errorf("usage: .tables [PATTERN]")
 	}
-	return s.runAll(ctx, catalogQuery)
+	pattern := "%"
+	if len(args) == 1 {
+		pattern = args[0]
+	}
+	return s.runAll(ctx, fmt.Sprintf(catalogQuery, "'"+strings.ReplaceAll(pattern, "'", "''")+"'"))
 }
 
 // runAll runs a dot command's listing query: every row is shown whatever --maxrows says, since

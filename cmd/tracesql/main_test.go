@@ -714,3 +714,26 @@ func TestReadOnlyDatabase(t *testing.T) {
 		t.Errorf("after the refused load: %q", out)
 	}
 }
+
+// TestDotTablesPattern: .tables PATTERN lists the names LIKE the pattern (as DuckDB's shell), a quote in the
+// pattern is literal, and a pattern matching nothing lists nothing.
+func TestDotTablesPattern(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    string
+	}{
+		{"%breakdown", "name,type\nidle_time_breakdown,table macro\nkernel_breakdown,table macro\n" +
+			"kernel_type_breakdown,table macro\nnccl_collective_breakdown,view\ntemporal_breakdown,view\nuser_annotation_breakdown,table macro\n"},
+		{"kernel_", "name,type\nkernels,view\n"},
+		{`"it's%"`, "name,type\n"},
+		{"nothing%", "name,type\n"},
+	} {
+		out, errOut, code := runCLI(t, "", backwardJSON, "--format", "csv", "-c", ".tables "+c.pattern)
+		if code != 0 || out != c.want {
+			t.Errorf(".tables %s: %d %q %s, want %q", c.pattern, code, out, errOut, c.want)
+		}
+	}
+	if _, errOut, code := runCLI(t, "", backwardJSON, "-c", ".tables a b"); code != 1 || errOut != "tracesql: usage: .tables [PATTERN]\n" {
+		t.Errorf(".tables a b: %d %q", code, errOut)
+	}
+}
