@@ -91,7 +91,8 @@ CREATE OR REPLACE VIEW memory_bw AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_default' END);
 
 -- @view memory_bw_summary  One row per (label, rank, device, memory kind): statistics of the memory_bw samples above 0
--- (HTA's get_memory_bw_summary; compat: one row per kind, the GPUs of the rank merged as HTA merges them).
+-- (one per change, not time-weighted, as HTA's describe(); compat: one row per kind, the rank's GPUs merged as HTA
+-- merges them).
 -- @column label   Trace set
 -- @column rank    Rank
 -- @column device  GPU (memory_bw.pid; compat: NULL when the kind's operations are on several GPUs)
