@@ -16,35 +16,17 @@ import (
 
 // castReason says why a column of type t must be cast to VARCHAR to be shown: "unreadable" when
 // the driver fails on it, "imprecise" when it reads a wrong value, "" when it reads it fine.
-// A top-level TIME or JSON is "imprecise"; a LIST, STRUCT or MAP holding one is too when the output
-// is text (nestedAsText: every format but json and jsonl), where DuckDB's VARCHAR cast is what the
-// DuckDB CLI shows. In json and jsonl the value stays a nested array or object as the driver reads it:
-// cast to text it would become a string. A JSON column's text is JSON, which the renderer embeds as it
-// is (see newResult).
-func castReason(t *sqlType, nestedAsText bool) string {
+// Only a top-level TIME or JSON is "imprecise": casting a LIST or STRUCT to text for the sake
+// of a 24:00:00 inside it would turn a JSON array into a string. A JSON column's text is JSON,
+// which the renderer embeds as it is (see newResult).
+func castReason(t *sqlType) string {
 	if unreadable(t) {
 		return "unreadable"
 	}
-	if t.is("TIME") || t.is("JSON") || nestedAsText && holdsImprecise(t) {
+	if t.is("TIME") || t.is("JSON") {
 		return "imprecise"
 	}
 	return ""
-}
-
-// holdsImprecise reports a TIME or JSON anywhere inside t.
-func holdsImprecise(t *sqlType) bool {
-	if t == nil {
-		return false
-	}
-	if t.is("TIME") || t.is("JSON") || holdsImprecise(t.elem) || holdsImprecise(t.key) {
-		return true
-	}
-	for _, f := range t.fields {
-		if holdsImprecise(f.typ) {
-			return true
-		}
-	}
-	return false
 }
 
 // unreadable reports types duckdb-go fails to scan: ones it has no name for (TIME_NS), and MAPs
@@ -88,29 +70,15 @@ func isSelectLike(stmt string) bool {
 // A statement that cannot be wrapped (INSERT … RETURNING, PRAGMA) gets an error naming the
 // column, before anything is printed, or, if the driver only reads it imprecisely, its rows as
 // they are.
-func castForDisplay(ctx context.Context, db *sql.DB, stmt string, rows *sql.Rows, nestedAsText bool) (*sql.Rows, []string, error) {
+func castForDisplay(ctx context.Context, db *sql.DB, stmt string, rows *sql.Rows) (*sql.Rows, []string, error) {
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return rows, nil, nil // the renderer reports it
 	}
 	cast := make([]bool, len(cts))
 	need, unreadable := false, -1
-	// duckdb-go names a JSON inside a LIST, STRUCT or MAP VARCHAR (and decodes it, sorting its keys and
-	// rounding big integers): DuckDB's own type names, from DESCRIBE, tell which ones are JSON.
-	var described []string
-	for _, ct := range cts {
-		if t := parseType(ct.DatabaseTypeName()); nestedAsText && isSelectLike(stmt) && nestedVarchar(t) {
-			described = describeTypes(ctx, db, stmt, len(cts))
-			break
-		}
-	}
 	for i, ct := range cts {
-		reason := castReason(parseType(ct.DatabaseTypeName()), nestedAsText)
-		if reason == "" && described != nil {
-			// (the driver's name alone tells what it cannot read: it has none for TIME_NS)
-			reason = castReason(parseType(described[i]), nestedAsText)
-		}
-		switch reason {
+		switch castReason(parseType(ct.DatabaseTypeName())) {
 		case "unreadable":
 			if unreadable < 0 {
 				unreadable = i
@@ -138,9 +106,7 @@ func castForDisplay(ctx context.Context, db *sql.DB, stmt string, rows *sql.Rows
 	names := make([]string, len(cts))
 	for i, ct := range cts {
 		names[i] = ct.DatabaseTypeName()
-		if described != nil {
-			names[i] = described[i]
-		} else if cast[i] && castReason(parseType(names[i]), false) == "unreadable" {
+		if cast[i] && castReason(parseType(names[i])) == "unreadable" {
 			names[i] = typeNameOf(ctx, db, stmt, i, cts)
 		}
 	}
@@ -167,52 +133,27 @@ func castForDisplay(ctx context.Context, db *sql.DB, stmt string, rows *sql.Rows
 }
 
 // typeNameOf returns DuckDB's name for the type of column i of stmt (duckdb-go reports the types
-// it does not know without a name), from DESCRIBE.
+// it does not know without a name), from DESCRIBE, which binds stmt without running it.
 func typeNameOf(ctx context.Context, db *sql.DB, stmt string, i int, cts []*sql.ColumnType) string {
-	if types := describeTypes(ctx, db, stmt, len(cts)); types != nil {
-		return types[i]
+	{
+		var types []string
+		rows, err := db.QueryContext(ctx, "DESCRIBE "+strings.TrimRight(stmt, "; \t\r\n")+"\n")
+		if err == nil {
+			for rows.Next() {
+				var name, typ string
+				var rest [4]any
+				if rows.Scan(&name, &typ, &rest[0], &rest[1], &rest[2], &rest[3]) == nil {
+					types = append(types, typ)
+				}
+			}
+			rows.Close()
+		}
+		if len(types) == len(cts) {
+			return types[i]
+		}
 	}
 	if n := cts[i].DatabaseTypeName(); n != "" {
 		return n
 	}
 	return "unknown"
-}
-
-// describeTypes returns DuckDB's names for the types of stmt's n columns, from DESCRIBE, which binds
-// stmt without running it; nil if that fails.
-func describeTypes(ctx context.Context, db *sql.DB, stmt string, n int) []string {
-	var types []string
-	rows, err := db.QueryContext(ctx, "DESCRIBE "+strings.TrimRight(stmt, "; \t\r\n")+"\n")
-	if err != nil {
-		return nil
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, typ string
-		var rest [4]any
-		if rows.Scan(&name, &typ, &rest[0], &rest[1], &rest[2], &rest[3]) == nil {
-			types = append(types, typ)
-		}
-	}
-	if len(types) != n {
-		return nil
-	}
-	return types
-}
-
-// nestedVarchar reports a VARCHAR inside a LIST, STRUCT or MAP: what duckdb-go calls a nested JSON.
-func nestedVarchar(t *sqlType) bool {
-	if t == nil {
-		return false
-	}
-	inner := func(c *sqlType) bool { return c != nil && (c.is("VARCHAR") || nestedVarchar(c)) }
-	if inner(t.elem) || inner(t.key) {
-		return true
-	}
-	for _, f := range t.fields {
-		if inner(f.typ) {
-			return true
-		}
-	}
-	return false
 }

@@ -45,40 +45,6 @@ func TestJSONColumnsExact(t *testing.T) {
 	}
 }
 
-// TestNestedJSONColumnsExact: a LIST or STRUCT holding JSON is shown in the text formats as DuckDB's CLI
-// shows it (its VARCHAR cast): duckdb-go names the element VARCHAR but decodes it, which sorted the keys,
-// rounded big integers and dropped the quotes of strings. A list of plain strings is shown as before, and
-// json/jsonl keep the nesting.
-func TestNestedJSONColumnsExact(t *testing.T) {
-	const q = `SELECT ['{"b": "x y", "a": 12345678901234567890}'::JSON] AS l, {'k': '[1, 2]'::JSON} AS s,
-        [TIME '24:00:00'] AS t, ['p q'] AS plain`
-	cases := []struct {
-		format string
-		want   string
-	}{
-		{"csv", "l,s,t,plain\n" + `"[{""b"": ""x y"", ""a"": 12345678901234567890}]","{'k': '[1, 2]'}",['24:00:00'],[p q]` + "\n"},
-		{"table", "┌───────────────────────────────────────────┬─────────────────┬──────────────┬───────────┐\n" +
-			"│                     l                     │        s        │      t       │   plain   │\n" +
-			"│                  json[]                   │ struct(k json)  │    time[]    │ varchar[] │\n" +
-			"├───────────────────────────────────────────┼─────────────────┼──────────────┼───────────┤\n" +
-			`│ [{"b": "x y", "a": 12345678901234567890}] │ {'k': '[1, 2]'} │ ['24:00:00'] │ [p q]     │` + "\n" +
-			"└───────────────────────────────────────────┴─────────────────┴──────────────┴───────────┘\n"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.format, func(t *testing.T) {
-			if got := mustRun(t, "", backwardJSON, "--format", tc.format, "-c", q); got != tc.want {
-				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
-			}
-		})
-	}
-	// json and jsonl keep the nesting (as the driver decodes it: there its limits, sorted keys and rounded
-	// big integers, still show)
-	const nested = `SELECT ['{"b": "x y"}'::JSON] AS l, {'k': '[1, 2]'::JSON} AS s, ['p q'] AS plain`
-	if got, want := mustRun(t, "", backwardJSON, "--format", "jsonl", "-c", nested), `{"l":[{"b":"x y"}],"s":{"k":[1,2]},"plain":["p q"]}`+"\n"; got != want {
-		t.Errorf("jsonl: got %s, want %s", got, want)
-	}
-}
-
 // TestTracesNamedTwice: a trace file named twice in one load (the same path twice, a file and
 // its directory, .load of both) is loaded once, with a note, instead of failing as a rank clash
 // with itself.

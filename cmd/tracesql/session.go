@@ -103,7 +103,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if err != nil {
 		return err
 	}
-	rows, typeNames, err := castForDisplay(qctx, s.db.SQL, stmt, rows, s.format != "json" && s.format != "jsonl")
+	rows, typeNames, err := castForDisplay(qctx, s.db.SQL, stmt, rows)
 	if err != nil {
 		return err
 	}
