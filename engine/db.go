@@ -65,7 +65,7 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 		q.Set("access_mode", "READ_ONLY")
 	}
 	q.Set("threads", fmt.Sprint(runtime.NumCPU()))
-	for k, v := range memorySettings(path) { // load.go: spill to disk rather than run out of memory
+	for k, v := range memorySettings(path, readOnly) { // load.go: spill to disk rather than run out of memory
 		q.Set(k, v)
 	}
 	if dsn != "" {
@@ -174,7 +174,7 @@ func (db *DB) Close() error {
 		db.SQL.Exec("CHECKPOINT")
 	}
 	err := db.SQL.Close()
-	os.Remove(memorySettings(db.Path)["temp_directory"]) // DuckDB leaves its spill directory behind, empty
+	os.Remove(memorySettings(db.Path, db.ReadOnly)["temp_directory"]) // DuckDB leaves its spill directory behind, empty
 	return err
 }
 

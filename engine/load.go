@@ -165,17 +165,19 @@ const MemoryLimitEnv = "TRACESQL_MEMORY_LIMIT"
 // memorySettings are the DuckDB options Open sets so that a load larger than RAM spills to disk
 // instead of failing: memory_limit is half the machine's memory (DuckDB's own default is 80 %, but
 // the Go side holds up to two parsed files beside it), and temp_directory is next to the database
-// file, or under the system temporary directory for an in-memory database (DuckDB's default, ".tmp"
-// in the working directory, may not be writable). DuckDB creates the directory when it first spills
-// and removes it on close.
-func memorySettings(path string) map[string]string {
+// file, or under the system temporary directory, one per process, for an in-memory database (DuckDB's
+// default, ".tmp" in the working directory, may not be writable) and for a file opened read-only: several
+// processes may read one file, and DuckDB names its spill files the same in each, so a shared directory
+// let one reader overwrite or remove another's spilled data. DuckDB creates the directory when it first
+// spills and removes it on close.
+func memorySettings(path string, readOnly bool) map[string]string {
 	out := map[string]string{}
 	if v := os.Getenv(MemoryLimitEnv); v != "" {
 		out["memory_limit"] = v
 	} else if total := procmem.Total(); total > 0 {
 		out["memory_limit"] = fmt.Sprintf("%dMB", total/2>>20)
 	}
-	if path != "" {
+	if path != "" && !readOnly {
 		out["temp_directory"] = path + ".tmp"
 	} else {
 		out["temp_directory"] = filepath.Join(os.TempDir(), fmt.Sprintf("tracesql-%d.tmp", os.Getpid()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,9 +103,16 @@ func TestMemorySettings(t *testing.T) {
 
 	t.Setenv(MemoryLimitEnv, "")
 	if total := procmem.Total(); total > 0 {
-		got := memorySettings("")
+		got := memorySettings("", false)
 		if got["memory_limit"] == "" || !strings.HasPrefix(got["temp_directory"], os.TempDir()) {
 			t.Errorf("default settings %v", got)
 		}
+	}
+	// Readers of one file spill apart: DuckDB names its spill files alike in every process, so a shared
+	// directory let two readers overwrite each other's data (a crash, or a wrong sum), and the first to
+	// close removed it under the other.
+	ro := memorySettings(path, true)["temp_directory"]
+	if ro == memorySettings(path, false)["temp_directory"] || !strings.HasPrefix(ro, os.TempDir()) || !strings.Contains(ro, strconv.Itoa(os.Getpid())) {
+		t.Errorf("read-only spill directory %s: want one of this process under %s", ro, os.TempDir())
 	}
 }
