@@ -41,13 +41,15 @@ CREATE OR REPLACE MACRO _bd_hta_round(x, n, compat_mode) AS
 CREATE OR REPLACE MACRO _bd_hta_round_list(l, n, compat_mode) AS
     CASE WHEN compat_mode THEN list_transform(l, lambda v: round_even(v * pow(10, n), 0) / pow(10, n)) ELSE l END;
 
--- _bd_name_stats_compat / _bd_name_stats_default(kind, include_memory_kernels, use_gpu_annotation): one row per
+-- _bd_name_stats_compat / _bd_name_stats_default_kernel / _bd_name_stats_default_annotation(kind,
+-- include_memory_kernels, use_gpu_annotation): one row per
 -- (trace, group, name) of the events to aggregate with their statistics (var_us: sample variance of the
 -- durations in µs, 0 for one event), in each mode:
 --   kind = 'kernel':     GPU work (gpu_frame.gpu_work) of type COMPUTATION, COMMUNICATION and (optionally)
 --                        MEMORY; group = kernel type.
 --   kind = 'annotation': gpu_user_annotation rows (use_gpu_annotation) or user_annotation rows; group = ''.
--- The default one reads the stored GPU frame and types each distinct name once instead of every event.
+-- The default ones (one per kind, so that the other kind's half is not bound: 0.5-1 ms) read the stored frames
+-- and type each distinct name once instead of every event.
 CREATE OR REPLACE MACRO _bd_name_stats_compat(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
 WITH src AS (
     SELECT trace_id, kernel_type AS grp, name, dur
@@ -66,7 +68,7 @@ SELECT trace_id, grp, name,
        avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
 FROM src GROUP BY ALL;
 
-CREATE OR REPLACE MACRO _bd_name_stats_default(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
+CREATE OR REPLACE MACRO _bd_name_stats_default_kernel(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
 WITH per_name AS (
     SELECT trace_id, name,
            sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
@@ -84,8 +86,9 @@ types AS (
 SELECT p.trace_id, coalesce(t.kernel_type, 'OTHER') AS grp, p.name, p.total_ns, p.max_ns, p.min_ns, p.mean_us, p.var_us, p.n
 FROM per_name p LEFT JOIN types t ON t.name = p.name
 WHERE t.kernel_type IN ('COMPUTATION', 'COMMUNICATION')
-   OR (t.kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true))
-UNION ALL
+   OR (t.kernel_type = 'MEMORY' AND coalesce(include_memory_kernels, true));
+
+CREATE OR REPLACE MACRO _bd_name_stats_default_annotation(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
 SELECT trace_id, '' AS grp, name,
        sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
        avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
@@ -94,11 +97,12 @@ WHERE kind = 'annotation'
   AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
 GROUP BY ALL;
 
--- _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode): that mode's, picked when the
--- query is bound (query()), so that the other mode is neither planned nor run.
+-- _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode): that mode's (and, by default,
+-- that kind's), picked when the query is bound (query()), so that the others are neither planned nor run.
 CREATE OR REPLACE MACRO _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode) AS TABLE
 FROM query(format('FROM {}({}, {}, {})',
-                  CASE WHEN compat_mode THEN '_bd_name_stats_compat' ELSE '_bd_name_stats_default' END,
+                  CASE WHEN compat_mode THEN '_bd_name_stats_compat' WHEN kind = 'kernel' THEN '_bd_name_stats_default_kernel'
+                       ELSE '_bd_name_stats_default_annotation' END,
                   CASE kind WHEN 'kernel' THEN '''kernel''' ELSE '''annotation''' END,
                   coalesce(include_memory_kernels, true), coalesce(use_gpu_annotation, true)));
 
