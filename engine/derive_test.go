@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -148,41 +150,53 @@ const linksTrace = `{"traceEvents":[
 ]}`
 
 // TestDerivedLinks: each side takes the last event of the other side with its correlation; correlation
-// -1, a missing duration, the Trace category and a kernel on no stream (uint32 -1) pair nothing.
+// -1, a missing duration, the Trace category and a kernel on no stream (uint32 -1) pair nothing. A GPU
+// event takes the step of its launch. The ids are looked up in a slice over their range when they are
+// dense, as Kineto's are, and in a map when they are spread out: both are run.
 func TestDerivedLinks(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "links.json")
-	if err := os.WriteFile(p, []byte(linksTrace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := openTestDB(t)
-	mustLoad(t, db, p)
-	want := map[int64]sql.NullInt64{0: some(2), 1: some(0), 2: some(0), 3: null(), 4: null(), 5: some(6), 6: some(5),
-		7: null(), 8: null(), 9: null(), 10: null()}
-	rows, err := db.SQL.Query(`SELECT ev_idx, link_idx FROM events ORDER BY ev_idx`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var idx int64
-		var link sql.NullInt64
-		if err := rows.Scan(&idx, &link); err != nil {
-			t.Fatal(err)
-		}
-		if link != want[idx] {
-			t.Errorf("event %d: link_idx %v, want %v", idx, link, want[idx])
-		}
-		n++
-	}
-	if n != len(want) {
-		t.Errorf("%d events, want %d", n, len(want))
-	}
-	// The frame's index_correlation: -1 without a correlation, 0 when the partner is absent (HTA).
-	for idx, ic := range map[int64]int64{0: 2, 3: -1, 4: 0, 6: 5} {
-		if got := queryInt(t, db, `SELECT index_correlation FROM hta_frame WHERE ev_idx = ?`, idx); got != ic {
-			t.Errorf("event %d: index_correlation %d, want %d", idx, got, ic)
-		}
+	dense := strings.Replace(linksTrace, "\n]}", `,
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":45}
+]}`, 1)
+	spread := regexp.MustCompile(`"correlation":([1-9][0-9]*)`).ReplaceAllString(dense, `"correlation":${1}000000000000000`)
+	for name, trace := range map[string]string{"dense": dense, "spread": spread} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "links.json")
+			if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := openTestDB(t)
+			mustLoad(t, db, p)
+			type derivedRow struct{ link, step sql.NullInt64 }
+			want := map[int64]derivedRow{0: {some(2), some(3)}, 1: {some(0), some(3)}, 2: {some(0), some(3)}, 3: {null(), some(3)},
+				4: {null(), null()}, 5: {some(6), some(3)}, 6: {some(5), some(3)}, 7: {null(), some(3)}, 8: {null(), some(3)},
+				9: {null(), some(3)}, 10: {null(), some(3)}, 11: {null(), some(3)}}
+			rows, err := db.SQL.Query(`SELECT ev_idx, link_idx, step FROM events ORDER BY ev_idx`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				var idx int64
+				var got derivedRow
+				if err := rows.Scan(&idx, &got.link, &got.step); err != nil {
+					t.Fatal(err)
+				}
+				if got != want[idx] {
+					t.Errorf("event %d: link_idx, step %v, want %v", idx, got, want[idx])
+				}
+				n++
+			}
+			if n != len(want) {
+				t.Errorf("%d events, want %d", n, len(want))
+			}
+			// The frame's index_correlation: -1 without a correlation, 0 when the partner is absent (HTA).
+			for idx, ic := range map[int64]int64{0: 2, 3: -1, 4: 0, 6: 5} {
+				if got := queryInt(t, db, `SELECT index_correlation FROM hta_frame WHERE ev_idx = ?`, idx); got != ic {
+					t.Errorf("event %d: index_correlation %d, want %d", idx, got, ic)
+				}
+			}
+		})
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // FuzzParse feeds arbitrary bytes to the parser and the derived-column pass: they must return
@@ -53,8 +55,10 @@ func FuzzParse(f *testing.F) {
 		if rows != pf.events {
 			t.Fatalf("%d events in batches, %d counted", rows, pf.events)
 		}
-		derive(gatherEvents(pf.batches)) // must not panic on any parsed input
-		readMetadata(pf.meta)            // nor the checks of the typed metadata
+		for _, r := range derive(pf.batches, memory.DefaultAllocator) { // must not panic on any parsed input
+			r.Release()
+		}
+		readMetadata(pf.meta) // nor the checks of the typed metadata
 		// The up-front rank check reads the same start as the parse did.
 		if h, err := readHead(p); err != nil || !(h.events || h.arrayForm) || h.arrayForm != pf.arrayForm {
 			t.Fatalf("parsed, but the head says events %v, array %v (parse: array %v), error %v", h.events, h.arrayForm, pf.arrayForm, err)

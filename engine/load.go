@@ -369,7 +369,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	derived := make(chan struct{})
 	go func() {
 		defer close(derived)
-		evRecs = withDerived(pf.batches, derive(gatherEvents(pf.batches)), mem)
+		evRecs = derive(pf.batches, mem)
 	}()
 	releaseEvents := func() {
 		<-derived

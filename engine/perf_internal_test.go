@@ -108,7 +108,7 @@ func BenchmarkLoadCPU(b *testing.B) {
 	}
 }
 
-// BenchmarkDerive measures gatherEvents + derive + withDerived on an already parsed file.
+// BenchmarkDerive measures derive on an already parsed file.
 func BenchmarkDerive(b *testing.B) {
 	for _, name := range perfTraces {
 		b.Run(filepath.Base(filepath.Dir(name)), func(b *testing.B) {
@@ -120,8 +120,7 @@ func BenchmarkDerive(b *testing.B) {
 			defer pf.release()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				d := derive(gatherEvents(pf.batches))
-				for _, r := range withDerived(pf.batches, d, memory.DefaultAllocator) {
+				for _, r := range derive(pf.batches, memory.DefaultAllocator) {
 					r.Release()
 				}
 			}
