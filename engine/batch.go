@@ -87,7 +87,16 @@ var (
 	i64 = arrow.PrimitiveTypes.Int64
 	str = arrow.BinaryTypes.String
 	f64 = arrow.PrimitiveTypes.Float64
+	// tok is a string column of few distinct values (names, categories), dictionary-encoded per batch:
+	// on a 1 GB trace the parsed copy of events.name shrinks from 152 MB to 6 MB. Its int16 indices
+	// hold a batch of a table with one row per event (batchMaxEvents rows at most, checked below); a C
+	// event gives a counters row per key, so counters use tok32.
+	tok   = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}
+	tok32 = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 )
+
+// A tok column's indices must hold any batch's distinct values.
+const _ = uint16(math.MaxInt16 - batchMaxEvents)
 
 func fields(spec ...any) *arrow.Schema {
 	fs := make([]arrow.Field, 0, len(spec)/2)
@@ -99,15 +108,15 @@ func fields(spec ...any) *arrow.Schema {
 
 // Arrow schemas of the per-phase batches. The events schema is completed by the derived columns.
 var (
-	eventsParsedSchema = fields("ev_idx", i64, "cat", str, "cat_class", str, "name", str, "pid", i64, "tid", i64,
+	eventsParsedSchema = fields("ev_idx", i64, "cat", tok, "cat_class", tok, "name", tok, "pid", i64, "tid", i64,
 		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str)
-	eventsSchema = fields("ev_idx", i64, "cat", str, "cat_class", str, "name", str, "pid", i64, "tid", i64,
+	eventsSchema = fields("ev_idx", i64, "cat", tok, "cat_class", tok, "name", tok, "pid", i64, "tid", i64,
 		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str,
 		"step", i64, "parent_idx", i64, "depth", i64, "link_idx", i64)
-	flowsSchema    = fields("ev_idx", i64, "ph", str, "id", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "bp", str)
-	countersSchema = fields("ev_idx", i64, "name", str, "cat", str, "pid", i64, "tid", i64, "ts", i64, "id", str, "key", str, "value", f64)
-	instantsSchema = fields("ev_idx", i64, "ph", str, "cat", str, "name", str, "pid", i64, "tid", i64, "ts", i64, "scope", str, "args", str)
-	otherSchema    = fields("ev_idx", i64, "ph", str, "cat", str, "name", str, "id", str, "pid", i64, "tid", i64, "ts", i64, "dur", i64, "args", str)
+	flowsSchema    = fields("ev_idx", i64, "ph", tok, "id", str, "cat", tok, "name", tok, "pid", i64, "tid", i64, "ts", i64, "bp", tok)
+	countersSchema = fields("ev_idx", i64, "name", tok32, "cat", tok32, "pid", i64, "tid", i64, "ts", i64, "id", str, "key", tok32, "value", f64)
+	instantsSchema = fields("ev_idx", i64, "ph", tok, "cat", tok, "name", tok, "pid", i64, "tid", i64, "ts", i64, "scope", tok, "args", str)
+	otherSchema    = fields("ev_idx", i64, "ph", tok, "cat", tok, "name", tok, "id", str, "pid", i64, "tid", i64, "ts", i64, "dur", i64, "args", str)
 	metaSchema     = fields("ev_idx", i64, "name", str, "pid", i64, "tid", i64, "ts", i64, "args", str)
 )
 
@@ -278,7 +287,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			scanArgs(ev.args, &hot)
 			e.Field(0).(*array.Int64Builder).Append(idx)
 			appendStr(e.Field(1), ev.cat, ev.catEsc, ev.hasCat)
-			e.Field(2).(*array.StringBuilder).Append(classNames[cls])
+			appendText(e.Field(2), classNames[cls])
 			appendStr(e.Field(3), ev.name, ev.nameEsc, ev.name != nil)
 			appendI64(e.Field(4), pid, pidOK)
 			appendI64(e.Field(5), tid, tidOK)
@@ -312,7 +321,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		case "s", "t", "f":
 			b := bld.flows
 			b.Field(0).(*array.Int64Builder).Append(idx)
-			b.Field(1).(*array.StringBuilder).Append(ph)
+			appendText(b.Field(1), ph)
 			appendIDText(b.Field(2), ev.id)
 			appendStr(b.Field(3), ev.cat, ev.catEsc, ev.hasCat)
 			appendStr(b.Field(4), ev.name, ev.nameEsc, ev.name != nil)
@@ -327,7 +336,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		case "i", "I":
 			b := bld.instants
 			b.Field(0).(*array.Int64Builder).Append(idx)
-			b.Field(1).(*array.StringBuilder).Append(ph)
+			appendText(b.Field(1), ph)
 			appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
 			appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
 			appendI64(b.Field(4), pid, pidOK)
@@ -375,6 +384,15 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		bld.hints[t].record(*r, len(rb.ends))
 		*r = trimmed(*r, bld.mem)
 	}
+	// Each batch gets its own dictionaries: a builder's memo table otherwise keeps every value it has
+	// seen, and each batch's dictionary would copy them all.
+	for _, b := range bld.all() {
+		for _, f := range b.Fields() {
+			if db, ok := f.(array.DictionaryBuilder); ok {
+				db.ResetFull()
+			}
+		}
+	}
 	return pb, nil
 }
 
@@ -409,7 +427,12 @@ func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
 				bufs[j] = memory.NewBufferBytes(exact)
 			}
 		}
-		nd := array.NewData(d.DataType(), d.Len(), bufs, nil, d.NullN(), 0)
+		var nd *array.Data
+		if dict := d.Dictionary(); dict != nil {
+			nd = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), 0, dict.(*array.Data))
+		} else {
+			nd = array.NewData(d.DataType(), d.Len(), bufs, nil, d.NullN(), 0)
+		}
 		if out == nil {
 			out = make([]arrow.Array, len(cols))
 			copy(out, cols)
@@ -458,14 +481,32 @@ func appendI64(b array.Builder, v int64, ok bool) {
 }
 
 func appendStr(b array.Builder, v []byte, esc, ok bool) {
-	sb := b.(*array.StringBuilder)
 	switch {
 	case !ok:
-		sb.AppendNull()
+		b.AppendNull()
 	case esc:
-		sb.Append(strings.ToValidUTF8(unescape(v), "\uFFFD"))
+		appendText(b, strings.ToValidUTF8(unescape(v), "\uFFFD"))
 	default:
-		sb.BinaryBuilder.Append(validUTF8(v))
+		appendBytes(b, validUTF8(v))
+	}
+}
+
+// appendText and appendBytes append valid UTF-8 to a str or tok column.
+func appendText(b array.Builder, v string) {
+	switch sb := b.(type) {
+	case *array.StringBuilder:
+		sb.Append(v)
+	case *array.BinaryDictionaryBuilder:
+		sb.AppendString(v) // cannot fail: the value type is the builder's own
+	}
+}
+
+func appendBytes(b array.Builder, v []byte) {
+	switch sb := b.(type) {
+	case *array.StringBuilder:
+		sb.BinaryBuilder.Append(v)
+	case *array.BinaryDictionaryBuilder:
+		sb.Append(v)
 	}
 }
 
@@ -490,15 +531,14 @@ func appendArgs(b array.Builder, ev *rawEvent) {
 
 // appendIDText stores a flow/async id as text: numbers as written, strings unquoted.
 func appendIDText(b array.Builder, v []byte) {
-	sb := b.(*array.StringBuilder)
 	switch {
 	case len(v) == 0 || isNull(v):
-		sb.AppendNull()
+		b.AppendNull()
 	case v[0] == '"':
 		c, esc := strContent(v)
 		appendStr(b, c, esc, true)
 	default:
-		sb.BinaryBuilder.Append(v)
+		appendBytes(b, v)
 	}
 }
 

@@ -84,6 +84,8 @@ func insertBatches(ctx context.Context, dc driver.Conn, table string, schema *ar
 					row = append(row, a.Value(i))
 				case *array.String:
 					row = append(row, a.Value(i))
+				case *array.Dictionary: // tok columns
+					row = append(row, a.Dictionary().(*array.String).Value(a.GetValueIndex(i)))
 				}
 			}
 			if err := app.AppendRow(row...); err != nil {
