@@ -143,6 +143,8 @@ type parsedBatch struct {
 	meta                                      arrow.RecordBatch
 	facts                                     []cpuFacts
 	laneNames                                 map[laneKey]string // synthetic pid/tid ids of string values
+	durationEvents                            []durationEvent    // B and E events, for pairDurationEvents
+	pairedDurations                           bool               // the batch pairDurationEvents made
 	sawLaunch                                 uint8              // bit set of launch-call flavours seen
 	count                                     int
 }
@@ -240,6 +242,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	for k, end := range rb.ends {
 		raw := rb.data[rb.offsets[k]-rb.offsets[0] : end]
 		idx := rb.firstIdx + int64(k)
+		if rb.idxs != nil {
+			idx = rb.idxs[k]
+		}
 		off := rb.offsets[k]
 		fail := func(format string, a ...any) error {
 			return &EventError{Index: idx, Offset: off, Msg: fmt.Sprintf(format, a...)}
@@ -352,7 +357,15 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(b.Field(3), tid, tidOK)
 			appendI64(b.Field(4), ts, hasTS)
 			appendArgs(b.Field(5), &ev)
-		default: // b/e/n async events, B/E duration pairs, and any other phase: nothing is dropped
+		case "B", "E":
+			if !rb.durationPass {
+				// Paired once the whole file is read (pairDurationEvents): a pair may span batches.
+				pb.durationEvents = append(pb.durationEvents, durationEvent{idx: idx, begin: ph == "B", pid: pid, tid: tid,
+					pidOK: pidOK, tidOK: tidOK, ts: ts, hasTS: hasTS, raw: append([]byte(nil), raw...)})
+				continue
+			}
+			fallthrough // an unpaired B or E
+		default: // b/e/n async events, unpaired B/E, and any other phase: nothing is dropped
 			var dur int64
 			hasDur := len(ev.dur) > 0 && !isNull(ev.dur)
 			if hasDur {

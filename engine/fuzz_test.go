@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","pid":"a","tid":"b","args":{"stream":4294967295}}`))
+	f.Add([]byte(`[{"ph":"B","ts":1,"name":"b","pid":1,"tid":"t","args":{"a":1}},{"ph":"E","ts":3,"pid":1,"tid":"t","args":{"a":[2]}},{"ph":"E","ts":0,"pid":1,"tid":1},{"ph":"B","ts":5,"pid":2}]`))
 	f.Add([]byte(`{"traceEvents":[{"ph":"C","name":"q","ts":"1.5","args":{"v":1,"w":"x"}},{"ph":"M","name":"thread_name","args":{"name":"\u00e9"}}]}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {

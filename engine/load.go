@@ -456,7 +456,16 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				debug.FreeOSMemory()
 			}
 			tm.mark("free side tables")
-			if err := insertBatches(ctx, dc, "events", eventsSchema, evRecs, withRank); err != nil {
+			// A B/E pair made complete keeps its phase: ph 'B'.
+			plain, paired := evRecs, []arrow.RecordBatch(nil)
+			if n := len(pf.batches); n > 0 && pf.batches[n-1].pairedDurations {
+				plain, paired = evRecs[:n-1], evRecs[n-1:]
+			}
+			if err := insertBatches(ctx, dc, "events", eventsSchema, plain, withRank); err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+			pairedConsts := [][2]string{withRank[0], withRank[1], {"ph", "'B'"}}
+			if err := insertBatches(ctx, dc, "events", eventsSchema, paired, pairedConsts); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
 			tm.mark("insert events")
@@ -701,6 +710,15 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	if firstErr != nil {
 		pf.release()
 		return nil, firstErr
+	}
+	paired, err := pairDurationEvents(bySeq, newBuilders(memory.DefaultAllocator))
+	if err != nil {
+		pf.release()
+		return nil, err
+	}
+	if paired != nil {
+		bySeq = append(bySeq, paired)
+		pf.batches = bySeq
 	}
 	report(true)
 	for _, b := range bySeq {

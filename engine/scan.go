@@ -56,6 +56,10 @@ type rawBatch struct {
 	offsets  []int64
 	chunk    *chunk // data points into it; done releases it
 	dataPos  int    // index of data[0] in chunk.buf
+	// The batch of B/E events built by pairDurationEvents: ev_idx per event (not consecutive), and B/E
+	// phases parsed as events (a pair made complete) or other_events (unpaired) instead of set aside.
+	idxs         []int64
+	durationPass bool
 }
 
 // done releases the input chunk once the batch has been scanned.

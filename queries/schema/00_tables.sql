@@ -26,11 +26,11 @@ CREATE TABLE IF NOT EXISTS traces (
     base_time_ns BIGINT, min_ts BIGINT, max_ts BIGINT, metadata JSON, array_form BOOLEAN, loaded_at TIMESTAMP
 );
 
--- @table events  One row per complete event (ph X) of traceEvents.
+-- @table events  One row per complete event (ph X) of traceEvents, and per B/E pair (ph B, made complete as Perfetto pairs them).
 -- @column trace_id     Loaded file (traces.trace_id)
 -- @column rank         Rank of the file
 -- @column ev_idx       0-based position in traceEvents: the stable event id (as in HTA)
--- @column ph           Always X
+-- @column ph           X, or B for a B/E pair
 -- @column cat          Category as written (cpu_op, kernel, Operator, …)
 -- @column cat_class    Normalised category: cpu_op, user_annotation, gpu_user_annotation, runtime, driver, kernel, memcpy, memset, sync, python_function, cupti_range, other
 -- @column name         Event name
@@ -113,7 +113,7 @@ CREATE TABLE IF NOT EXISTS instants (
     scope VARCHAR, args JSON
 );
 
--- @table other_events  Every event of any other phase: async b/e/n, B/E, object and sample events.
+-- @table other_events  Every event of any other phase: async b/e/n, B/E left unpaired, object and sample events.
 -- @column trace_id  Loaded file
 -- @column ev_idx    Position in traceEvents
 -- @column ph        Phase as written

@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDurationEventPairs: B/E events become complete events as Perfetto pairs them (per thread, in
+// timestamp order, an E closes the latest open B), with the E's args merged in; unpaired ones stay in
+// other_events. The events of each case's trace are listed in file order (ev_idx = position).
+func TestDurationEventPairs(t *testing.T) {
+	type slice struct {
+		idx      int64
+		name     string
+		ts, dur  int64
+		parent   string // name of the enclosing event, "" for none
+		argsJSON string // "" for NULL
+	}
+	type other struct {
+		idx int64
+		ph  string
+	}
+	cases := []struct {
+		name   string
+		events []string
+		slices []slice
+		others []other
+	}{
+		{
+			name: "nested, with an X inside and args merged, the E's winning",
+			events: []string{
+				`{"ph":"B","name":"outer","cat":"user","pid":1,"tid":1,"ts":10}`,
+				`{"ph":"B","name":"inner","cat":"user","pid":1,"tid":1,"ts":12,"args":{"a":1,"k":"b"}}`,
+				`{"ph":"E","pid":1,"tid":1,"ts":15.5,"args":{"b":2,"k":"e"}}`,
+				`{"ph":"E","pid":1,"tid":1,"ts":20}`,
+				`{"ph":"X","name":"x","cat":"cpu_op","pid":1,"tid":1,"ts":11,"dur":0.5}`,
+			},
+			slices: []slice{
+				{0, "outer", 10000, 10000, "", ""},
+				{1, "inner", 12000, 3500, "outer", `{"a":1,"b":2,"k":"e"}`},
+				{4, "x", 11000, 500, "outer", ""},
+			},
+		},
+		{
+			name: "threads pair apart; an E with nothing open and a B never closed stay unpaired",
+			events: []string{
+				`{"ph":"E","pid":1,"tid":1,"ts":1}`,
+				`{"ph":"B","name":"a","pid":1,"tid":1,"ts":2}`,
+				`{"ph":"B","name":"b","pid":1,"tid":2,"ts":3}`,
+				`{"ph":"E","pid":1,"tid":2,"ts":4}`,
+				`{"ph":"B","name":"open","pid":1,"tid":2,"ts":5}`,
+				`{"ph":"E","pid":1,"tid":1,"ts":6,"args":{"x":1}}`,
+			},
+			slices: []slice{
+				{1, "a", 2000, 4000, "", `{"x":1}`},
+				{2, "b", 3000, 1000, "", ""},
+			},
+			others: []other{{0, "E"}, {4, "B"}},
+		},
+		{
+			name: "timestamp order, not file order; at one timestamp, file order",
+			events: []string{
+				`{"ph":"E","pid":1,"tid":"main","ts":9}`,
+				`{"ph":"B","name":"late","pid":1,"tid":"main","ts":7}`,
+				`{"ph":"B","name":"zero","pid":1,"tid":"main","ts":8}`,
+				`{"ph":"E","pid":1,"tid":"main","ts":8}`,
+			},
+			slices: []slice{
+				{1, "late", 7000, 2000, "", ""},
+				{2, "zero", 8000, 0, "late", ""},
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "be.json")
+			if err := os.WriteFile(p, []byte(`{"traceEvents":[`+strings.Join(c.events, ",\n")+`]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := openTestDB(t)
+			mustLoad(t, db, p)
+			rows, err := db.SQL.Query(`SELECT e.ev_idx, e.ph, e.name, e.ts, e.dur, coalesce(p.name, ''), coalesce(e.args::VARCHAR, '')
+				FROM events e LEFT JOIN events p ON p.ev_idx = e.parent_idx ORDER BY e.ev_idx`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []slice
+			for rows.Next() {
+				var s slice
+				var ph string
+				if err := rows.Scan(&s.idx, &ph, &s.name, &s.ts, &s.dur, &s.parent, &s.argsJSON); err != nil {
+					t.Fatal(err)
+				}
+				if want := map[bool]string{true: "X", false: "B"}[s.name == "x"]; ph != want {
+					t.Errorf("event %d: ph %s, want %s", s.idx, ph, want)
+				}
+				got = append(got, s)
+			}
+			rows.Close()
+			if fmt.Sprint(got) != fmt.Sprint(c.slices) {
+				t.Errorf("events:\n got %v\nwant %v", got, c.slices)
+			}
+			var gotOthers []other
+			rows, err = db.SQL.Query(`SELECT ev_idx, ph FROM other_events ORDER BY ev_idx`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var o other
+				if err := rows.Scan(&o.idx, &o.ph); err != nil {
+					t.Fatal(err)
+				}
+				gotOthers = append(gotOthers, o)
+			}
+			rows.Close()
+			if fmt.Sprint(gotOthers) != fmt.Sprint(c.others) {
+				t.Errorf("other_events: got %v, want %v", gotOthers, c.others)
+			}
+			if n := queryInt(t, db, `SELECT events FROM traces`); n != int64(len(c.events)) {
+				t.Errorf("traces.events = %d, want %d", n, len(c.events))
+			}
+		})
+	}
+}
+
+// TestDurationPairAcrossBatches: a B and its E thousands of events apart, in different scan batches.
+func TestDurationPairAcrossBatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[{"ph":"B","name":"whole","pid":1,"tid":1,"ts":0,"args":{"from":"B"}}`)
+	n := 3*batchMaxEvents + 5
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `,{"ph":"X","name":"op","cat":"cpu_op","pid":1,"tid":1,"ts":%d,"dur":1}`, i+1)
+	}
+	fmt.Fprintf(&b, `,{"ph":"E","pid":1,"tid":1,"ts":%d,"args":{"from":"E"}}]}`, n+2)
+	p := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	if got := queryInt(t, db, `SELECT dur FROM events WHERE name = 'whole' AND ev_idx = 0 AND ph = 'B' AND (args->>'from') = 'E'`); got != int64(n+2)*1000 {
+		t.Errorf("dur %d, want %d", got, (n+2)*1000)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'op' AND parent_idx = 0 AND depth = 1`); got != int64(n) {
+		t.Errorf("%d ops nested in the pair, want %d", got, n)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM other_events`); got != 0 {
+		t.Errorf("%d other_events rows, want 0", got)
+	}
+}
