@@ -616,11 +616,14 @@ func profilerStep(name []byte) int64 {
 	return n
 }
 
+// launchFlavour says which vendor's kernel-launch call name is (a sawCUDA/sawHIP/sawMTIA bit, or 0).
+// HTA looks for cudaLaunchKernel and hipLaunchKernel only, so a Triton trace (cuLaunchKernel) or a
+// ROCm one launching through hipModuleLaunchKernel was an "UNKNOWN GPU"; any launch call counts here.
 func launchFlavour(name []byte) uint8 {
 	switch {
-	case bytes.Equal(name, []byte("cudaLaunchKernel")):
+	case bytes.HasPrefix(name, []byte("cudaLaunchKernel")) || bytes.HasPrefix(name, []byte("cuLaunchKernel")):
 		return sawCUDA
-	case bytes.Equal(name, []byte("hipLaunchKernel")):
+	case bytes.HasPrefix(name, []byte("hip")) && bytes.Contains(name, []byte("LaunchKernel")):
 		return sawHIP
 	case bytes.HasPrefix(name, []byte("runFunction - job_prep_and_submit_for_execution")):
 		return sawMTIA

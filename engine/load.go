@@ -737,7 +737,7 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 	return pf, nil
 }
 
-// deviceType follows HTA: the backend names MTIA, else the launch call seen decides.
+// deviceType follows HTA: the backend names MTIA, else the launch calls seen decide (launchFlavour).
 func deviceType(info traceInfo, saw uint8) string {
 	if b, ok := info.backend.(string); ok && strings.Contains(b, "mtia:hccl") {
 		return "MTIA"

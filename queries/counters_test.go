@@ -704,3 +704,22 @@ func BenchmarkCounters(b *testing.B) {
 		}
 	}
 }
+
+// TestHIPLaunchCallsCounted: on ROCm, Triton kernels are launched through hipModuleLaunchKernel and
+// hipExtModuleLaunchKernel (testdata's triton trace: 5 and 7 kernels). Default-mode launch statistics and
+// queue lengths count every kernel launch call, and the rank is an AMD GPU (HTA knew hipLaunchKernel only).
+func TestHIPLaunchCallsCounted(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/triton/trace.json.gz")
+	got := ctRows(t, db.SQL, `SELECT l.runtime_name, count(*) FROM kernel_launch_stats() k
+		JOIN kernel_launches l USING (rank, correlation) GROUP BY ALL ORDER BY ALL`)
+	if want := [][]string{{"hipExtModuleLaunchKernel", "7"}, {"hipModuleLaunchKernel", "5"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("kernel_launch_stats by launch call: %v, want %v", got, want)
+	}
+	// Each launch is one enqueue and one dequeue sample.
+	if got := ctRows(t, db.SQL, `SELECT count(*) FROM queue_length`); got[0][0] != "24" {
+		t.Errorf("queue_length has %s samples, want 24", got[0][0])
+	}
+	if got := ctRows(t, db.SQL, `SELECT device_type FROM traces`); got[0][0] != "AMD GPU" {
+		t.Errorf("device_type %s, want AMD GPU", got[0][0])
+	}
+}

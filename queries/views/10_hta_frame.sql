@@ -62,6 +62,8 @@ SELECT * FROM (VALUES
     ('runFunction - job_prep_and_submit_for_execution', false, true, true),
     ('hipLaunchKernel', false, false, true),
     ('hipExtModuleLaunchKernel', false, false, true),
+    ('hipModuleLaunchKernel', false, false, false),
+    ('hipExtLaunchKernel', false, false, false),
     ('cudaMemcpyAsync', true, true, true),
     ('cudaMemsetAsync', true, true, true),
     ('hipMemcpyAsync', true, false, true),
