@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -32,7 +33,20 @@ type DB struct {
 	ReadOnly bool
 
 	loadMu sync.Mutex // serialises trace_id allocation and the insert transaction
+
+	shareKey string // key in openFiles; "" for an in-memory database
+	shares   int    // opens of the file in this process not yet closed (under openFiles' lock)
 }
+
+// openFiles holds the database files open in this process. duckdb-go opens one DuckDB instance per file
+// and process (its instance cache), so a second open of a file gets the first's instance: registering
+// tracesql's functions on it again raced with the first open's (two concurrent read-only opens of one file
+// failed 6 times in 20 with "could not create scalar UDF"), and would have bound them to the second DB's
+// connection pool. A second open shares the first's DB instead, until the last Close.
+var openFiles = struct {
+	sync.Mutex
+	m map[string]*DB
+}{m: map[string]*DB{}}
 
 // Open opens (creating if needed) the database at path, or an in-memory one for "", and installs the
 // schema and views. A database written by another tracesql version gets the current definitions
@@ -59,6 +73,33 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
+	if path == "" {
+		return openInstance(ctx, path, readOnly)
+	}
+	key, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	openFiles.Lock()
+	defer openFiles.Unlock()
+	if db := openFiles.m[key]; db != nil {
+		if db.ReadOnly != readOnly {
+			return nil, fmt.Errorf("open database %s: already open in this process %s", path,
+				map[bool]string{true: "read-only", false: "for writing"}[db.ReadOnly])
+		}
+		db.shares++
+		return db, nil
+	}
+	db, err := openInstance(ctx, path, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	db.shareKey, db.shares = key, 1
+	openFiles.m[key] = db
+	return db, nil
+}
+
+func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	dsn := path
 	q := url.Values{}
 	if readOnly {
@@ -170,6 +211,14 @@ func installHash() string {
 
 // Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
 func (db *DB) Close() error {
+	if db.shareKey != "" {
+		openFiles.Lock()
+		defer openFiles.Unlock()
+		if db.shares--; db.shares > 0 {
+			return nil
+		}
+		delete(openFiles.m, db.shareKey)
+	}
 	if db.Path != "" {
 		db.SQL.Exec("CHECKPOINT")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -349,5 +350,53 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if _, err := OpenReadOnly(ctx, ""); err == nil {
 		t.Error("read-only in-memory database: no error")
+	}
+}
+
+// TestOpenSameFileTwice: duckdb-go gives every open of one file in a process the same DuckDB instance, so
+// a second open shares the first's DB (concurrent read-only opens used to fail registering functions);
+// each open is closed on its own, and the file stays usable until the last Close.
+func TestOpenSameFileTwice(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "x.duckdb")
+	w, err := Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustLoad(t, w, "../testdata/traces/call_stack/backward_thread.json")
+	if _, err := OpenReadOnly(ctx, p); err == nil || !strings.Contains(err.Error(), "already open in this process for writing") {
+		t.Errorf("read-only open beside a writer: %v", err)
+	}
+	w2, err := Open(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if n := queryInt(t, w2, `SELECT count(*) FROM events`); n != 7 {
+		t.Errorf("after the first Close the second open reads %d events, want 7", n)
+	}
+	w2.Close()
+	for round := 0; round < 10; round++ {
+		var wg sync.WaitGroup
+		dbs, errs := make([]*DB, 2), make([]error, 2)
+		for i := range dbs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dbs[i], errs[i] = OpenReadOnly(ctx, p)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: concurrent read-only open: %v", round, err)
+			}
+			if n := queryInt(t, dbs[i], `SELECT count(*) FROM events`); n != 7 {
+				t.Fatalf("round %d: %d events, want 7", round, n)
+			}
+		}
+		for _, db := range dbs {
+			db.Close()
+		}
 	}
 }

@@ -233,7 +233,7 @@ func (s *session) dotRead(ctx context.Context, args []string) error {
 	}
 	s.readDepth++
 	defer func() { s.readDepth-- }()
-	if err := s.runScript(ctx, string(b), true); err != nil {
+	if err := s.runScript(ctx, string(b), args[0], true); err != nil {
 		return errReported
 	}
 	return nil

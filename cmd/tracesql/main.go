@@ -102,7 +102,7 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	o := &options{label: "trace"}
 	labels := 0 // --label flags seen so far
 	fs := flag.NewFlagSet("tracesql", flag.ContinueOnError)
-	fs.SetOutput(errOut)
+	fs.SetOutput(io.Discard) // run prints a failed parse's error, in one line
 	fs.Var(scriptFlag{&o.scripts, false}, "c", "run SQL (one or more statements) and exit (repeatable)")
 	fs.Var(scriptFlag{&o.scripts, true}, "f", "run a saved query file and exit (repeatable; - = stdin)")
 	fs.StringVar(&o.dbPath, "db", "", "persistent database file (default: in-memory)")
@@ -112,16 +112,19 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
-	fs.Usage = func() {
-		fmt.Fprint(errOut, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
 	// Flags may follow the trace paths: parse, take one positional, repeat. Each path takes the
 	// --label in force when it is read, so `--label a A/ --label b B/` loads two trace sets.
 	labelledPath := false // a path came after some --label
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(errOut, usage)
+				fs.SetOutput(errOut)
+				fs.PrintDefaults()
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w (tracesql -h lists the flags)", err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -192,6 +195,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 2
 	}
+	// -f files are read before anything is loaded: a typo in a name must not cost a 64-rank load.
+	fileScripts := map[string]string{}
+	for _, sc := range o.scripts {
+		if sc.file && sc.text != "-" {
+			b, err := os.ReadFile(sc.text)
+			if err != nil {
+				fmt.Fprintf(stderr, "tracesql: -f %s: %v\n", sc.text, err)
+				return 2
+			}
+			fileScripts[sc.text] = string(b)
+		}
+	}
 	open := engine.Open
 	if o.readOnly {
 		open = engine.OpenReadOnly
@@ -249,21 +264,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	for _, sc := range o.scripts {
-		text := sc.text
+		text, source := sc.text, ""
 		if sc.file {
-			var b []byte
+			source = sc.text
 			if sc.text == "-" {
-				b, err = io.ReadAll(stdin)
+				b, err := io.ReadAll(stdin)
+				if err != nil {
+					fmt.Fprintf(stderr, "tracesql: -f -: %v\n", err)
+					return 1
+				}
+				text, source = string(b), "stdin"
 			} else {
-				b, err = os.ReadFile(sc.text)
+				text = fileScripts[sc.text]
 			}
-			if err != nil {
-				fmt.Fprintf(stderr, "tracesql: -f %s: %v\n", sc.text, err)
-				return 1
-			}
-			text = string(b)
 		}
-		if err := s.runScript(ctx, text, true); err != nil {
+		if err := s.runScript(ctx, text, source, true); err != nil {
 			return 1
 		}
 		if s.quit {

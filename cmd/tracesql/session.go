@@ -28,8 +28,9 @@ type session struct {
 	once      bool     // restore stdout after the next statement
 	loadOpts  engine.LoadOptions
 	quit      bool
-	readDepth int  // .read files being run, one inside the other
-	failed    bool // an error was reported (piped stdin's exit status)
+	readDepth int    // .read files being run, one inside the other
+	failed    bool   // an error was reported (piped stdin's exit status)
+	where     string // "FILE:LINE" of the statement running from a -f or .read file, for its error
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
@@ -75,7 +76,11 @@ func (s *session) reportErr(err error) {
 	if errors.Is(err, errReported) {
 		return
 	}
-	fmt.Fprintf(s.errOut, "tracesql: %s\n", oneLine(err))
+	where := ""
+	if s.where != "" {
+		where = s.where + ": "
+	}
+	fmt.Fprintf(s.errOut, "tracesql: %s%s\n", where, oneLine(err))
 }
 
 // run executes one statement (SQL or dot command) and prints its result.
@@ -166,9 +171,22 @@ func (s *session) closeOutput() {
 }
 
 // runScript executes every statement in text. In batch mode the first error stops it.
-func (s *session) runScript(ctx context.Context, text string, stopOnError bool) error {
+//
+// source names the file the text comes from ("" for -c text): an error is then reported with the file
+// and the line its statement starts on, as psql does.
+func (s *session) runScript(ctx context.Context, text, source string, stopOnError bool) error {
 	var buf stmtBuffer
-	for _, line := range strings.Split(text, "\n") {
+	if source != "" {
+		defer func(outer string) { s.where = outer }(s.where)
+	}
+	start := 1 // line the pending statement starts on
+	for i, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(buf.Pending()) == "" {
+			start = i + 1
+		}
+		if source != "" {
+			s.where = fmt.Sprintf("%s:%d", source, start)
+		}
 		if errs := s.feed(ctx, &buf, line, stopOnError); errs != nil {
 			return errs
 		}
