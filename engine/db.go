@@ -76,6 +76,14 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	if path == "" {
 		return openInstance(ctx, path, readOnly)
 	}
+	// DuckDB opens a JSON, CSV or Parquet file as a database of one view, which tracesql then refuses as
+	// someone else's file: name the usual slip (a trace given to --db) instead.
+	lower := strings.ToLower(path)
+	for _, ext := range []string{".json", ".json.gz", ".gz", ".csv", ".tsv", ".parquet"} {
+		if strings.HasSuffix(lower, ext) {
+			return nil, fmt.Errorf("open database %s: a %s file is a trace or data file, not a database (traces are loaded as arguments; --db names the .duckdb file tracesql keeps)", path, ext)
+		}
+	}
 	key, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)

@@ -47,7 +47,7 @@ func TestAnalysisUnknownRankOrLabel(t *testing.T) {
 	// sq_kseq_bwd.json: aten::mm with 3 kernels in forward and in backward (TestSQKernelSequencesQuirks).
 	db := apOpen(t, "sq_kseq_bwd.json", "a", "b")
 	apErrors(t, db, []struct{ q, msg string }{
-		{`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 3)`, "frequent_kernel_sequences: no trace with rank 3 is loaded"},
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 3)`, "frequent_kernel_sequences: no trace with rank 3 is loaded (ranks loaded: "},
 		{`SELECT * FROM frequent_kernel_sequences('aten::mm', label := 'nope')`, `frequent_kernel_sequences: no trace with label "nope" and rank 0 is loaded`},
 		{`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 1, label := 'a')`, `no trace with label "a" and rank 1`},
 		// the operator found nowhere is still checked first for the rank

@@ -145,7 +145,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	for _, c := range []struct{ q, want string }{
 		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
-		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7"},
+		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7 is loaded (ranks loaded: "},
 		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},
 		{`SELECT * FROM critical_path_whatif(algorithm := 'ctda')`, "supports algorithm := 'hta' only"},
 		{`SELECT * FROM cdg_nodes(annotation := 'NoSuchAnnotation')`, "annotation not found"},

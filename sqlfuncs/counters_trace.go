@@ -248,9 +248,9 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	rows.Close()
 	switch {
 	case len(paths) == 0 && a.label != "":
-		return "", 0, fmt.Errorf("no trace with rank %d and label %q", a.rank, a.label)
+		return "", 0, fmt.Errorf("no trace with rank %d and label %q (%s)", a.rank, a.label, loadedRanks(ctx, conn, a.label))
 	case len(paths) == 0:
-		return "", 0, fmt.Errorf("no trace with rank %d", a.rank)
+		return "", 0, fmt.Errorf("no trace with rank %d (%s)", a.rank, loadedRanks(ctx, conn, ""))
 	case len(paths) > 1:
 		return "", 0, fmt.Errorf("rank %d is loaded %d times (labels %s): pass label", a.rank, len(paths), strings.Join(labels, ", "))
 	}

@@ -104,6 +104,23 @@ type cpTrace struct {
 	events int64
 }
 
+// loadedRanks says which ranks are loaded (under label, unless it is ""), for an error about a rank
+// that is not: the critical-path family defaults to rank 0, which a one-rank job may not have.
+func loadedRanks(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, label string) string {
+	var ranks sql.NullString
+	db.QueryRowContext(ctx, `SELECT string_agg(r::VARCHAR, ', ' ORDER BY r) FROM
+		(SELECT DISTINCT rank AS r FROM traces WHERE ? = '' OR label = ?)`, label, label).Scan(&ranks)
+	if !ranks.Valid {
+		if label != "" {
+			return fmt.Sprintf("none under label %q", label)
+		}
+		return "no trace is loaded"
+	}
+	return "ranks loaded: " + ranks.String
+}
+
 func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
 	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, coalesce(events, 0) FROM traces
 		WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`, rank, label, label)
@@ -124,9 +141,9 @@ func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cp
 	}
 	switch {
 	case len(found) == 0 && label == "":
-		return cpTrace{}, fmt.Errorf("no trace with rank %d is loaded", rank)
+		return cpTrace{}, fmt.Errorf("no trace with rank %d is loaded (%s)", rank, loadedRanks(ctx, db, label))
 	case len(found) == 0:
-		return cpTrace{}, fmt.Errorf("no trace with label %q and rank %d is loaded", label, rank)
+		return cpTrace{}, fmt.Errorf("no trace with label %q and rank %d is loaded (%s)", label, rank, loadedRanks(ctx, db, label))
 	case len(found) > 1:
 		var ls []string
 		for _, t := range found {

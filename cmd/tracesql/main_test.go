@@ -288,6 +288,8 @@ func TestExitCodes(t *testing.T) {
 		{name: ".read error names the file and line", files: map[string]string{"q.sql": "SELECT 1 AS a;\nSELECT nope FROM events;\n"},
 			args: []string{backwardJSON, "--format", "csv", "-c", ".read $TMP/q.sql"}, code: 1, stdout: "a\n1\n",
 			stderr: `^tracesql: \S*/q\.sql:2: Binder Error: .*nope.*\n$`},
+		{name: "a trace given to --db", args: []string{"--db", backwardJSON, "-c", "SELECT 1"}, code: 1,
+			stderr: `^tracesql: open database \S*backward_thread\.json: a \.json file is a trace or data file, not a database \(traces are loaded as arguments; --db names the \.duckdb file tracesql keeps\)\n$`},
 		{name: "missing -f file is found before loading", args: []string{traceDir + "/no_such_trace.json", "-f", "$TMP/none.sql"},
 			code: 2, stderr: `^tracesql: -f \S*/none\.sql: open \S*/none\.sql: no such file or directory\n$`},
 		{name: "help", args: []string{"-h"}, code: 0, stderr: `(?s)^usage: tracesql .*-rank-from`},

@@ -15,8 +15,8 @@
 -- @column backend         distributedInfo.backend
 -- @column world_size      distributedInfo.world_size
 -- @column base_time_ns    baseTimeNanoseconds
--- @column min_ts          Earliest ts of a complete event, ns
--- @column max_ts          Latest end (ts + dur) of a complete event, ns
+-- @column min_ts          Earliest ts of a complete event, ns (Kineto's whole-session Trace span left out, as in HTA's trace duration)
+-- @column max_ts          Latest end (ts + dur) of a complete event, ns (the Trace span left out)
 -- @column metadata        Every top-level key except traceEvents, as JSON
 -- @column array_form      True when the file is a bare JSON array of events
 -- @column loaded_at       When the file was loaded

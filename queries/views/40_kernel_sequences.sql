@@ -153,7 +153,9 @@ CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len
 WITH missing AS (
     SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = coalesce(rank, 0) AND (label IS NULL OR t.label = label))
                 THEN error(CASE WHEN label IS NULL
-                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded', coalesce(rank, 0))
+                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded ({})', coalesce(rank, 0),
+                                            (SELECT coalesce('ranks loaded: ' || string_agg(r::VARCHAR, ', ' ORDER BY r), 'no trace is loaded')
+                                             FROM (SELECT DISTINCT t.rank AS r FROM traces t)))
                                 ELSE format('frequent_kernel_sequences: no trace with label "{}" and rank {} is loaded',
                                             label, coalesce(rank, 0)) END) END AS err
 )
