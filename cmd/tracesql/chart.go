@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -88,17 +89,28 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		}
 		w.WriteString(r.names[c] + "\n")
 		// Only finite values set the scale: one inf would squash every other bar to nothing.
-		scale := 0.0
+		scale, negative := 0.0, false
 		for _, v := range values[k] {
 			if v.drawable() {
 				scale = math.Max(scale, math.Abs(v.f))
+				negative = negative || v.f < 0
 			}
 		}
 		for i, l := range labels {
 			w.WriteString(padRight(truncateWidth(l, labelWidth), labelWidth))
 			w.WriteString(" │")
 			v := values[k][i]
-			if v.drawable() {
+			if negative {
+				// A column with negative values (trace_diff's differences) diverges from an axis in
+				// the middle: negative bars grow left of it, positive ones right.
+				left, right := "", ""
+				if v.drawable() && v.f < 0 {
+					left = strings.Repeat("█", int(math.Round(min(-v.f/scale, 1)*chartWidth/2)))
+				} else if v.drawable() {
+					right = barOf(v.f, scale*2)
+				}
+				w.WriteString(strings.Repeat(" ", chartWidth/2-utf8.RuneCountInString(left)) + left + "┊" + right)
+			} else if v.drawable() {
 				w.WriteString(barOf(v.f, scale))
 			}
 			w.WriteString(" " + v.text + "\n")

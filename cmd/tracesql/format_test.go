@@ -224,6 +224,10 @@ func TestRenderUnicodeWidth(t *testing.T) {
 `)
 	got = render(t, db, `SELECT * FROM (VALUES ('日本', 2), ('ab', 1)) v(k, n)`, "bar", 0, 2)
 	check(t, "wide bar labels", got, "n\n日本 │"+strings.Repeat("█", 40)+" 2\nab   │"+strings.Repeat("█", 20)+" 1\n")
+	// Negative values diverge from an axis: a -20 is not drawn like a +20.
+	got = render(t, db, `SELECT * FROM (VALUES ('a', 10), ('b', -20), ('c', NULL)) v(k, d)`, "bar", 0, 3)
+	check(t, "negative bars", got, "d\na │"+strings.Repeat(" ", 20)+"┊"+strings.Repeat("█", 10)+" 10\n"+
+		"b │"+strings.Repeat("█", 20)+"┊ -20\nc │"+strings.Repeat(" ", 20)+"┊ NULL\n")
 	got = render(t, db, `SELECT repeat('日', 50) AS k`, "table", 0, 1)
 	// 39 wide characters and "…": a 40th would not fit in the 80 cells.
 	if line := strings.Split(got, "\n")[4]; line != "│ "+strings.Repeat("日", 39)+"… │" {
