@@ -113,32 +113,15 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
 	fs.Usage = func() {}
-	// Flags may follow the trace paths: parse, take one positional, repeat. Each path takes the
-	// --label in force when it is read, so `--label a A/ --label b B/` loads two trace sets.
-	labelledPath := false // a path came after some --label
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(errOut, usage)
-				fs.SetOutput(errOut)
-				fs.PrintDefaults()
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w (tracesql -h lists the flags)", err)
+	var err error
+	if o.traces, err = parseWithPaths(fs, args, &o.label, &labels); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(errOut, usage)
+			fs.SetOutput(errOut)
+			fs.PrintDefaults()
+			return nil, err
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		o.traces = append(o.traces, tracePath{fs.Arg(0), o.label})
-		labelledPath = labelledPath || labels > 0
-		args = fs.Args()[1:]
-	}
-	if !labelledPath {
-		// Every --label came after every path (`tracesql traces/ --label x`): flags may follow
-		// the paths, so the label applies to all of them.
-		for i := range o.traces {
-			o.traces[i].label = o.label
-		}
+		return nil, fmt.Errorf("%w (tracesql -h lists the flags)", err)
 	}
 	if !ValidFormat(o.format) {
 		return nil, fmt.Errorf("--format %s: unknown format (want %s)", o.format, strings.Join(Formats, ", "))
@@ -163,6 +146,32 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// parseWithPaths parses fs's flags with the trace paths among them. Flags may follow the paths: parse,
+// take one positional, repeat. Each path takes the --label (label, counted in labels) in force when it
+// is read, so `--label a A/ --label b B/` loads two trace sets; when every --label comes after every
+// path (`tracesql traces/ --label x`), the last one applies to them all.
+func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *int) ([]tracePath, error) {
+	var traces []tracePath
+	labelledPath := false // a path came after some --label
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		traces = append(traces, tracePath{fs.Arg(0), *label})
+		labelledPath = labelledPath || *labels > 0
+		args = fs.Args()[1:]
+	}
+	if !labelledPath {
+		for i := range traces {
+			traces[i].label = *label
+		}
+	}
+	return traces, nil
 }
 
 func main() {

@@ -49,26 +49,20 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	readOnly := fs.Bool("readonly", false, "open --db read-only (beside other sessions reading it); no traces may be loaded")
 	out := fs.String("o", "report.html", "HTML file to write")
 	dir := fs.String("reports-dir", "", "directory of extra report sections (*.sql; same name = replaces a built-in one)")
-	label := fs.String("label", "trace", "label of the trace set being loaded")
+	label, labels := "trace", 0
+	fs.Var(labelFlag{&label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last")
 	rankFrom := fs.String("rank-from", "auto", "rank discovery: auto, file, index")
 	title := fs.String("title", "", "report title (default: tracesql report)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, reportUsage)
 		fs.PrintDefaults()
 	}
-	var traces []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+	traces, err := parseWithPaths(fs, args, &label, &labels)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		traces = append(traces, fs.Arg(0))
-		args = fs.Args()[1:]
+		return 2
 	}
 	rf, err := engine.ParseRankFrom(*rankFrom)
 	if err != nil {
@@ -95,7 +89,7 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer db.Close()
 	s := &session{db: db, out: io.Discard, stdout: io.Discard, errOut: stderr, format: "table"}
-	opts := engine.LoadOptions{Label: *label, RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
+	opts := engine.LoadOptions{RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
 	if isTerminal(stderr) {
 		opts.Progress = progressPrinter(stderr)
 	}
@@ -105,10 +99,11 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
 			return 1
 		}
-		traces, opts.Label = []string{p}, "sample"
+		traces = []tracePath{{p, "sample"}}
 	}
-	if len(traces) > 0 {
-		if err := loadTraces(ctx, s, traces, opts); err != nil {
+	for _, set := range groupByLabel(traces) {
+		opts.Label = set.label
+		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
 			return 1
 		}

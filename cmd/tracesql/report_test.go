@@ -812,3 +812,17 @@ func TestReportReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
+// used to win for every path, so two sets with the same ranks clashed).
+func TestReportTwoLabels(t *testing.T) {
+	dir := t.TempDir()
+	db, html := filepath.Join(dir, "t.duckdb"), filepath.Join(dir, "r.html")
+	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--label", "control", alexnetDir, "--label", "test", backwardJSON, "-o", html); code != 0 {
+		t.Fatalf("report with two labels: %d %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", "SELECT label, count(*) AS files FROM traces GROUP BY label ORDER BY label")
+	if code != 0 || out != "label,files\ncontrol,1\ntest,1\n" {
+		t.Errorf("trace sets loaded by the report: %d %q %s", code, out, errOut)
+	}
+}
