@@ -44,7 +44,7 @@ func init() {
 // failed (each got a warning); 1 when nothing could be written; 2 for bad usage.
 func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracesql report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // a bad flag is reported in one line below
 	dbPath := fs.String("db", "", "database file to report on (default: load the traces into memory)")
 	readOnly := fs.Bool("readonly", false, "open --db read-only (beside other sessions reading it); no traces may be loaded")
 	out := fs.String("o", "report.html", "HTML file to write")
@@ -53,15 +53,16 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.Var(labelFlag{&label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last")
 	rankFrom := fs.String("rank-from", "auto", "rank discovery: auto, file, index")
 	title := fs.String("title", "", "report title (default: tracesql report)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, reportUsage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
 	traces, err := parseWithPaths(fs, args, &label, &labels)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, reportUsage)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "tracesql: report: %v (tracesql report -h lists the flags)\n", err)
 		return 2
 	}
 	rf, err := engine.ParseRankFrom(*rankFrom)
