@@ -157,6 +157,16 @@ func TestLoadManyFilesCheckpointsOnce(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(*) FROM _hta_frame_default`); got != 27 {
 		t.Errorf("%d frame rows after re-open, want 27", got)
 	}
+	// In memory the load checkpoints every 128 MB instead of 16 (a checkpoint is what compresses): the
+	// threshold comes back too.
+	mem := openTestDB(t)
+	mem.SQL.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&before)
+	mustLoad(t, mem, paths...)
+	mem.SQL.QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&after)
+	if after != before || queryInt(t, mem, `SELECT count(*) FROM events`) != 33 {
+		t.Errorf("in memory: checkpoint_threshold %q after the load (want %q), %d events (want 33)", after, before,
+			queryInt(t, mem, `SELECT count(*) FROM events`))
+	}
 }
 
 // TestOpenRefusesForeignDatabase: a DuckDB file holding objects tracesql did not create is refused
