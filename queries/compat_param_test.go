@@ -177,3 +177,29 @@ func TestCompatSynonym(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatVariableValues: the session variable takes what casts to a boolean; anything else is an error
+// naming the variable ('banana' used to read as false, running every analysis in the default mode).
+func TestCompatVariableValues(t *testing.T) {
+	db := sqOpen(t, "trace", sqTestdata("sq_kseq_subus.json"))
+	c, err := db.SQL.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for value, want := range map[string]string{"true": "true", "1": "true", "'false'": "false", "NULL": "false", "'banana'": "error"} {
+		cpExec(t, c, `SET VARIABLE hta_compat = `+value)
+		var got bool
+		err := c.QueryRowContext(context.Background(), `SELECT count(*) > 0 AND hta_compat() FROM temporal_breakdown`).Scan(&got)
+		switch {
+		case want == "error":
+			if err == nil || !strings.Contains(err.Error(), "hta_compat is banana: SET VARIABLE hta_compat = true") {
+				t.Errorf("hta_compat = %s: error %v, want one naming the variable", value, err)
+			}
+		case err != nil:
+			t.Errorf("hta_compat = %s: %v", value, err)
+		case fmt.Sprint(got) != want:
+			t.Errorf("hta_compat = %s: compat %v, want %s", value, got, want)
+		}
+	}
+}

@@ -8,7 +8,13 @@
 --            (4294967295 is a stream; a hex string is not), and ns timestamps rounded inward to whole µs.
 
 -- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode).
-CREATE OR REPLACE MACRO hta_compat() AS coalesce(TRY_CAST(getvariable('hta_compat') AS BOOLEAN), false);
+-- A value that is not a boolean is an error: 'banana' read as false ran every analysis in the mode not asked for.
+CREATE OR REPLACE MACRO hta_compat() AS
+    CASE WHEN getvariable('hta_compat') IS NULL THEN false
+         WHEN TRY_CAST(getvariable('hta_compat') AS BOOLEAN) IS NULL
+             THEN error(format('hta_compat is {}: SET VARIABLE hta_compat = true (HTA 0.6.1''s results) or false',
+                               getvariable('hta_compat')::VARCHAR))
+         ELSE CAST(getvariable('hta_compat') AS BOOLEAN) END;
 
 -- _hta_mode(hta_compat): the mode of one call of an analysis macro: its hta_compat argument when not NULL, else
 -- the session variable (hta_compat()).
