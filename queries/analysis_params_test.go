@@ -151,3 +151,31 @@ func TestAnalysisRequiredAndHugeParameters(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalysisParameterRanges: a value outside a parameter's range is an error naming the macro, the parameter
+// and the value, where it used to run (a negative num_kernels folded every kernel, a negative
+// consecutive_kernel_delay made every gap "other", num_candidates := -3 meant 1). On a trace with rows for each.
+func TestAnalysisParameterRanges(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/dlrm_8ranks")
+	apErrors(t, db, []struct{ q, msg string }{
+		{`SELECT * FROM kernel_breakdown(num_kernels := -1)`, "kernel_breakdown: num_kernels must be >= 0, not -1"},
+		{`SELECT * FROM kernel_breakdown(duration_ratio := 2)`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 2"},
+		{`SELECT * FROM kernel_duration_distribution(duration_ratio := -0.5)`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not -0.5"},
+		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be >= 0, not -3"},
+		{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := -5)`, "idle_time_breakdown: consecutive_kernel_delay must be >= 0 (µs), not -5"},
+		{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be >= 0 (µs), not -5"},
+		{`SELECT * FROM kernel_launch_stats(runtime_cutoff := -1)`, "kernel_launch_stats: runtime_cutoff must be >= 0 (µs), not -1"},
+		{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := -1)`, "kernel_launch_stats: launch_delay_cutoff must be >= 0 (µs), not -1"},
+		{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be >= 1, not 0"},
+		{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be >= 1, not -3"},
+	})
+	// The bounds themselves are accepted.
+	c := sqConn(t, db, false)
+	for _, q := range []string{`kernel_breakdown(num_kernels := 0, duration_ratio := 1)`, `idle_time_breakdown(consecutive_kernel_delay := 0)`,
+		`time_blocked_on_full_queue(max_queue_length := 1)`, `potential_stragglers(num_candidates := 1)`, `kernel_launch_stats(runtime_cutoff := 0)`} {
+		var n int
+		if err := c.QueryRowContext(context.Background(), `SELECT count(*) FROM `+q).Scan(&n); err != nil || n == 0 {
+			t.Errorf("%s: %d rows, %v", q, n, err)
+		}
+	}
+}

@@ -24,6 +24,11 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
              THEN error(format('{} must be a list of integers such as [0, 1], not {}', what, typeof(x)))
          ELSE nullif(x::VARCHAR::BIGINT[], []) END;
 
+-- _arg_check(ok, what, v, rule): true, or the error "what must be rule, not v" when ok is false. A NULL argument
+-- (ok NULL) passes: NULL means the default. Used in a macro's WHERE, where a valid argument folds to true.
+CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
+    CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
+
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::VARCHAR[]
          WHEN typeof(x) NOT IN ('VARCHAR[]', '"NULL"[]')
