@@ -641,6 +641,9 @@ func TestOneLine(t *testing.T) {
 		{"Binder Error: No function matches 'sum(VARCHAR)'. Add casts.\n\tCandidate functions:\n\tsum(DECIMAL) -> DECIMAL\n\tsum(DOUBLE) -> DOUBLE\n\n\nLINE 1: SELECT sum(name) FROM kernels\n               ^",
 			"Binder Error: No function matches 'sum(VARCHAR)'. Add casts. Candidate functions: sum(DECIMAL) -> DECIMAL, sum(DOUBLE) -> DOUBLE"},
 		{"Invalid Input Error: a\nb", "Invalid Input Error: a b"},
+		// no suggestion of an internal object
+		{"Catalog Error: Table with name nosuch does not exist!\nDid you mean \"_nccl_shift\"?\n\nLINE 1: SELECT * FROM nosuch",
+			"Catalog Error: Table with name nosuch does not exist!"},
 		{"\nleading blank\n", "leading blank"},
 	}
 	for _, c := range cases {

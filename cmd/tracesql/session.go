@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"time"
 
@@ -68,8 +69,12 @@ func oneLine(err error) string {
 		b.WriteString(line)
 		prevItem = item
 	}
-	return b.String()
+	// DuckDB's closest name may be one of tracesql's internal objects (a leading underscore), which no
+	// user meant: "Table with name nosuch does not exist! Did you mean "_nccl_shift"?".
+	return internalHint.ReplaceAllString(b.String(), "")
 }
+
+var internalHint = regexp.MustCompile(` Did you mean "_[^"]*"\?`)
 
 func (s *session) reportErr(err error) {
 	s.failed = true
