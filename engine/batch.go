@@ -189,6 +189,9 @@ func (h *sizeHint) reserve(b *array.RecordBuilder, events int) {
 }
 
 func (h *sizeHint) record(rec arrow.RecordBatch, events int) {
+	if events == 0 {
+		return
+	}
 	h.rows = float64(rec.NumRows()) / float64(events)
 	if h.data == nil {
 		h.data = make([]float64, rec.NumCols())
@@ -246,6 +249,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			idx = rb.idxs[k]
 		}
 		off := rb.offsets[k]
+		if rb.fileOffsets != nil {
+			off = rb.fileOffsets[k]
+		}
 		fail := func(format string, a ...any) error {
 			return &EventError{Index: idx, Offset: off, Msg: fmt.Sprintf(format, a...)}
 		}
@@ -360,7 +366,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		case "B", "E":
 			if !rb.durationPass {
 				// Paired once the whole file is read (pairDurationEvents): a pair may span batches.
-				pb.durationEvents = append(pb.durationEvents, durationEvent{idx: idx, begin: ph == "B", pid: pid, tid: tid,
+				pb.durationEvents = append(pb.durationEvents, durationEvent{idx: idx, off: off, begin: ph == "B", pid: pid, tid: tid,
 					pidOK: pidOK, tidOK: tidOK, ts: ts, hasTS: hasTS, raw: append([]byte(nil), raw...)})
 				continue
 			}
@@ -441,8 +447,8 @@ func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
 			}
 		}
 		var nd *array.Data
-		if dict := d.Dictionary(); dict != nil {
-			nd = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), 0, dict.(*array.Data))
+		if d.DataType().ID() == arrow.DICTIONARY { // (Dictionary() is a typed nil otherwise)
+			nd = array.NewDataWithDictionary(d.DataType(), d.Len(), bufs, d.NullN(), 0, d.Dictionary().(*array.Data))
 		} else {
 			nd = array.NewData(d.DataType(), d.Len(), bufs, nil, d.NullN(), 0)
 		}

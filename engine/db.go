@@ -32,10 +32,17 @@ type DB struct {
 	// the file at the same time.
 	ReadOnly bool
 
-	loadMu sync.Mutex // serialises trace_id allocation and the insert transaction
+	loadMu *sync.Mutex // serialises trace_id allocation and the insert transaction (shared by the opens of a file)
 
-	shareKey string // key in openFiles; "" for an in-memory database
-	shares   int    // opens of the file in this process not yet closed (under openFiles' lock)
+	shared *sharedFile // the file's entry in openFiles; nil for an in-memory database
+	closed bool        // this handle was closed (under openFiles' lock)
+}
+
+// sharedFile counts the open handles of one database file in this process.
+type sharedFile struct {
+	key     string
+	handles int
+	first   *DB // the handle the others copy
 }
 
 // openFiles holds the database files open in this process. duckdb-go opens one DuckDB instance per file
@@ -45,8 +52,8 @@ type DB struct {
 // connection pool. A second open shares the first's DB instead, until the last Close.
 var openFiles = struct {
 	sync.Mutex
-	m map[string]*DB
-}{m: map[string]*DB{}}
+	m map[string]*sharedFile
+}{m: map[string]*sharedFile{}}
 
 // Open opens (creating if needed) the database at path, or an in-memory one for "", and installs the
 // schema and views. A database written by another tracesql version gets the current definitions
@@ -90,20 +97,23 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	}
 	openFiles.Lock()
 	defer openFiles.Unlock()
-	if db := openFiles.m[key]; db != nil {
-		if db.ReadOnly != readOnly {
+	if sf := openFiles.m[key]; sf != nil {
+		if sf.first.ReadOnly != readOnly {
 			return nil, fmt.Errorf("open database %s: already open in this process %s", path,
-				map[bool]string{true: "read-only", false: "for writing"}[db.ReadOnly])
+				map[bool]string{true: "read-only", false: "for writing"}[sf.first.ReadOnly])
 		}
-		db.shares++
-		return db, nil
+		// A handle of its own, so that closing it twice cannot close another's.
+		h := *sf.first
+		h.closed = false
+		sf.handles++
+		return &h, nil
 	}
 	db, err := openInstance(ctx, path, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	db.shareKey, db.shares = key, 1
-	openFiles.m[key] = db
+	db.shared = &sharedFile{key: key, handles: 1, first: db}
+	openFiles.m[key] = db.shared
 	return db, nil
 }
 
@@ -126,7 +136,7 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
-	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly}
+	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
 	if err := db.install(ctx); err != nil {
@@ -219,13 +229,17 @@ func installHash() string {
 
 // Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
 func (db *DB) Close() error {
-	if db.shareKey != "" {
+	if db.shared != nil {
 		openFiles.Lock()
 		defer openFiles.Unlock()
-		if db.shares--; db.shares > 0 {
+		if db.closed {
 			return nil
 		}
-		delete(openFiles.m, db.shareKey)
+		db.closed = true
+		if db.shared.handles--; db.shared.handles > 0 {
+			return nil
+		}
+		delete(openFiles.m, db.shared.key)
 	}
 	if db.Path != "" {
 		db.SQL.Exec("CHECKPOINT")

@@ -42,7 +42,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 	for b := range in {
 		for i, f := range in[b].facts {
 			if f.stepNum >= 0 {
-				steps = append(steps, stepSpan{ts: in[b].ts[i], end: in[b].end(i), num: f.stepNum, pos: in[b].start + i})
+				steps = append(steps, stepSpan{ts: in[b].ts[i], end: in[b].end(i), num: f.stepNum, idx: in[b].idx.Value(i)})
 			}
 		}
 	}
@@ -58,7 +58,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 		k := sort.Search(len(steps), func(j int) bool { return steps[j].ts > ts }) - 1
 		best := -1
 		for ; k >= 0 && maxEnd[k] > ts; k-- {
-			if ts < steps[k].end && (best < 0 || steps[k].pos > steps[best].pos) {
+			if ts < steps[k].end && (best < 0 || steps[k].idx > steps[best].idx) {
 				best = k
 			}
 		}
@@ -89,7 +89,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 			if s, ok := stepOf(in[b].ts[i]); ok {
 				out[b].step.set(i, s)
 				if in[b].corr.IsValid(i) {
-					corrStep.put(in[b].corr.Value(i), in[b].start+i)
+					corrStep.putLater(in, in[b].corr.Value(i), in[b].start+i)
 				}
 			}
 		}
@@ -119,7 +119,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 		for i, f := range in[b].facts {
 			if !gpuSide(f.class) {
 				key := in[b].lane(i)
-				lanes[key] = append(lanes[key], laneEvent{ts: in[b].ts[i], end: in[b].end(i), b: int32(b), row: int32(i)})
+				lanes[key] = append(lanes[key], laneEvent{ts: in[b].ts[i], end: in[b].end(i), idx: in[b].idx.Value(i), b: int32(b), row: int32(i)})
 			}
 		}
 	}
@@ -131,10 +131,8 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 				return cmpInt64(x.ts, y.ts)
 			case x.end != y.end:
 				return cmpInt64(y.end, x.end)
-			case x.b != y.b:
-				return int(x.b - y.b)
 			}
-			return int(x.row - y.row)
+			return cmpInt64(x.idx, y.idx)
 		})
 		stack = stack[:0]
 		for _, e := range lane {
@@ -234,9 +232,9 @@ func links(in []deriveInput, out []derivedCols, ids idRange) {
 			if corr, ok := in[b].linkCorr(i); ok {
 				switch f.link {
 				case linkCPU:
-					lastCPU.put(corr, in[b].start+i) // file order: the last write is the largest ev_idx
+					lastCPU.putLater(in, corr, in[b].start+i)
 				case linkGPU:
-					lastGPU.put(corr, in[b].start+i)
+					lastGPU.putLater(in, corr, in[b].start+i)
 				}
 			}
 		}
@@ -267,14 +265,15 @@ type deriveInput struct {
 	idx, pid, tid, dur, corr *array.Int64
 	ts                       []int64
 	facts                    []cpuFacts
-	start                    int // position of the batch's first event among the file's events
+	start                    int  // position of the batch's first event among the file's events
+	paired                   bool // the batch of B/E pairs (pairDurationEvents)
 }
 
 func newDeriveInput(pb *parsedBatch, start int) deriveInput {
 	r := pb.events
 	col := func(c int) *array.Int64 { return r.Column(c).(*array.Int64) }
 	return deriveInput{idx: col(0), pid: col(4), tid: col(5), ts: col(6).Int64Values(), dur: col(7), corr: col(10),
-		facts: pb.facts, start: start}
+		facts: pb.facts, start: start, paired: pb.pairedDurations}
 }
 
 // locate returns the batch and row of the event at position pos.
@@ -311,13 +310,13 @@ func (d *deriveInput) linkCorr(i int) (int64, bool) {
 
 type stepSpan struct {
 	ts, end, num int64
-	pos          int // position among the file's events
+	idx          int64 // ev_idx: file order (B/E pairs come last among the batches but keep their B's place)
 }
 
 // laneEvent is a CPU-side event as the call-stack nesting sorts it: b and row locate it.
 type laneEvent struct {
-	ts, end int64
-	b, row  int32
+	ts, end, idx int64
+	b, row       int32
 }
 
 func cmpInt64(x, y int64) int {
@@ -373,20 +372,23 @@ func (c *int64Column) array() arrow.Array {
 // slot over 7.8 M ids against 180 MB for Go maps of the 1.5 M ids. Ids spread wider than that fall back
 // to a map. Positions are uint32: a file would need 4 G events (over a TB of JSON) to overflow them.
 type corrTable struct {
-	lo    int64
-	dense []uint32 // position + 1; 0 when unset
-	m     map[int64]uint32
+	lo         int64
+	dense      []uint32 // position + 1; 0 when unset
+	m          map[int64]uint32
+	outOfOrder bool // positions are not in ev_idx order (B/E pairs): putLater compares
 }
 
 // idRange is the span of the correlation ids of a file's events.
 type idRange struct {
-	lo, hi int64
-	count  int
+	lo, hi     int64
+	count      int
+	outOfOrder bool // some batch holds B/E pairs, whose events come before earlier batches' in the file
 }
 
 func corrRange(in []deriveInput) idRange {
 	var r idRange
 	for _, d := range in {
+		r.outOfOrder = r.outOfOrder || d.paired
 		for i := 0; i < d.corr.Len(); i++ {
 			if d.corr.IsValid(i) {
 				v := d.corr.Value(i)
@@ -404,7 +406,7 @@ func corrRange(in []deriveInput) idRange {
 }
 
 func newCorrTable(ids idRange) *corrTable {
-	t := &corrTable{lo: ids.lo}
+	t := &corrTable{lo: ids.lo, outOfOrder: ids.outOfOrder}
 	if span := uint64(ids.hi - ids.lo); ids.count > 0 && span < uint64(16*ids.count+1024) {
 		t.dense = make([]uint32, span+1)
 	} else {
@@ -413,7 +415,24 @@ func newCorrTable(ids idRange) *corrTable {
 	return t
 }
 
-// put records pos for id k, which must lie within the range the table was made for.
+// putLater records pos for id k (within the range the table was made for) unless the event already
+// recorded comes later in the file (a larger ev_idx): batches are in file order, except the B/E pairs
+// appended after them.
+func (t *corrTable) putLater(in []deriveInput, k int64, pos int) {
+	if !t.outOfOrder {
+		t.put(k, pos)
+		return
+	}
+	if prev, ok := t.get(k); ok {
+		pb, prow := locate(in, prev)
+		b, row := locate(in, pos)
+		if in[pb].idx.Value(prow) > in[b].idx.Value(row) {
+			return
+		}
+	}
+	t.put(k, pos)
+}
+
 func (t *corrTable) put(k int64, pos int) {
 	if t.m != nil {
 		t.m[k] = uint32(pos)

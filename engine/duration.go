@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 // durationEvent is a B (begin) or E (end) event of the Chrome trace format, set aside by the scan
 // because its partner may be in another batch. raw is a copy of its JSON object.
 type durationEvent struct {
-	idx          int64
+	idx, off     int64 // ev_idx and byte offset in the file
 	begin        bool
 	pid, tid     int64
 	pidOK, tidOK bool
@@ -23,11 +22,12 @@ type durationEvent struct {
 // pairDurationEvents pairs the file's B and E events as Perfetto and the Chrome trace viewer do:
 // per thread (pid, tid), in timestamp order (file order at equal timestamps), an E closes the latest
 // B still open. A pair becomes one complete event at the B's ev_idx, whose dur is E.ts − B.ts and
-// whose args are the B's with the E's merged in (the E's win on a shared key); it goes to events like
-// an X event, so nesting, steps and every analysis see it. An E with no open B and a B never closed
-// stay as they were, in other_events. The result is one batch more (nil when the file has no B or E
-// event), whose events were already counted in their own batches.
-func pairDurationEvents(batches []*parsedBatch, bld *builders) (*parsedBatch, error) {
+// whose args are the B's with the E's merged in (the E's win on a shared key; both must be objects,
+// else the B's stay as they are); it goes to events like an X event, so nesting, steps and every
+// analysis see it. An E with no open B and a B never closed stay as they were, in other_events. The
+// result is the batches to append to the file's (none when it has no B or E event), at most
+// batchMaxEvents events each like the scan's; their events were already counted in their own batches.
+func pairDurationEvents(batches []*parsedBatch, bld *builders) ([]*parsedBatch, error) {
 	var all []durationEvent
 	for _, b := range batches {
 		all = append(all, b.durationEvents...)
@@ -69,8 +69,24 @@ func pairDurationEvents(batches []*parsedBatch, bld *builders) (*parsedBatch, er
 		}
 	}
 
-	rb := &rawBatch{seq: len(batches), durationPass: true}
+	var out []*parsedBatch
+	var rb *rawBatch
 	var data []byte
+	flush := func() error {
+		if rb == nil {
+			return nil
+		}
+		rb.data = data
+		pb, err := parseBatch(rb, bld)
+		if err != nil {
+			return err
+		}
+		pb.count = 0
+		pb.pairedDurations = true
+		out = append(out, pb)
+		rb, data = nil, nil
+		return nil
+	}
 	for i, d := range all {
 		text := d.raw
 		switch endOf[i] {
@@ -80,76 +96,135 @@ func pairDurationEvents(batches []*parsedBatch, bld *builders) (*parsedBatch, er
 		default:
 			var err error
 			if text, err = completeEvent(d, all[endOf[i]]); err != nil {
-				return nil, &EventError{Index: d.idx, Offset: -1, Msg: err.Error()}
+				return nil, &EventError{Index: d.idx, Offset: d.off, Msg: err.Error()}
 			}
 		}
+		if rb == nil {
+			rb = &rawBatch{seq: len(batches) + len(out), durationPass: true}
+		}
 		rb.offsets = append(rb.offsets, int64(len(data)))
+		rb.fileOffsets = append(rb.fileOffsets, d.off)
 		data = append(data, text...)
 		rb.ends = append(rb.ends, int32(len(data)))
 		rb.idxs = append(rb.idxs, d.idx)
+		if len(rb.ends) >= batchMaxEvents || len(data) >= batchMaxBytes {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
 	}
-	rb.data = data
-	pb, err := parseBatch(rb, bld)
-	if err != nil {
+	if err := flush(); err != nil {
 		return nil, err
 	}
-	pb.count = 0
-	pb.pairedDurations = true
-	return pb, nil
+	return out, nil
 }
 
-// completeEvent is the JSON of the X event that the pair (b, e) stands for.
+// completeEvent is the JSON of the X event that the pair (b, e) stands for: b's object with ph, dur
+// and the merged args appended (the scan keeps a key's last value), so that every other field stays
+// as written.
 func completeEvent(b, e durationEvent) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b.raw, &fields); err != nil {
-		return nil, fmt.Errorf("B event: %v", err)
-	}
-	args, err := mergedArgs(fields["args"], e.raw)
-	if err != nil {
-		return nil, err
-	}
-	if args != nil {
-		fields["args"] = args
-	}
 	dur := e.ts - b.ts // e sorts after b, so only an overflow is negative
 	if dur < 0 {
 		return nil, fmt.Errorf("B/E pair ending at event %d: the duration does not fit in int64 ns", e.idx)
 	}
-	fields["ph"] = json.RawMessage(`"X"`)
-	fields["dur"] = json.RawMessage(nsToUsText(dur))
-	return json.Marshal(fields)
+	var bev, eev rawEvent
+	if err := scanEvent(b.raw, &bev); err != nil {
+		return nil, err
+	}
+	if err := scanEvent(e.raw, &eev); err != nil {
+		return nil, err
+	}
+	body := bytes.TrimRight(b.raw, " \t\r\n")
+	body = body[:len(body)-1] // the closing '}'
+	out := append([]byte(nil), body...)
+	if len(bytes.TrimSpace(body)) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"ph":"X","dur":`...)
+	out = append(out, nsToUsText(dur)...)
+	if args := mergedArgs(bev.argsCompact, eev.argsCompact); args != nil {
+		out = append(out, `,"args":`...)
+		out = append(out, args...)
+	}
+	return append(out, '}'), nil
 }
 
-// mergedArgs is the B's args object with the E event's args merged in; nil when neither has any.
-func mergedArgs(begin json.RawMessage, endRaw []byte) (json.RawMessage, error) {
-	var end struct {
-		Args json.RawMessage `json:"args"`
+// mergedArgs is the object begin with the members of end added, end's replacing begin's of the same
+// key. nil means that begin stands: end has no args, or either is not an object.
+func mergedArgs(begin, end []byte) []byte {
+	if len(end) == 0 || isNull(end) {
+		return nil
 	}
-	if err := json.Unmarshal(endRaw, &end); err != nil {
-		return nil, fmt.Errorf("E event: %v", err)
+	if len(begin) == 0 || isNull(begin) {
+		return end
 	}
-	if isEmptyArgs(end.Args) {
-		return nil, nil
+	bm, ok1 := objectMembers(begin)
+	em, ok2 := objectMembers(end)
+	if !ok1 || !ok2 {
+		return nil
 	}
-	if isEmptyArgs(begin) {
-		return end.Args, nil
+	endKeys := map[string]bool{}
+	for _, m := range em {
+		endKeys[string(m.key)] = true
 	}
-	merged := map[string]json.RawMessage{}
-	for _, part := range []json.RawMessage{begin, end.Args} {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(part, &m); err != nil {
-			return nil, fmt.Errorf("args of a B/E pair: %v", err)
+	var kept []member
+	for _, m := range bm {
+		if !endKeys[string(m.key)] {
+			kept = append(kept, m)
 		}
-		for k, v := range m {
-			merged[k] = v
-		}
 	}
-	return json.Marshal(merged)
+	out := []byte{'{'}
+	for i, m := range append(kept, em...) {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, m.key...), ':'), m.value...)
+	}
+	return append(out, '}')
 }
 
-func isEmptyArgs(a json.RawMessage) bool {
-	a = bytes.TrimSpace(a)
-	return len(a) == 0 || string(a) == "null" || string(a) == "{}"
+// member is one key (with its quotes) and value of a JSON object, as written.
+type member struct{ key, value []byte }
+
+// objectMembers splits a JSON object into its members; ok is false for anything else.
+func objectMembers(obj []byte) (ms []member, ok bool) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, false
+	}
+	i := skipWS(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil, true
+	}
+	for {
+		if i >= len(obj) || obj[i] != '"' {
+			return nil, false
+		}
+		ke, ok := stringEnd(obj, i+1)
+		if !ok {
+			return nil, false
+		}
+		j := skipWS(obj, ke)
+		if j >= len(obj) || obj[j] != ':' {
+			return nil, false
+		}
+		j = skipWS(obj, j+1)
+		ve, err := valueEndIn(obj, j)
+		if err != nil {
+			return nil, false
+		}
+		ms = append(ms, member{obj[i:ke], obj[j:ve]})
+		if i = skipWS(obj, ve); i >= len(obj) {
+			return nil, false
+		}
+		switch obj[i] {
+		case '}':
+			return ms, true
+		case ',':
+			i = skipWS(obj, i+1)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // nsToUsText writes ns (≥ 0) as the µs decimal that usToNs reads back exactly.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,4 +151,84 @@ func TestDurationPairAcrossBatches(t *testing.T) {
 	if got := queryInt(t, db, `SELECT count(*) FROM other_events`); got != 0 {
 		t.Errorf("%d other_events rows, want 0", got)
 	}
+}
+
+// TestDurationPairEdgeCases: what a review of the pairing found.
+func TestDurationPairEdgeCases(t *testing.T) {
+	write := func(t *testing.T, events ...string) string {
+		p := filepath.Join(t.TempDir(), "be.json")
+		if err := os.WriteFile(p, []byte(`{"traceEvents":[`+strings.Join(events, ",\n")+`]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Run("more distinct names than a batch's int16 dictionary holds", func(t *testing.T) {
+		var ev []string
+		n := 40000
+		for i := 0; i < n; i++ {
+			ev = append(ev, fmt.Sprintf(`{"ph":"B","name":"task%d","pid":1,"tid":1,"ts":%d}`, i, 2*i),
+				fmt.Sprintf(`{"ph":"E","pid":1,"tid":1,"ts":%d}`, 2*i+1))
+		}
+		ev = append(ev, `{"ph":"B","name":"open","pid":1,"tid":2,"ts":0}`)
+		db := openTestDB(t)
+		mustLoad(t, db, write(t, ev...))
+		if got := queryInt(t, db, `SELECT count(DISTINCT name) FROM events WHERE ph = 'B' AND dur = 1000`); got != int64(n) {
+			t.Errorf("%d distinct paired names, want %d", got, n)
+		}
+		if got := queryInt(t, db, `SELECT count(*) FROM other_events WHERE name = 'open'`); got != 1 {
+			t.Errorf("%d unpaired B rows, want 1", got)
+		}
+	})
+	t.Run("ties follow ev_idx, not the batch a pair lands in", func(t *testing.T) {
+		db := openTestDB(t)
+		mustLoad(t, db, write(t,
+			`{"ph":"B","name":"pair","pid":1,"tid":1,"ts":10}`,
+			`{"ph":"X","name":"x","cat":"cpu_op","pid":1,"tid":1,"ts":10,"dur":5}`,
+			`{"ph":"E","pid":1,"tid":1,"ts":15}`))
+		// Same start and end: the lower ev_idx (the pair, 0) is the parent.
+		if got := queryInt(t, db, `SELECT coalesce(parent_idx, -1) * 10 + depth FROM events WHERE name = 'x'`); got != 1 {
+			t.Errorf("x: parent_idx*10+depth = %d, want 1 (child of event 0)", got)
+		}
+	})
+	t.Run("args the strict encoders refuse, and non-object args", func(t *testing.T) {
+		db := openTestDB(t)
+		mustLoad(t, db, write(t,
+			`{"ph":"B","name":"nan","pid":1,"tid":1,"ts":1,"args":{"a":NaN,"s":"<a&b>"}}`,
+			`{"ph":"E","pid":1,"tid":1,"ts":2,"args":{"b":1}}`,
+			`{"ph":"B","name":"list","pid":1,"tid":2,"ts":1,"args":[1,2]}`,
+			`{"ph":"E","pid":1,"tid":2,"ts":3,"args":{"b":1}}`))
+		got := map[string]string{}
+		rows, err := db.SQL.Query(`SELECT name, args::VARCHAR FROM events ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n, a string
+			rows.Scan(&n, &a)
+			got[n] = a
+		}
+		rows.Close()
+		if !strings.Contains(got["nan"], `"s":"<a&b>"`) || !strings.Contains(got["nan"], `"b":1`) || got["list"] != "[1,2]" {
+			t.Errorf("args: %v (want <a&b> unescaped and b merged; the list kept)", got)
+		}
+	})
+	t.Run("an error in an unpaired event names its byte in the file", func(t *testing.T) {
+		p := write(t,
+			`{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}`,
+			`{"ph":"B","name":"bad","pid":1,"tid":1,"ts":5,"dur":"zz"}`)
+		db := openTestDB(t)
+		_, err := db.Load(context.Background(), []string{p}, LoadOptions{})
+		want := fmt.Sprintf("event 1 (byte %d): dur", strings.Index(mustRead(t, p), `{"ph":"B"`))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one containing %q", err, want)
+		}
+	})
+}
+
+func mustRead(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -465,10 +465,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			}
 			tm.mark("free side tables")
 			// A B/E pair made complete keeps its phase: ph 'B'.
-			plain, paired := evRecs, []arrow.RecordBatch(nil)
-			if n := len(pf.batches); n > 0 && pf.batches[n-1].pairedDurations {
-				plain, paired = evRecs[:n-1], evRecs[n-1:]
+			firstPaired := len(pf.batches)
+			for firstPaired > 0 && pf.batches[firstPaired-1].pairedDurations {
+				firstPaired--
 			}
+			plain, paired := evRecs[:firstPaired], evRecs[firstPaired:]
 			if err := insertBatches(ctx, dc, "events", eventsSchema, plain, withRank); err != nil {
 				return fmt.Errorf("insert events: %w", err)
 			}
@@ -724,8 +725,8 @@ func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (
 		pf.release()
 		return nil, err
 	}
-	if paired != nil {
-		bySeq = append(bySeq, paired)
+	if len(paired) > 0 {
+		bySeq = append(bySeq, paired...)
 		pf.batches = bySeq
 	}
 	report(true)

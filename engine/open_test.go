@@ -382,6 +382,7 @@ func TestOpenSameFileTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	w.Close() // a second Close of one handle must not close the other's
 	if n := queryInt(t, w2, `SELECT count(*) FROM events`); n != 7 {
 		t.Errorf("after the first Close the second open reads %d events, want 7", n)
 	}

@@ -59,6 +59,7 @@ type rawBatch struct {
 	// The batch of B/E events built by pairDurationEvents: ev_idx per event (not consecutive), and B/E
 	// phases parsed as events (a pair made complete) or other_events (unpaired) instead of set aside.
 	idxs         []int64
+	fileOffsets  []int64 // the events' offsets in the file, for errors (offsets are into data)
 	durationPass bool
 }
 

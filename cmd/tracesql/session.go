@@ -186,7 +186,8 @@ func (s *session) runScript(ctx context.Context, text, source string, stopOnErro
 	}
 	start := 1 // line the pending statement starts on
 	for i, line := range strings.Split(text, "\n") {
-		if strings.TrimSpace(buf.Pending()) == "" {
+		before := strings.TrimSpace(buf.Pending())
+		if before == "" {
 			start = i + 1
 		}
 		if source != "" {
@@ -197,6 +198,11 @@ func (s *session) runScript(ctx context.Context, text, source string, stopOnErro
 		}
 		if s.quit {
 			return nil
+		}
+		// A statement still pending that is not the one pending before began on this line
+		// (`…; SELECT` ends one statement and starts the next).
+		if p := strings.TrimSpace(buf.Pending()); p != "" && (before == "" || !strings.HasPrefix(p, before)) {
+			start = i + 1
 		}
 	}
 	if p := buf.Pending(); p != "" && !onlyComments(p) {
