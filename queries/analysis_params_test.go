@@ -2,6 +2,8 @@ package queries_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,21 +156,28 @@ func TestAnalysisRequiredAndHugeParameters(t *testing.T) {
 
 // TestAnalysisParameterRanges: a value outside a parameter's range is an error naming the macro, the parameter
 // and the value, where it used to run (a negative num_kernels folded every kernel, a negative
-// consecutive_kernel_delay made every gap "other", num_candidates := -3 meant 1). On a trace with rows for each.
+// consecutive_kernel_delay made every gap "other", num_candidates := -3 meant 1). Also on a CPU-only trace, where
+// every one of these analyses is empty.
 func TestAnalysisParameterRanges(t *testing.T) {
+	cpuOnly := filepath.Join(t.TempDir(), "cpu.json")
+	if err := os.WriteFile(cpuOnly, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	db := ctOpen(t, "../testdata/traces/dlrm_8ranks")
-	apErrors(t, db, []struct{ q, msg string }{
-		{`SELECT * FROM kernel_breakdown(num_kernels := -1)`, "kernel_breakdown: num_kernels must be >= 0, not -1"},
-		{`SELECT * FROM kernel_breakdown(duration_ratio := 2)`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 2"},
-		{`SELECT * FROM kernel_duration_distribution(duration_ratio := -0.5)`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not -0.5"},
-		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be >= 0, not -3"},
-		{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := -5)`, "idle_time_breakdown: consecutive_kernel_delay must be >= 0 (µs), not -5"},
-		{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be >= 0 (µs), not -5"},
-		{`SELECT * FROM kernel_launch_stats(runtime_cutoff := -1)`, "kernel_launch_stats: runtime_cutoff must be >= 0 (µs), not -1"},
-		{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := -1)`, "kernel_launch_stats: launch_delay_cutoff must be >= 0 (µs), not -1"},
-		{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be >= 1, not 0"},
-		{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be >= 1, not -3"},
-	})
+	for _, d := range []*engine.DB{db, ctOpen(t, cpuOnly)} {
+		apErrors(t, d, []struct{ q, msg string }{
+			{`SELECT * FROM kernel_breakdown(num_kernels := -1)`, "kernel_breakdown: num_kernels must be >= 0, not -1"},
+			{`SELECT * FROM kernel_breakdown(duration_ratio := 2)`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 2"},
+			{`SELECT * FROM kernel_duration_distribution(duration_ratio := -0.5)`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not -0.5"},
+			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be >= 0, not -3"},
+			{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := -5)`, "idle_time_breakdown: consecutive_kernel_delay must be >= 0 (µs), not -5"},
+			{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be >= 0 (µs), not -5"},
+			{`SELECT * FROM kernel_launch_stats(runtime_cutoff := -1)`, "kernel_launch_stats: runtime_cutoff must be >= 0 (µs), not -1"},
+			{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := -1)`, "kernel_launch_stats: launch_delay_cutoff must be >= 0 (µs), not -1"},
+			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be >= 1, not 0"},
+			{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be >= 1, not -3"},
+		})
+	}
 	// The bounds themselves are accepted.
 	c := sqConn(t, db, false)
 	for _, q := range []string{`kernel_breakdown(num_kernels := 0, duration_ratio := 1)`, `idle_time_breakdown(consecutive_kernel_delay := 0)`,

@@ -25,7 +25,8 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
          ELSE nullif(x::VARCHAR::BIGINT[], []) END;
 
 -- _arg_check(ok, what, v, rule): true, or the error "what must be rule, not v" when ok is false. A NULL argument
--- (ok NULL) passes: NULL means the default. Used in a macro's WHERE, where a valid argument folds to true.
+-- (ok NULL) passes: NULL means the default. Macros select it as a one-row FROM item (args_check), which DuckDB
+-- runs even when the analysis has no rows; in a WHERE over the rows it ran only when there were some.
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 

@@ -85,9 +85,10 @@ SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS id
        c.r[1] AS idle_time_us, c.r[2] AS idle_time_ratio
 FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2, _hta_mode(hta_compat)) AS r
       FROM tl) c
-JOIN traces t USING (trace_id)
-WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true)
-  AND _arg_check(consecutive_kernel_delay >= 0, 'idle_time_breakdown: consecutive_kernel_delay', consecutive_kernel_delay, '>= 0 (µs)')
+JOIN traces t USING (trace_id),
+     (SELECT _arg_check(consecutive_kernel_delay >= 0, 'idle_time_breakdown: consecutive_kernel_delay',
+                        consecutive_kernel_delay, '>= 0 (µs)') AS args_ok) args_check
+WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true) AND args_check.args_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 
 -- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)
@@ -121,7 +122,8 @@ WITH c AS (
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
        r[1] AS mean_us, r[2] AS std_us, r[3] AS min_us, r[4] AS p25_us, r[5] AS p50_us, r[6] AS p75_us,
        r[7] AS max_us
-FROM c JOIN traces t USING (trace_id)
-WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true)
-  AND _arg_check(consecutive_kernel_delay >= 0, 'idle_interval_stats: consecutive_kernel_delay', consecutive_kernel_delay, '>= 0 (µs)')
+FROM c JOIN traces t USING (trace_id),
+     (SELECT _arg_check(consecutive_kernel_delay >= 0, 'idle_interval_stats: consecutive_kernel_delay',
+                        consecutive_kernel_delay, '>= 0 (µs)') AS args_ok) args_check
+WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true) AND args_check.args_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;

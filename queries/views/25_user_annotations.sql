@@ -19,9 +19,11 @@ CREATE OR REPLACE MACRO user_annotation_breakdown(use_gpu_annotation := true, nu
                                                   allowlist_patterns := NULL, hta_compat := NULL) AS TABLE
 SELECT label, name, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
 FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation,
-              _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat))
-WHERE _arg_check(num_kernels >= 0, 'user_annotation_breakdown: num_kernels', num_kernels, '>= 0')
-  AND _arg_check(duration_ratio BETWEEN 0 AND 1, 'user_annotation_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+              _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat)),
+     (SELECT _arg_check(num_kernels >= 0, 'user_annotation_breakdown: num_kernels', num_kernels, '>= 0')
+            AND _arg_check(duration_ratio BETWEEN 0 AND 1, 'user_annotation_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+            AS args_ok) args_check
+WHERE args_check.args_ok
 ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU-side event (hta_frame.gpu_side: kernels, memcpy, memset,

@@ -61,7 +61,8 @@ SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_
        cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
        cpu_duration_us > coalesce(runtime_cutoff, 50) AS runtime_outlier,
        launch_delay_us > coalesce(launch_delay_cutoff, 100) AS launch_delay_outlier
-FROM us
-WHERE _arg_check(runtime_cutoff >= 0, 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, '>= 0 (µs)')
-  AND _arg_check(launch_delay_cutoff >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, '>= 0 (µs)')
+FROM us, (SELECT _arg_check(runtime_cutoff >= 0, 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, '>= 0 (µs)')
+            AND _arg_check(launch_delay_cutoff >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, '>= 0 (µs)')
+            AS args_ok) args_check
+WHERE args_check.args_ok
 ORDER BY label, rank, cpu_ts, cpu_idx, gpu_idx;

@@ -78,7 +78,6 @@ flags AS (
 )
 SELECT label, rank, flagged_steps, seq FROM (
     SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC, rank) - 1 AS seq FROM flags
-)
-WHERE seq < (SELECT k FROM k)
-  AND _arg_check(num_candidates >= 1, 'potential_stragglers: num_candidates', num_candidates, '>= 1')
+), (SELECT _arg_check(num_candidates >= 1, 'potential_stragglers: num_candidates', num_candidates, '>= 1') AS args_ok) args_check
+WHERE seq < (SELECT k FROM k) AND args_check.args_ok
 ORDER BY label, seq;
