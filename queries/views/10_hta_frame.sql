@@ -7,8 +7,9 @@
 --            trace has two or more steps, GPU-side rows kept only with a kept CPU partner, raw stream args
 --            (4294967295 is a stream; a hex string is not), and ns timestamps rounded inward to whole µs.
 
--- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode).
 -- A value that is not a boolean is an error: 'banana' read as false ran every analysis in the mode not asked for.
+
+-- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode); any other value than a boolean is an error.
 CREATE OR REPLACE MACRO hta_compat() AS
     CASE WHEN getvariable('hta_compat') IS NULL THEN false
          WHEN TRY_CAST(getvariable('hta_compat') AS BOOLEAN) IS NULL
