@@ -371,15 +371,23 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	res.Rank, res.Events, res.JSONBytes = rank, pf.events, pf.jsonBytes
 
 	// The derived columns (step, parent_idx, depth) are computed in Go while DuckDB inserts the
-	// tables that do not need them: the two use different cores.
+	// tables that do not need them: the two use different cores. The pass starts once the largest of
+	// those tables has been inserted and its Go copy given back (startDerive), so that its allocations
+	// reuse that memory instead of adding to the peak.
 	mem := memory.DefaultAllocator
 	var evRecs []arrow.RecordBatch
 	derived := make(chan struct{})
-	go func() {
-		defer close(derived)
-		evRecs = derive(pf.batches, mem)
-	}()
+	var deriveOnce sync.Once
+	startDerive := func() {
+		deriveOnce.Do(func() {
+			go func() {
+				defer close(derived)
+				evRecs = derive(pf.batches, mem)
+			}()
+		})
+	}
 	releaseEvents := func() {
+		startDerive()
 		<-derived
 		for _, r := range evRecs {
 			r.Release()
@@ -434,24 +442,42 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				}
 				return out
 			}
-			meta := pick(func(b *parsedBatch) arrow.RecordBatch { return b.meta })
+			var meta []arrow.RecordBatch // besides the M events: the names of string pids and tids
 			if names := laneNameRecord(pf.laneNames, mem); names != nil {
 				defer names.Release()
 				meta = append(meta, names)
 			}
-			for _, t := range []struct {
+			// The side table with the largest Go copy in Kineto traces (instants: the [memory] events)
+			// goes first; each copy is given back once inserted.
+			for i, t := range []struct {
 				table  string
 				schema *arrow.Schema
-				recs   []arrow.RecordBatch
+				field  func(*parsedBatch) *arrow.RecordBatch
 			}{
-				{"metadata_events", metaSchema, meta},
-				{"flows", flowsSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.flows })},
-				{"counters", countersSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.counters })},
-				{"instants", instantsSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.instants })},
-				{"other_events", otherSchema, pick(func(b *parsedBatch) arrow.RecordBatch { return b.others })},
+				{"instants", instantsSchema, func(b *parsedBatch) *arrow.RecordBatch { return &b.instants }},
+				{"flows", flowsSchema, func(b *parsedBatch) *arrow.RecordBatch { return &b.flows }},
+				{"metadata_events", metaSchema, func(b *parsedBatch) *arrow.RecordBatch { return &b.meta }},
+				{"counters", countersSchema, func(b *parsedBatch) *arrow.RecordBatch { return &b.counters }},
+				{"other_events", otherSchema, func(b *parsedBatch) *arrow.RecordBatch { return &b.others }},
 			} {
-				if err := insertBatches(ctx, dc, t.table, t.schema, t.recs, onlyID); err != nil {
+				recs := pick(func(b *parsedBatch) arrow.RecordBatch { return *t.field(b) })
+				if t.table == "metadata_events" {
+					recs = append(recs, meta...)
+				}
+				if err := insertBatches(ctx, dc, t.table, t.schema, recs, onlyID); err != nil {
 					return fmt.Errorf("insert %s: %w", t.table, err)
+				}
+				for _, b := range pf.batches {
+					if r := t.field(b); *r != nil {
+						(*r).Release()
+						*r = nil
+					}
+				}
+				if i == 0 {
+					if pf.jsonBytes > freeOSAbove {
+						runtime.GC() // so that derive's allocations reuse the instants' memory
+					}
+					startDerive()
 				}
 			}
 			tm.mark("insert others")
