@@ -377,17 +377,20 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	mem := memory.DefaultAllocator
 	var evRecs []arrow.RecordBatch
 	derived := make(chan struct{})
-	var deriveOnce sync.Once
+	started := false
 	startDerive := func() {
-		deriveOnce.Do(func() {
+		if !started {
+			started = true
 			go func() {
 				defer close(derived)
 				evRecs = derive(pf.batches, mem)
 			}()
-		})
+		}
 	}
 	releaseEvents := func() {
-		startDerive()
+		if !started {
+			return // a load that failed before the side tables: nothing derived, nothing to give back
+		}
 		<-derived
 		for _, r := range evRecs {
 			r.Release()
