@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,5 +116,82 @@ func TestMemorySettings(t *testing.T) {
 	ro := memorySettings(path, true)["temp_directory"]
 	if ro == memorySettings(path, false)["temp_directory"] || !strings.HasPrefix(ro, os.TempDir()) || !strings.Contains(ro, strconv.Itoa(os.Getpid())) {
 		t.Errorf("read-only spill directory %s: want one of this process under %s", ro, os.TempDir())
+	}
+}
+
+// TestUnorderedInsertKeepsRows: an in-memory load inserts without keeping row order when DuckDB has
+// room (unorderedInsertFactor); every table then holds the same rows as a database file's ordered
+// load. A tight memory_limit falls back to the ordered insert and still completes.
+func TestUnorderedInsertKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join("..", "testdata", "traces", "ns_resolution", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+	paths, err := Inflate(ctx, src, InflateOptions{Ranks: 1, Steps: 10, Seed: 1, OutDir: filepath.Join(dir, "in")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{"events", "flows", "instants", "metadata_events", "_hta_frame_default", "_gpu_frame_default",
+		"_trace_summary", "_type_segments", "_compat_fixups"}
+	digest := func(db *DB) []string {
+		var out []string
+		for _, tbl := range tables {
+			var n int64
+			var h string
+			q := `SELECT count(*), coalesce(sum(hash(x))::VARCHAR, '') FROM (SELECT * EXCLUDE (trace_id) FROM ` + tbl + `) x`
+			if err := db.SQL.QueryRow(q).Scan(&n, &h); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %s", tbl, n, h))
+		}
+		return out
+	}
+
+	mem := openTestDB(t)
+	if room := mem.memoryRoom(ctx); room <= unorderedInsertFactor*st.Size() {
+		t.Fatalf("memory room %d: the in-memory load would not take the unordered insert", room)
+	}
+	mustLoad(t, mem, paths...)
+	file, err := Open(ctx, filepath.Join(dir, "t.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	mustLoad(t, file, paths...)
+	if got, want := digest(mem), digest(file); !slices.Equal(got, want) {
+		t.Errorf("in memory (unordered insert):\n%s\ndatabase file (ordered):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	t.Setenv(MemoryLimitEnv, "56MB") // below what the unordered insert of this file needs in memory
+	tight := openTestDB(t)
+	mustLoad(t, tight, paths...)
+	if got, want := digest(tight), digest(file); !slices.Equal(got, want) {
+		t.Errorf("in memory under a 56 MB limit:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestParseDuckDBSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"11.2 GiB", 12025908428, true},
+		{"53.4 MiB", 55993958, true},
+		{"512 bytes", 512, true},
+		{"2 KiB", 2048, true},
+		{"1.5 TiB", 1649267441664, true},
+		{"", 0, false},
+		{"12GB", 0, false},
+		{"-1 MiB", 0, false},
+		{"3 parsecs", 0, false},
+	} {
+		got, ok := parseDuckDBSize(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseDuckDBSize(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
 	}
 }
