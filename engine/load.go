@@ -503,6 +503,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				defer names.Release()
 				meta = append(meta, names)
 			}
+			if unordered {
+				// In memory the peak is the database, not this file's Go copy: derive beside the
+				// first insert rather than after it (1 GB trace: 0.3 s less waiting for it).
+				startDerive()
+			}
 			// The side table with the largest Go copy in Kineto traces (instants: the [memory] events)
 			// goes first; each copy is given back once inserted.
 			for i, t := range []struct {
@@ -529,7 +534,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 						*r = nil
 					}
 				}
-				if i == 0 {
+				if i == 0 && !started {
 					if pf.jsonBytes > freeOSAbove {
 						runtime.GC() // so that derive's allocations reuse the instants' memory
 					}
