@@ -290,6 +290,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 				if dur < 0 {
 					return nil, fail("negative dur %s", clip(ev.dur))
 				}
+				if ts > math.MaxInt64-dur {
+					return nil, fail("ts %s + dur %s is out of range (the end in ns must fit in int64: at most %d)", clip(ev.ts), clip(ev.dur), int64(math.MaxInt64))
+				}
 			}
 			cls := classOther
 			if ev.hasCat {

@@ -62,6 +62,11 @@ func TestLoadErrors(t *testing.T) {
 		{"X without ts", "j.json", []byte(`{"traceEvents":[{"ph":"X","dur":1,"cat":"c","name":"n"}]}`), "complete event (ph X) without ts"},
 		{"trailing garbage", "k.json", append(append([]byte{}, good...), []byte(" xyz")...), "after the end of the top-level value"},
 		{"args not JSON", "m_rank77.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","args":{""}}]}`), `event 0: args is not valid JSON: {""}`},
+		{"ts + dur overflow", "h8.json", []byte(`{"traceEvents":[{"ph":"X","ts":9223372036854775,"dur":9223372036854775,"cat":"c","name":"n"}]}`), "event 0 (byte 16): ts 9223372036854775 + dur 9223372036854775 is out of range"},
+		{"truncated after an event", "b2.json", good[:len(good)-2], "truncated JSON: input ends inside traceEvents after event 0"},
+		{"truncated before any event", "b3.json", []byte(`{"traceEvents":[`), "truncated JSON: input ends inside traceEvents before its first event"},
+		{"not gzip", "n.json.gz", []byte("PK\x03\x04 a zip archive"), "not gzip: the name ends in .gz"},
+		{"array of no events", "o.json", []byte(`[{"file":"a.json","mode":"FULL"}]`), "not a Chrome trace: the first element of the JSON array is not an event (it has no ph)"},
 		{"bad separator", "l.json", []byte(`{"traceEvents":[{"ph":"X","ts":1} {"ph":"X","ts":2}]}`), "expected ',' or ']' after event 0"},
 	}
 	dir := t.TempDir()
@@ -574,6 +579,9 @@ func TestRankClashFoundLate(t *testing.T) {
 func TestNonTraceSkippedOnce(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"lr":0.1,"rank":0}`), 0o644)
+	// TraceLens's execution_details.json: an array, but of no events. It sorts first: loaded, it took
+	// rank 0 by file order and clashed with rank0.json.
+	os.WriteFile(filepath.Join(dir, "details.json"), []byte(`[{"file":"rank0.json","batch_size":32}]`), 0o644)
 	os.WriteFile(filepath.Join(dir, "rank0.json"), []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "rank1.json"), []byte(`[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`), 0o644)
 	var warnings []string
@@ -591,8 +599,9 @@ func TestNonTraceSkippedOnce(t *testing.T) {
 			skipped = append(skipped, filepath.Base(r.Path)+": "+r.Skipped)
 		}
 	}
-	if len(skipped) != 1 || !strings.HasPrefix(skipped[0], "config.json: not a Chrome trace") {
-		t.Errorf("skipped %q, want config.json once", skipped)
+	if len(skipped) != 2 || !strings.HasPrefix(skipped[0], "config.json: not a Chrome trace: the JSON object") ||
+		!strings.HasPrefix(skipped[1], "details.json: not a Chrome trace: the first element of the JSON array is not an event") {
+		t.Errorf("skipped %q, want config.json and details.json once each", skipped)
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM traces`); got != 2 {
 		t.Errorf("%d traces, want 2", got)

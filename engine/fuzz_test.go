@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			var se *SyntaxError
 			var ee *EventError
-			if !errors.As(err, &se) && !errors.As(err, &ee) && !errors.Is(err, ErrNoTraceEvents) &&
+			if !errors.As(err, &se) && !errors.As(err, &ee) && !errors.Is(err, ErrNotATrace) &&
 				!strings.Contains(err.Error(), "gzip") {
 				t.Fatalf("unexpected error kind: %v", err)
 			}

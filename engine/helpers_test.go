@@ -69,6 +69,10 @@ func readJSONTrace(t testing.TB, path string) (events []map[string]json.RawMessa
 		if err := json.Unmarshal(top, &events); err != nil {
 			t.Fatal(err)
 		}
+		// An array is a trace unless its first element is no event (no ph).
+		if len(events) > 0 && events[0]["ph"] == nil {
+			return nil, false
+		}
 		return events, true
 	}
 	var obj map[string]json.RawMessage

@@ -386,7 +386,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	pf, err := opts.ahead.parse(ctx, db, index, path, st.Size(), opts)
 	tm.mark("parse")
 	if err != nil {
-		if errors.Is(err, ErrNoTraceEvents) && fromDir {
+		if errors.Is(err, ErrNotATrace) && fromDir {
 			// Reported once, as LoadResult.Skipped like every skipped file: a Warn as well made the
 			// command line print it twice.
 			res.Skipped = err.Error()

@@ -31,8 +31,8 @@ func TestEveryTraceLoads(t *testing.T) {
 			db := openTestDB(t)
 			_, err := db.Load(context.Background(), []string{path}, LoadOptions{})
 			if !isTrace {
-				if !errors.Is(err, ErrNoTraceEvents) {
-					t.Fatalf("non-trace JSON: got %v, want ErrNoTraceEvents", err)
+				if !errors.Is(err, ErrNotATrace) {
+					t.Fatalf("non-trace JSON: got %v, want ErrNotATrace", err)
 				}
 				return
 			}

@@ -23,7 +23,8 @@ const headBudget = 1 << 20
 type traceHead struct {
 	meta      map[string]json.RawMessage // the top-level keys before traceEvents
 	arrayForm bool                       // a bare array of events: no metadata at all
-	events    bool                       // the traceEvents key was reached (else: not a trace)
+	events    bool                       // the traceEvents key or an array's first event was reached
+	notTrace  bool                       // a JSON file that is not a trace (ErrNotATrace)
 }
 
 // readHead reads a trace file up to its first event, without the load's read-ahead (which would
@@ -46,7 +47,9 @@ func readHead(path string) (traceHead, error) {
 	switch {
 	case errors.Is(err, errHeadDone):
 		h.events = true
-	case err != nil && !errors.Is(err, ErrNoTraceEvents):
+	case errors.Is(err, ErrNotATrace):
+		h.notTrace = true
+	case err != nil:
 		return h, err
 	}
 	return h, nil
@@ -64,7 +67,7 @@ type rankSource string
 // would report about the metadata read.
 func headRank(from RankFrom, path string, index int) (rank int, src rankSource, known bool, err error) {
 	h, err := readHead(path)
-	if err != nil || !(h.events || h.arrayForm) {
+	if err != nil || h.notTrace || !(h.events || h.arrayForm) {
 		return 0, "", false, nil
 	}
 	var info traceInfo

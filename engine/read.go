@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
@@ -21,7 +22,12 @@ func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, skipped, err := traceStream(bufio.NewReaderSize(&countingReader{r: f, n: rawRead}, 1<<20), rawRead)
+	br := bufio.NewReaderSize(&countingReader{r: f, n: rawRead}, 1<<20)
+	if strings.HasSuffix(strings.ToLower(path), ".gz") && !looksGzipOrJSON(br) {
+		f.Close()
+		return nil, errors.New("not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON")
+	}
+	r, skipped, err := traceStream(br, rawRead)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -29,6 +35,17 @@ func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
 	ra := newReadAhead(r, f)
 	ra.skipped = skipped
 	return ra, nil
+}
+
+// looksGzipOrJSON reports whether br starts with gzip's magic bytes or, after a byte order mark and
+// white space, with what a trace's JSON starts with (a .gz file that holds plain JSON is read as it is).
+func looksGzipOrJSON(br *bufio.Reader) bool {
+	head, _ := br.Peek(512)
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		return true
+	}
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(head) == 0 || head[0] == '{' || head[0] == '['
 }
 
 // traceStream returns the content of the trace file that br reads: decompressed when it starts with

@@ -35,8 +35,9 @@ type splitter struct {
 	// trace format allows so that a tracer can stream events.
 	Unterminated bool
 
-	// headOnly makes Run stop at the start of the events (readHead): at '[' of an array-form file,
-	// or with errHeadDone at the traceEvents key, Metadata then holding the keys before it.
+	// headOnly makes Run stop at the start of the events (readHead) with errHeadDone: after the first
+	// event of an array-form file (checked to be one), or at the traceEvents key, Metadata then
+	// holding the keys before it.
 	headOnly bool
 }
 
@@ -275,6 +276,14 @@ func stringEndEsc(b []byte, i int) (end int, esc, ok bool) {
 
 // objectEnd is valueEnd for an object or array at s.pos (the only kind an event can be): it skips
 // everything but quotes and brackets eight bytes at a time. where is formatted only on error.
+// afterEvent says where input that ends after n complete events ended (events count from 0).
+func afterEvent(n int64) string {
+	if n == 0 {
+		return "inside traceEvents before its first event"
+	}
+	return fmt.Sprintf("inside traceEvents after event %d", n-1)
+}
+
 func (s *splitter) objectEnd(idx int64) (int, error) {
 	i := s.pos
 	depth := 0
@@ -355,9 +364,6 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 	switch c {
 	case '[':
 		s.ArrayForm = true
-		if s.headOnly {
-			return nil
-		}
 		s.pos++
 		if err := s.events(out, stop); err != nil {
 			return err
@@ -465,8 +471,16 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 	return nil
 }
 
+// ErrNotATrace marks a JSON file that is not a Chrome trace (a file of a directory that is one is
+// skipped, not an error): ErrNoTraceEvents or ErrNoEvents.
+var ErrNotATrace = errors.New("not a Chrome trace")
+
 // ErrNoTraceEvents marks a JSON object that is not a Chrome trace (no traceEvents key).
-var ErrNoTraceEvents = errors.New("not a Chrome trace: the JSON object has no traceEvents array")
+var ErrNoTraceEvents = fmt.Errorf("%w: the JSON object has no traceEvents array", ErrNotATrace)
+
+// ErrNoEvents marks a JSON array that is not a Chrome trace: its first element has no ph (TraceLens
+// writes such an execution_details.json beside its traces).
+var ErrNoEvents = fmt.Errorf("%w: the first element of the JSON array is not an event (it has no ph)", ErrNotATrace)
 
 func kindOf(c byte) string {
 	switch {
@@ -518,7 +532,7 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 				flush()
 				return nil
 			}
-			return s.truncated(fmt.Sprintf("inside traceEvents after event %d", idx))
+			return s.truncated(afterEvent(idx))
 		}
 		if c == ']' {
 			s.pos++
@@ -538,7 +552,7 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 					flush()
 					return nil
 				}
-				return s.truncated(fmt.Sprintf("inside traceEvents after event %d", idx))
+				return s.truncated(afterEvent(idx))
 			}
 			if c == ']' { // tolerate a trailing comma, as Perfetto does
 				s.pos++
@@ -555,6 +569,15 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		end, err := s.objectEnd(idx)
 		if err != nil {
 			return err
+		}
+		if idx == 0 && s.ArrayForm {
+			var ev rawEvent
+			if scanEvent(s.buf[s.pos:end], &ev) == nil && len(ev.ph) == 0 {
+				return ErrNoEvents
+			}
+			if s.headOnly {
+				return errHeadDone
+			}
 		}
 		// A batch points into one chunk: an event that made the splitter move on to the next
 		// chunk starts a new batch.

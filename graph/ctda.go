@@ -1457,7 +1457,7 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 // (stream -1 in the frame) and HTA's Stream Wait Event rows, which are clipped wherever they are in
 // the trace.
 func (g *CPGraph) SpanEnd() int64 {
-	f := g.F
+	f := g.Source
 	work := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 CPU work, 2 GPU work, 3 neither
 	end := g.WindowEnd
 	for _, r := range g.Clipped {

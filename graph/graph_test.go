@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +157,32 @@ func TestShortName(t *testing.T) {
 		if got := ShortName(in); got != want {
 			t.Errorf("ShortName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestNestCPULanes: a CPU event that outlives the event it starts in is clipped to that event's end,
+// per thread; nested and disjoint events, GPU rows and rows outside the set are left alone.
+func TestNestCPULanes(t *testing.T) {
+	// rows: 0 parent [0,10) tid 1; 1 child [5,30) tid 1 → [5,10); 2 grandchild [6,40) → [6,10) (clipped
+	// to the clipped child); 3 [12,20) tid 1 disjoint; 4 [5,30) tid 2 (other thread); 5 GPU [5,30);
+	// 6 [0,10) and 7 [0,25) tid 3: same start, the longer one encloses; 8 [2,50) tid 1, not in rows.
+	f := &Frame{
+		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6, 7, 8},
+		Pid:    []int64{1, 1, 1, 1, 1, 0, 1, 1, 1},
+		Tid:    []int64{1, 1, 1, 1, 2, 7, 3, 3, 1},
+		TS:     []int64{0, 5, 6, 12, 5, 5, 0, 0, 2},
+		Dur:    []int64{10, 25, 34, 8, 25, 25, 10, 25, 48},
+		Stream: []int64{-1, -1, -1, -1, -1, 7, -1, -1, -1},
+	}
+	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7})
+	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48}
+	if !slices.Equal(got.Dur, want) {
+		t.Errorf("durations %v, want %v", got.Dur, want)
+	}
+	if f.Dur[1] != 25 {
+		t.Errorf("the input frame was changed: %v", f.Dur)
+	}
+	if g := nestCPULanes(f, []int32{0, 3, 4}); g != f {
+		t.Errorf("a frame with nothing to clip was copied")
 	}
 }

@@ -114,7 +114,10 @@ const kernelKernelDelayThreshold = 1_500_000
 
 // CPGraph is HTA's critical-path graph of one window of one rank.
 type CPGraph struct {
-	F           *Frame
+	F *Frame
+	// Source: the frame as given; F differs from it when default mode clipped CPU events that
+	// outlive their parent (nestCPULanes). The busy bound is measured on Source, as ctda's is.
+	Source      *Frame
 	WindowStart int64 // ns
 	WindowEnd   int64
 	Clipped     []int32 // frame rows in the window (ascending)
@@ -181,7 +184,7 @@ func symID(syms []string, s string) int32 {
 
 // BuildHTA builds HTA 0.6.1's critical-path graph for a window of f and computes its longest path.
 func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
-	g := &CPGraph{F: f, opts: o}
+	g := &CPGraph{F: f, Source: f, opts: o}
 	n := f.Len()
 	// Row of an event index.
 	var maxIdx int64 = -1
@@ -228,6 +231,11 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 		if g.clippedSet[r] {
 			g.Clipped = append(g.Clipped, int32(r))
 		}
+	}
+
+	if !o.Compat {
+		f = nestCPULanes(f, g.Clipped)
+		g.F = f
 	}
 
 	// 3. Nodes.
@@ -640,6 +648,51 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 			exit(fr)
 		}
 	}
+}
+
+// nestCPULanes returns f, or a copy of it with other durations, in which every CPU event of rows
+// that starts inside another event of its thread ends no later than that one. HTA's call stack pops
+// whatever is on top at an end, so one child that outlives its parent (clock jitter between two
+// records: a 24 µs cudaLaunchKernel ending 19 µs after its 11 µs aten::sqrt) mismatches every later
+// end of the thread and the graph gets edges back in time, then cycles, and no path at all. Clipped
+// like this the thread is a proper call tree again; HTA's own behaviour (compat) is left alone.
+func nestCPULanes(f *Frame, rows []int32) *Frame {
+	cpu := make([]int32, 0, len(rows))
+	for _, r := range rows {
+		if f.Stream[r] == -1 && f.Dur[r] > 0 {
+			cpu = append(cpu, r)
+		}
+	}
+	// Per thread by start, the longer first at one start (the enclosing one), then file order.
+	slices.SortFunc(cpu, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(f.Pid[a], f.Pid[b]), cmp.Compare(f.Tid[a], f.Tid[b]), cmp.Compare(f.TS[a], f.TS[b]),
+			cmp.Compare(f.Dur[b], f.Dur[a]), cmp.Compare(f.EvIdx[a], f.EvIdx[b]))
+	})
+	var dur []int64  // nil until an event is clipped
+	var open []int64 // ends of the enclosing events of the current thread
+	for i, r := range cpu {
+		if i > 0 && (f.Pid[r] != f.Pid[cpu[i-1]] || f.Tid[r] != f.Tid[cpu[i-1]]) {
+			open = open[:0]
+		}
+		for len(open) > 0 && open[len(open)-1] <= f.TS[r] {
+			open = open[:len(open)-1]
+		}
+		end := f.TS[r] + f.Dur[r]
+		if len(open) > 0 && end > open[len(open)-1] {
+			end = open[len(open)-1]
+			if dur == nil {
+				dur = slices.Clone(f.Dur)
+			}
+			dur[r] = end - f.TS[r]
+		}
+		open = append(open, end)
+	}
+	if dur == nil {
+		return f
+	}
+	nf := *f
+	nf.Dur = dur
+	return &nf
 }
 
 func sign(x int64) int {

@@ -205,3 +205,33 @@ func TestCriticalPathWhatIf(t *testing.T) {
 		t.Errorf("longest_path on the updated table: %v, whatif %v", viaTable, newLen)
 	}
 }
+
+// TestCriticalPathChildOutlivesParent: one runtime call that ends after the op that encloses it
+// (clock jitter: dlrm worker0's cudaLaunchKernel of correlation 43772 made 24 µs long, ending 19 µs
+// after its aten::sqrt) broke HTA's call stack for the rest of the thread and the graph got a cycle.
+// Default mode clips the call to its parent and gets the unmodified trace's path; compat mode keeps
+// HTA 0.6.1's failure.
+func TestCriticalPathChildOutlivesParent(t *testing.T) {
+	const trace = "../testdata/traces/dlrm_8ranks/worker0_step_12.1694128201545.pt.trace.json.gz"
+	const q = `SELECT * FROM critical_path_summary(instance := 0) ORDER BY bound_by`
+	want := ctRows(t, ctOpen(t, trace).SQL, q)
+	db := ctOpen(t, trace)
+	res, err := db.SQL.Exec(`UPDATE _hta_frame_default SET dur = 24000, end_ts = ts + 24000
+		WHERE correlation = 43772 AND cat_class = 'runtime' AND dur < 24000`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d runtime rows of correlation 43772 lengthened, want 1", n)
+	}
+	var outlives bool
+	if err := db.SQL.QueryRow(`SELECT c.end_ts > p.ts + p.dur FROM _hta_frame_default c JOIN events e USING (trace_id, ev_idx)
+		JOIN events p ON p.trace_id = e.trace_id AND p.ev_idx = e.parent_idx
+		WHERE c.correlation = 43772 AND c.cat_class = 'runtime'`).Scan(&outlives); err != nil || !outlives {
+		t.Fatalf("the lengthened call does not outlive its parent (%v)", err)
+	}
+	ctWantRows(t, db.SQL, q, want)
+	if _, err := db.SQL.Exec(`SELECT * FROM critical_path_summary(instance := 0, hta_compat := true)`); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Errorf("compat mode: %v, want HTA's cycle", err)
+	}
+}

@@ -276,3 +276,26 @@ func TestCPSpanSameForBothAlgorithms(t *testing.T) {
 		})
 	}
 }
+
+// TestHotspotsTopAll: top := 0 or less lists every name, as top_k does in frequent_kernel_sequences
+// (top := 0 listed none, and -1 all); top := 2 the two longest.
+func TestHotspotsTopAll(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/dlrm_8ranks/worker0_step_12.1694128201545.pt.trace.json.gz").SQL
+	count := func(top int) int {
+		var n int
+		q := fmt.Sprintf(`SELECT count(*) FROM hotspots(annotation := '', top := %d)`, top)
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	all := count(1 << 30)
+	if all < 3 {
+		t.Fatalf("%d hotspot names: too few for the test", all)
+	}
+	for _, c := range []struct{ top, want int }{{0, all}, {-1, all}, {2, 2}} {
+		if got := count(c.top); got != c.want {
+			t.Errorf("top := %d: %d rows, want %d", c.top, got, c.want)
+		}
+	}
+}

@@ -403,7 +403,7 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 	}
 	s.pathLen, s.edges = pathLen, len(edges)
 	s.window = end - g.WindowStart
-	s.busy = graph.BusyBoundOf(g.F, g.WindowStart, end)
+	s.busy = graph.BusyBoundOf(g.Source, g.WindowStart, end)
 	return s.table(tr)
 }
 

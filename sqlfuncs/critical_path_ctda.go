@@ -174,7 +174,7 @@ func hotspotTable(tr cpTrace, hs []graph.Hotspot, top int, window int64) *cpTabl
 	for _, h := range hs {
 		total += h.Dur
 	}
-	if top >= 0 && len(hs) > top {
+	if top > 0 && len(hs) > top {
 		hs = hs[:top]
 	}
 	t := &cpTable{n: len(hs)}

@@ -246,12 +246,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		traces = []tracePath{{p, "sample"}}
 		ncclLabel = "sample"
 	}
+	loadFailed := false
 	for _, set := range groupByLabel(traces) {
 		opts := s.loadOpts
 		opts.Label = set.label
 		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
-			return 1
+			if len(o.scripts) > 0 {
+				return 1 // -c and -f stop at the first failure
+			}
+			// The REPL and piped statements go on with what did load (a failed file leaves nothing
+			// behind); piped input still exits 1.
+			loadFailed = true
 		}
 	}
 	if o.ncclOffset != "" {
@@ -300,7 +306,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if interactive {
 		return s.repl(ctx, stdout, stderr)
 	}
-	return s.readPiped(ctx, stdin)
+	rc := s.readPiped(ctx, stdin)
+	if loadFailed && rc == 0 {
+		rc = 1
+	}
+	return rc
 }
 
 // traceSet is the command-line paths of one label, in command-line order.

@@ -753,3 +753,21 @@ func TestDotTablesPattern(t *testing.T) {
 		t.Errorf(".tables a b: %d %q", code, errOut)
 	}
 }
+
+// TestPipedStatementsAfterFailedLoad: piped statements go on after a file fails to load, over what
+// did load, and the exit status is still 1; -c stops at the failed load.
+func TestPipedStatementsAfterFailedLoad(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "cut.json")
+	if err := os.WriteFile(bad, []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n"},`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join("..", "..", "testdata", "traces", "alexnet")
+	out, errOut, code := runCLI(t, "SELECT count(*) AS n FROM traces;\n", good, bad, "--format", "csv")
+	if code != 1 || out != "n\n1\n" || !strings.Contains(errOut, "load "+bad+": truncated JSON") {
+		t.Errorf("piped: code %d, stdout %q, stderr %q; want 1, the one loaded trace, the load error", code, out, errOut)
+	}
+	out, _, code = runCLI(t, "", good, bad, "--format", "csv", "-c", "SELECT count(*) AS n FROM traces")
+	if code != 1 || out != "" {
+		t.Errorf("-c: code %d, stdout %q; want 1 and no statement run", code, out)
+	}
+}

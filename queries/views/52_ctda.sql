@@ -2,7 +2,7 @@
 -- and the computation dependency graph. critical_path / critical_path_summary take algorithm := 'ctda' too.
 -- Parameters are critical_path's (50_critical_path.sql); phases come from the phase_rules table.
 
--- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate, hta_compat)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
+-- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate, hta_compat)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). top: the longest top names (0 or less: all). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
 -- @column label          Trace set
 -- @column rank           Rank
 -- @column name           Event name
