@@ -255,8 +255,14 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		fail := func(format string, a ...any) error {
 			return &EventError{Index: idx, Offset: off, Msg: fmt.Sprintf(format, a...)}
 		}
-		if err := scanEvent(raw, &ev); err != nil {
+		n, err := scanEvent(raw, &ev)
+		if err != nil {
 			return nil, fail("%v", err)
+		}
+		if n != len(raw) {
+			// Only a guessed split (splitter.guessEnd) can cut an event wrong; parseFile then parses
+			// the file again with exact splits.
+			return nil, fail("the object ends at byte %d of the %d the splitter gave it", n, len(raw))
 		}
 		var ts int64
 		hasTS := len(ev.ts) > 0 && !isNull(ev.ts)

@@ -128,10 +128,10 @@ func completeEvent(b, e durationEvent) ([]byte, error) {
 		return nil, fmt.Errorf("B/E pair ending at event %d: the duration does not fit in int64 ns", e.idx)
 	}
 	var bev, eev rawEvent
-	if err := scanEvent(b.raw, &bev); err != nil {
+	if _, err := scanEvent(b.raw, &bev); err != nil {
 		return nil, err
 	}
-	if err := scanEvent(e.raw, &eev); err != nil {
+	if _, err := scanEvent(e.raw, &eev); err != nil {
 		return nil, err
 	}
 	body := bytes.TrimRight(b.raw, " \t\r\n")

@@ -24,27 +24,28 @@ type rawEvent struct {
 	argsBuf     []byte // scratch kept across events
 }
 
-// scanEvent fills ev from the object in b (which starts with '{' and is structurally complete).
-func scanEvent(b []byte, ev *rawEvent) error {
+// scanEvent fills ev from the object at the start of b (b[0] is '{') and returns where the object
+// ends in b: len(b) when b is exactly the object, as the splitter cuts it.
+func scanEvent(b []byte, ev *rawEvent) (int, error) {
 	buf := ev.argsBuf
 	*ev = rawEvent{argsBuf: buf}
 	i := skipWS(b, 1)
 	if i < len(b) && b[i] == '}' {
-		return nil
+		return i + 1, nil
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return fmt.Errorf("expected a key")
+			return 0, fmt.Errorf("expected a key")
 		}
 		ks := i + 1
 		ke, ok := stringEnd(b, ks)
 		if !ok {
-			return fmt.Errorf("unterminated key")
+			return 0, fmt.Errorf("unterminated key")
 		}
 		key := b[ks : ke-1]
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return fmt.Errorf("expected ':' after key %q", key)
+			return 0, fmt.Errorf("expected ':' after key %q", key)
 		}
 		i = skipWS(b, i+1)
 		// Strings are the common case: find the end and note escapes in one pass, so that the
@@ -55,13 +56,13 @@ func scanEvent(b []byte, ev *rawEvent) error {
 		case i < len(b) && b[i] == '"':
 			j, e, ok := stringEndEsc(b, i+1)
 			if !ok {
-				return fmt.Errorf("value of %q: %w", key, errUntermString)
+				return 0, fmt.Errorf("value of %q: %w", key, errUntermString)
 			}
 			ve, esc = j, e
 		case len(key) == 4 && string(key) == "args" && i < len(b) && (b[i] == '{' || b[i] == '['):
 			j, out, err := compactValueEnd(b, i, ev.argsBuf[:0])
 			if err != nil {
-				return fmt.Errorf("value of %q: %w", key, err)
+				return 0, fmt.Errorf("value of %q: %w", key, err)
 			}
 			ev.argsBuf = out
 			ev.args, ev.argsCompact = b[i:j], out
@@ -70,7 +71,7 @@ func scanEvent(b []byte, ev *rawEvent) error {
 		default:
 			var err error
 			if ve, err = valueEndIn(b, i); err != nil {
-				return fmt.Errorf("value of %q: %w", key, err)
+				return 0, fmt.Errorf("value of %q: %w", key, err)
 			}
 		}
 		{
@@ -106,13 +107,13 @@ func scanEvent(b []byte, ev *rawEvent) error {
 		}
 	next:
 		if i >= len(b) {
-			return fmt.Errorf("unterminated object")
+			return 0, fmt.Errorf("unterminated object")
 		}
 		if b[i] == '}' {
-			return nil
+			return i + 1, nil
 		}
 		if b[i] != ',' {
-			return fmt.Errorf("expected ',' or '}', found %q", b[i])
+			return 0, fmt.Errorf("expected ',' or '}', found %q", b[i])
 		}
 		i = skipWS(b, i+1)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,41 @@ type splitter struct {
 	// event of an array-form file (checked to be one), or at the traceEvents key, Metadata then
 	// holding the keys before it.
 	headOnly bool
+
+	// guess lets events() take the end of an event in Kineto's layout from the next line that
+	// starts with "  }" (guessEnd) instead of scanning its bytes; guessed counts the events so cut.
+	// The scanners check each cut (scanEvent ends exactly there), and a file whose parse fails after
+	// a guess is parsed again without guessing, so a wrong guess costs time, never a result.
+	guess                bool
+	guessed, guessMisses int
+}
+
+// closeLine is how Kineto ends an event of traceEvents: a line of two spaces and '}'.
+var closeLine = []byte("\n  }")
+
+// guessWindow bounds how far guessEnd looks for closeLine (a Kineto event is a few hundred bytes).
+const guessWindow = 64 << 10
+
+// guessEnd returns the end of the event at s.pos when the event is laid out as Kineto writes it
+// ("  {" on a line of its own, then lines indented further, then "  }"): the end of the first
+// "  }" line after it. JSON strings cannot hold a raw newline, so every newline is between tokens.
+// ok is false when the event does not start that way or no such line is within guessWindow of the
+// buffered data; after many misses and few hits guessing stops for the file.
+func (s *splitter) guessEnd() (end int, ok bool) {
+	p := s.pos
+	if !s.guess || p < 3 || p+1 >= s.end || s.buf[p+1] != '\n' || s.buf[p-1] != ' ' || s.buf[p-2] != ' ' || s.buf[p-3] != '\n' {
+		return 0, false
+	}
+	win := s.buf[p+1 : min(s.end, p+1+guessWindow)]
+	k := bytes.Index(win, closeLine)
+	if k < 0 {
+		if s.guessMisses++; s.guessMisses > 64 && s.guessMisses > s.guessed {
+			s.guess = false
+		}
+		return 0, false
+	}
+	s.guessed++
+	return p + 1 + k + len(closeLine), true
 }
 
 const (
@@ -274,8 +310,6 @@ func stringEndEsc(b []byte, i int) (end int, esc, ok bool) {
 	}
 }
 
-// objectEnd is valueEnd for an object or array at s.pos (the only kind an event can be): it skips
-// everything but quotes and brackets eight bytes at a time. where is formatted only on error.
 // afterEvent says where input that ends after n complete events ended (events count from 0).
 func afterEvent(n int64) string {
 	if n == 0 {
@@ -284,6 +318,8 @@ func afterEvent(n int64) string {
 	return fmt.Sprintf("inside traceEvents after event %d", n-1)
 }
 
+// objectEnd is valueEnd for an object or array at s.pos (the only kind an event can be): it skips
+// everything but quotes and brackets eight bytes at a time. where is formatted only on error.
 func (s *splitter) objectEnd(idx int64) (int, error) {
 	i := s.pos
 	depth := 0
@@ -566,13 +602,16 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return s.errf("event %d is %s, want an object", idx, kindOf(c))
 		}
 		off := s.offset()
-		end, err := s.objectEnd(idx)
-		if err != nil {
-			return err
+		end, guessed := s.guessEnd()
+		if !guessed {
+			var err error
+			if end, err = s.objectEnd(idx); err != nil {
+				return err
+			}
 		}
 		if idx == 0 && s.ArrayForm {
 			var ev rawEvent
-			if scanEvent(s.buf[s.pos:end], &ev) == nil && len(ev.ph) == 0 {
+			if _, err := scanEvent(s.buf[s.pos:end], &ev); err == nil && len(ev.ph) == 0 {
 				return ErrNoEvents
 			}
 			if s.headOnly {
