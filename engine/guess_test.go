@@ -21,6 +21,15 @@ func TestGuessedSplit(t *testing.T) {
 		"  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 9,\n    \"args\": {\"x\": 1}\n  },\n"+
 		"  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 3,\n    \"args\": {\"nested\": {\n\"k\": 2\n  }, \"y\": 3}\n  },\n"+
 		"  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 4, \"dur\": 1\n  }\n  ]\n}\n"), 0o644)
+	perLine := filepath.Join(dir, "per_line.json")
+	os.WriteFile(perLine, []byte("{\"traceEvents\": [\n"+
+		`{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":9,"args":{"x":{"y":[1,2]}}},`+"\r\n"+
+		`{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":3}`+"\n]}\n"), 0o644)
+	// Two events on one line: the guess takes them for one.
+	twoOnALine := filepath.Join(dir, "two_on_a_line.json")
+	os.WriteFile(twoOnALine, []byte("{\"traceEvents\": [\n"+
+		`{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":9}, {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":3},`+"\n"+
+		`{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":4,"dur":1}`+"\n]}\n"), 0o644)
 	broken := filepath.Join(dir, "broken.json")
 	os.WriteFile(broken, []byte("{\n  \"traceEvents\": [\n"+
 		"  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 9\n  },\n"+
@@ -43,9 +52,11 @@ func TestGuessedSplit(t *testing.T) {
 	}{
 		{kineto, true, 0},
 		{fooled, true, 3},
+		{perLine, true, 2},
+		{twoOnALine, true, 3},
 	} {
 		fast, guessed, err := parseFileSplit(ctx, c.path, 0, LoadOptions{}, true)
-		if c.path == fooled {
+		if c.path == fooled || c.path == twoOnALine {
 			if err == nil || !guessed {
 				t.Fatalf("%s: the guessed parse gave %v (guessed %v), want a failed cut", c.path, err, guessed)
 			}

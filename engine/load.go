@@ -694,7 +694,7 @@ func (pf *parsedFile) release() {
 // file is parsed again with every end found exactly, which gives the result or the error of record.
 func parseFile(ctx context.Context, path string, size int64, opts LoadOptions) (*parsedFile, error) {
 	pf, guessed, err := parseFileSplit(ctx, path, size, opts, true)
-	if err != nil && guessed && ctx.Err() == nil {
+	if err != nil && guessed && ctx.Err() == nil && !errors.Is(err, ErrNotATrace) {
 		pf, _, err = parseFileSplit(ctx, path, size, opts, false)
 	}
 	return pf, err

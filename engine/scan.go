@@ -56,25 +56,37 @@ var closeLine = []byte("\n  }")
 const guessWindow = 64 << 10
 
 // guessEnd returns the end of the event at s.pos when the event is laid out as Kineto writes it
-// ("  {" on a line of its own, then lines indented further, then "  }"): the end of the first
-// "  }" line after it. JSON strings cannot hold a raw newline, so every newline is between tokens.
-// ok is false when the event does not start that way or no such line is within guessWindow of the
-// buffered data; after many misses and few hits guessing stops for the file.
+// ("  {" on a line of its own, then lines indented further, then "  }": the end of the first "  }"
+// line after it) or on a line of its own. JSON strings cannot hold a raw newline, so every newline
+// is between tokens. ok is false when the event does not start either way or its end is not within
+// guessWindow of the buffered data; after many misses and few hits guessing stops for the file.
 func (s *splitter) guessEnd() (end int, ok bool) {
 	p := s.pos
-	if !s.guess || p < 3 || p+1 >= s.end || s.buf[p+1] != '\n' || s.buf[p-1] != ' ' || s.buf[p-2] != ' ' || s.buf[p-3] != '\n' {
+	if !s.guess || p < 1 || p+1 >= s.end || s.buf[p-1] != '\n' && (p < 3 || s.buf[p+1] != '\n') {
 		return 0, false
 	}
 	win := s.buf[p+1 : min(s.end, p+1+guessWindow)]
-	k := bytes.Index(win, closeLine)
-	if k < 0 {
-		if s.guessMisses++; s.guessMisses > 64 && s.guessMisses > s.guessed {
-			s.guess = false
+	switch {
+	case s.buf[p-1] == '\n':
+		// One event per line, from its first column (the layout of tracesql inflate and of
+		// other tracers): the event ends with its line.
+		if k := bytes.IndexByte(win, '\n'); k >= 0 {
+			line := bytes.TrimRight(win[:k], " \t\r,")
+			if len(line) > 0 && line[len(line)-1] == '}' {
+				s.guessed++
+				return p + 1 + len(line), true
+			}
 		}
-		return 0, false
+	case s.buf[p-1] == ' ' && s.buf[p-2] == ' ' && s.buf[p-3] == '\n':
+		if k := bytes.Index(win, closeLine); k >= 0 {
+			s.guessed++
+			return p + 1 + k + len(closeLine), true
+		}
 	}
-	s.guessed++
-	return p + 1 + k + len(closeLine), true
+	if s.guessMisses++; s.guessMisses > 64 && s.guessMisses > s.guessed {
+		s.guess = false
+	}
+	return 0, false
 }
 
 const (
@@ -611,7 +623,7 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		}
 		if idx == 0 && s.ArrayForm {
 			var ev rawEvent
-			if _, err := scanEvent(s.buf[s.pos:end], &ev); err == nil && len(ev.ph) == 0 {
+			if n, err := scanEvent(s.buf[s.pos:end], &ev); err == nil && n == end-s.pos && len(ev.ph) == 0 {
 				return ErrNoEvents
 			}
 			if s.headOnly {
