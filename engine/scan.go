@@ -78,9 +78,18 @@ func (s *splitter) guessEnd() (end int, ok bool) {
 			}
 		}
 	case s.buf[p-1] == ' ' && s.buf[p-2] == ' ' && s.buf[p-3] == '\n':
-		if k := bytes.Index(win, closeLine); k >= 0 {
-			s.guessed++
-			return p + 1 + k + len(closeLine), true
+		// closeLine, found by its '}': an event has a few of those and several newlines.
+		for from := 0; ; {
+			k := bytes.IndexByte(win[from:], '}')
+			if k < 0 {
+				break
+			}
+			k += from
+			if k >= 3 && bytes.Equal(win[k-3:k], closeLine[:3]) {
+				s.guessed++
+				return p + 1 + k + 1, true
+			}
+			from = k + 1
 		}
 	}
 	if s.guessMisses++; s.guessMisses > 64 && s.guessMisses > s.guessed {
