@@ -576,7 +576,8 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			}
 			tm.mark("free unframed")
 			if unordered {
-				// The frames are read in storage order by some of their readers' plans; they keep it.
+				// The frames keep the ordered insert: without it the stored frame measured no faster,
+				// and the GPU frame's streaming windows rely on the order of their input.
 				if _, err := ex.ExecContext(ctx, "RESET preserve_insertion_order", nil); err != nil {
 					return err
 				}

@@ -41,8 +41,9 @@ type splitter struct {
 	// holding the keys before it.
 	headOnly bool
 
-	// guess lets events() take the end of an event in Kineto's layout from the next line that
-	// starts with "  }" (guessEnd) instead of scanning its bytes; guessed counts the events so cut.
+	// guess lets events() take the end of an event from its lines when it is laid out as Kineto or
+	// tracesql inflate write events (guessEnd) instead of scanning its bytes; guessed counts the
+	// events so cut.
 	// The scanners check each cut (scanEvent ends exactly there), and a file whose parse fails after
 	// a guess is parsed again without guessing, so a wrong guess costs time, never a result.
 	guess                bool
