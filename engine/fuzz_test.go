@@ -39,6 +39,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		pf, err := parseFile(context.Background(), p, int64(len(data)), LoadOptions{})
+		// Guessed event ends (splitter.guessEnd) change nothing: same events or the same error as
+		// exact ones.
+		exact, _, exactErr := parseFileSplit(context.Background(), p, int64(len(data)), LoadOptions{}, false)
+		switch {
+		case (err == nil) != (exactErr == nil) || err != nil && err.Error() != exactErr.Error():
+			t.Fatalf("parse: %v; with exact event ends: %v", err, exactErr)
+		case err == nil && (pf.events != exact.events || pf.jsonBytes != exact.jsonBytes):
+			t.Fatalf("parse: %d events of %d bytes; with exact event ends: %d of %d", pf.events, pf.jsonBytes, exact.events, exact.jsonBytes)
+		}
+		if exact != nil {
+			exact.release()
+		}
 		if err != nil {
 			var se *SyntaxError
 			var ee *EventError
