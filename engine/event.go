@@ -131,6 +131,7 @@ var (
 	errUntermString = errors.New("unterminated string")
 	errUntermValue  = errors.New("unterminated value")
 	errMissingValue = errors.New("missing value")
+	errBadValue     = errors.New("not a JSON value")
 )
 
 func skipWS(b []byte, i int) int {
@@ -204,6 +205,10 @@ func valueEndIn(b []byte, i int) (int, error) {
 		switch b[j] {
 		case ',', '}', ']', ' ', '\n', '\r', '\t':
 			return j, nil
+		case '"', '{', '[':
+			// Not JSON (a number or literal runs into a string or container), and the splitter,
+			// which starts a string or a container there, would cut the events elsewhere.
+			return 0, fmt.Errorf("%w: %q inside %q", errBadValue, b[j], clip(b[i:j+1]))
 		}
 		j++
 	}

@@ -83,9 +83,17 @@ func TestGuessedSplit(t *testing.T) {
 			t.Errorf("%s: the guessed cuts gave other events than the exact ones", c.path)
 		}
 	}
-	_, err := parseFile(ctx, broken, 0, LoadOptions{})
-	_, _, exactErr := parseFileSplit(ctx, broken, 0, LoadOptions{}, false)
-	if err == nil || exactErr == nil || err.Error() != exactErr.Error() {
-		t.Errorf("malformed file: %v, want the exact parse's error %v", err, exactErr)
+	// A literal that runs into a quote (found by the fuzzer): the exact splitter starts a string
+	// there and never finds its end; the guessed cut must not read the event as one either.
+	quoteInLiteral := filepath.Join(dir, "quote_in_literal.json")
+	os.WriteFile(quoteInLiteral, []byte("{\n  \"traceEvents\": [\n"+
+		"  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 9\n  },\n"+
+		"  {\n    \"ph\": \"M\", \"name\":jjjjocess_labels\", \"pid\": 1, \"tid\": 0\n  }\n  ]\n}\n"), 0o644)
+	for _, p := range []string{broken, quoteInLiteral} {
+		_, err := parseFile(ctx, p, 0, LoadOptions{})
+		_, _, exactErr := parseFileSplit(ctx, p, 0, LoadOptions{}, false)
+		if err == nil || exactErr == nil || err.Error() != exactErr.Error() {
+			t.Errorf("%s: %v, want the exact parse's error %v", filepath.Base(p), err, exactErr)
+		}
 	}
 }
