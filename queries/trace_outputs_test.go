@@ -9,9 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 )
 
 // toFlowKey names a flow by what Perfetto binds its s and f events on.
@@ -247,6 +250,49 @@ func TestTraceOutputsOpenInPerfetto(t *testing.T) {
 			b := ctReadBytes(t, path, false)
 			phs := toCheckChromeTrace(t, filepath.Base(path), b, unpaired)
 			c.check(t, phs, b)
+		})
+	}
+}
+
+// TestTraceOutputsRefuseChangedFile: the three writers splice database rows into a fresh read of the trace file by
+// event position, so a file that changed since it was loaded (another size, or only another modification time) must
+// be refused with the loader's words, and nothing written, rather than produce output that pairs events wrongly.
+func TestTraceOutputsRefuseChangedFile(t *testing.T) {
+	orig := ctReadBytes(t, filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), false)
+	queries := map[string]string{
+		"export_critical_path_overlay":    `SELECT path FROM export_critical_path_overlay(rank := 0, output_dir := ?, annotation := '')`,
+		"export_counters_trace":           `SELECT path FROM export_counters_trace(0, ?)`,
+		"export_kernel_sequences_overlay": `SELECT path FROM export_kernel_sequences_overlay('aten::linear', ?)`,
+	}
+	for _, change := range []struct {
+		name   string
+		change func(path string) error
+	}{
+		{"grown", func(p string) error { return os.WriteFile(p, append(orig, ' '), 0o644) }},
+		{"touched", func(p string) error {
+			return os.Chtimes(p, time.Now(), time.Now().Add(time.Hour))
+		}},
+	} {
+		t.Run(change.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "trace.json")
+			if err := os.WriteFile(src, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := ctOpen(t, src)
+			if err := change.change(src); err != nil {
+				t.Fatal(err)
+			}
+			for name, q := range queries {
+				out := t.TempDir()
+				var path string
+				err := db.SQL.QueryRow(q, out).Scan(&path)
+				if err == nil || !strings.Contains(err.Error(), "read trace "+src+": changed since it was loaded (then ") {
+					t.Errorf("%s on a %s file: error %v, want the file named as changed since it was loaded", name, change.name, err)
+				}
+				if left, _ := os.ReadDir(out); len(left) != 0 {
+					t.Errorf("%s on a %s file left %v in the output directory", name, change.name, left)
+				}
+			}
 		})
 	}
 }

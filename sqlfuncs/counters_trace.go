@@ -231,19 +231,21 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	defer conn.ExecContext(context.Background(), "RESET VARIABLE hta_compat")
 
 	// The trace.
-	rows, err := conn.QueryContext(ctx, `SELECT label, path FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+	rows, err := conn.QueryContext(ctx, `SELECT label, path, file_bytes, file_mtime FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
 		a.rank, a.label, a.label)
 	if err != nil {
 		return "", 0, err
 	}
-	var labels, paths []string
+	var labels []string
+	var paths []loadedFile
 	for rows.Next() {
-		var l, p string
-		if err := rows.Scan(&l, &p); err != nil {
+		var l string
+		var f loadedFile
+		if err := rows.Scan(&l, &f.path, &f.bytes, &f.mtime); err != nil {
 			rows.Close()
 			return "", 0, err
 		}
-		labels, paths = append(labels, l), append(paths, p)
+		labels, paths = append(labels, l), append(paths, f)
 	}
 	rows.Close()
 	switch {
@@ -254,7 +256,11 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	case len(paths) > 1:
 		return "", 0, fmt.Errorf("rank %d is loaded %d times (labels %s): pass label", a.rank, len(paths), strings.Join(labels, ", "))
 	}
-	label, src := labels[0], paths[0]
+	label, lf := labels[0], paths[0]
+	src := lf.path
+	if err := lf.unchanged(); err != nil {
+		return "", 0, err
+	}
 
 	// The counter events.
 	var events []byte
@@ -340,7 +346,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 		return "", 0, fmt.Errorf("%s would overwrite the trace itself", out)
 	}
 	gz := a.compat || strings.HasSuffix(outName, ".gz")
-	if err := writeWithCounters(ctx, src, out, gz, events); err != nil {
+	if err := writeWithCounters(ctx, lf, out, gz, events); err != nil {
 		return "", 0, err
 	}
 	return out, n, nil
@@ -394,10 +400,10 @@ func appendPyFloat(b []byte, v float64) []byte {
 
 // writeWithCounters copies the trace src to out, inserting events (each preceded by a comma) before the closing
 // bracket of the top-level traceEvents array (or of the top-level array for the array form).
-func writeWithCounters(ctx context.Context, src, out string, gz bool, events []byte) error {
+func writeWithCounters(ctx context.Context, src loadedFile, out string, gz bool, events []byte) error {
 	return rewriteTrace(src, out, gz, func(r io.Reader, w *bufio.Writer) error {
 		if err := spliceEvents(ctx, r, w, events); err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return fmt.Errorf("%s: %w", src.path, err)
 		}
 		return nil
 	})

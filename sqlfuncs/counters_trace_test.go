@@ -17,7 +17,7 @@ func BenchmarkCountersSplice(b *testing.B) {
 	}
 	out := b.TempDir() + "/x.json.gz"
 	for i := 0; i < b.N; i++ {
-		if err := writeWithCounters(context.Background(), src, out, true, []byte(`,{"ph":"C"}`)); err != nil {
+		if err := writeWithCounters(context.Background(), loadedFile{path: src}, out, true, []byte(`,{"ph":"C"}`)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -92,11 +92,15 @@ func ovFlows(g *graph.CPGraph, o ovOptions) []ovFlow {
 	return out
 }
 
-// ovWriteOverlay writes the overlay of g's critical path for the raw trace file src into dir.
-func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, src, dir string, o ovOptions) (ovResult, error) {
+// ovWriteOverlay writes the overlay of g's critical path for the raw trace file lf into dir.
+func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir string, o ovOptions) (ovResult, error) {
 	res := ovResult{}
+	src := lf.path
 	if dir == "" {
 		return res, errors.New("output_dir is required (export_critical_path_overlay(output_dir := '...'))")
+	}
+	if err := lf.unchanged(); err != nil {
+		return res, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("create output_dir: %w", err)
@@ -118,7 +122,7 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, src, dir string, o ov
 	}
 
 	// gzip always, as HTA, whatever the name ends with.
-	err := rewriteTrace(src, res.Path, true, func(r io.Reader, w *bufio.Writer) error {
+	err := rewriteTrace(lf, res.Path, true, func(r io.Reader, w *bufio.Writer) error {
 		if err := ovStream(ctx, r, w, critical, ends, flows, o, &res); err != nil {
 			return fmt.Errorf("overlay of %s: %w", src, err)
 		}
@@ -475,7 +479,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			res, err := ovWriteOverlay(ctx, g, tr.path, dir, o)
+			res, err := ovWriteOverlay(ctx, g, tr.file, dir, o)
 			if err != nil {
 				return nil, fmt.Errorf("export_critical_path_overlay: %w", err)
 			}

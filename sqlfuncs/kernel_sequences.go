@@ -125,18 +125,18 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.OutputDir == "" {
 		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
 	}
-	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, label FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, file_bytes, file_mtime, label FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
 		req.Rank, req.Label, req.Label)
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
 	}
 	var traceID int64
-	var path string
+	var lf loadedFile
 	n := 0
 	var labels []string
 	for rows.Next() {
 		var lbl string
-		if err := rows.Scan(&traceID, &path, &lbl); err != nil {
+		if err := rows.Scan(&traceID, &lf.path, &lf.bytes, &lf.mtime, &lbl); err != nil {
 			rows.Close()
 			return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
 		}
@@ -149,6 +149,9 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d (label %q)", req.Rank, req.Label)
 	case n > 1:
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %d traces of rank %d (labels %s): pass label", n, req.Rank, strings.Join(labels, ", "))
+	}
+	if err := lf.unchanged(); err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
 
 	// Members of the top_k patterns, patterns in output order (count desc, pattern asc).
@@ -229,8 +232,8 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if err := os.MkdirAll(req.OutputDir, 0o755); err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
-	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(path))
-	marked, err := writeOverlay(ctx, path, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
+	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(lf.path))
+	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
 		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz")})
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
@@ -264,7 +267,7 @@ type overlayEdit struct {
 
 // writeOverlay streams src (plain or gzip JSON, object or bare-array form) to dst with the edits applied and returns
 // the number of events marked.
-func writeOverlay(ctx context.Context, src, dst string, ed overlayEdit) (int64, error) {
+func writeOverlay(ctx context.Context, src loadedFile, dst string, ed overlayEdit) (int64, error) {
 	ow := &overlayWriter{ed: ed, ctx: ctx}
 	err := rewriteTrace(src, dst, ed.gzipOut, func(r io.Reader, w *bufio.Writer) error {
 		ow.w = w

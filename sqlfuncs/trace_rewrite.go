@@ -10,22 +10,62 @@ package sqlfuncs
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 )
 
-// rewriteTrace streams the trace file src through rewrite into dst, gzip-compressed when gzipOut. rewrite reads the
-// decompressed trace from r and writes the new one to w; rewriteTrace flushes w. rewrite's own error is returned as
-// is (the caller knows what it was doing); file errors name the file.
-func rewriteTrace(src, dst string, gzipOut bool, rewrite func(r io.Reader, w *bufio.Writer) error) error {
+// loadedFile is a trace file as the traces table recorded it when it was loaded. The rewriters read the file again
+// and splice rows of the database into it by event position, so the file must still be the one that was loaded:
+// otherwise the output would pair events with another file's rows and look fine.
+type loadedFile struct {
+	path  string
+	bytes sql.NullInt64
+	mtime sql.NullTime
+}
+
+// check says whether the file on disk (st) is still the one that was loaded, in the loader's words.
+func (f loadedFile) check(st os.FileInfo) error {
+	if !f.bytes.Valid || !f.mtime.Valid {
+		return nil // not recorded (a database from before file_bytes existed): nothing to compare
+	}
+	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
+	if st.Size() == f.bytes.Int64 && mtime.Equal(f.mtime.Time) {
+		return nil
+	}
+	const stamp = "2006-01-02 15:04:05.999999 UTC"
+	return fmt.Errorf("read trace %s: changed since it was loaded (then %d bytes, modified %s; now %d bytes, modified %s), so the loaded events no longer match it: load it again, into a new --db or under another --label",
+		f.path, f.bytes.Int64, f.mtime.Time.UTC().Format(stamp), st.Size(), mtime.Format(stamp))
+}
+
+// unchanged checks, before any work is done, that the file is there and still the one that was loaded.
+func (f loadedFile) unchanged() error {
+	st, err := os.Stat(f.path)
+	if err != nil {
+		return fmt.Errorf("read trace: %w", err) // the *PathError names the file
+	}
+	return f.check(st)
+}
+
+// rewriteTrace streams the trace file lf (which must not have changed since it was loaded) through rewrite into dst,
+// gzip-compressed when gzipOut. rewrite reads the decompressed trace from r and writes the new one to w; rewriteTrace
+// flushes w. rewrite's own error is returned as is (the caller knows what it was doing); file errors name the file.
+func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Reader, w *bufio.Writer) error) error {
+	src := lf.path
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("read trace: %w", err) // the *PathError names src
 	}
 	defer in.Close()
+	if st, err := in.Stat(); err != nil {
+		return fmt.Errorf("read trace: %w", err)
+	} else if err := lf.check(st); err != nil {
+		return err
+	}
 	br := bufio.NewReaderSize(in, 1<<20)
 	var r io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {

@@ -93,7 +93,7 @@ func TestRewriteTrace(t *testing.T) {
 		for _, gz := range []bool{false, true} {
 			out := t.TempDir()
 			dst := filepath.Join(out, "o.json")
-			if err := rewriteTrace(src, dst, gz, rwUpper); err != nil {
+			if err := rewriteTrace(loadedFile{path: src}, dst, gz, rwUpper); err != nil {
 				t.Fatalf("%s (gzip out %v): %v", name, gz, err)
 			}
 			got, err := os.ReadFile(dst)
@@ -127,7 +127,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 	t.Run("missing input", func(t *testing.T) {
 		out := t.TempDir()
 		missing := filepath.Join(in, "nope.json")
-		err := rewriteTrace(missing, filepath.Join(out, "o.json"), false, rwUpper)
+		err := rewriteTrace(loadedFile{path: missing}, filepath.Join(out, "o.json"), false, rwUpper)
 		if err == nil || !strings.Contains(err.Error(), missing) || !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("got %v, want a not-exist error naming %s", err, missing)
 		}
@@ -137,7 +137,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 	t.Run("corrupt gzip header", func(t *testing.T) {
 		out := t.TempDir()
 		bad := rwWrite(t, filepath.Join(in, "bad.json.gz"), []byte{0x1f, 0x8b, 0, 0, 0})
-		err := rewriteTrace(bad, filepath.Join(out, "o.json"), false, rwUpper)
+		err := rewriteTrace(loadedFile{path: bad}, filepath.Join(out, "o.json"), false, rwUpper)
 		if err == nil || !strings.Contains(err.Error(), bad) {
 			t.Fatalf("got %v, want an error naming %s", err, bad)
 		}
@@ -148,7 +148,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 		out := t.TempDir()
 		gz := rwGzip(t, rwTrace())
 		cut := rwWrite(t, filepath.Join(in, "cut.json.gz"), gz[:len(gz)/2])
-		err := rewriteTrace(cut, filepath.Join(out, "o.json"), false, rwUpper)
+		err := rewriteTrace(loadedFile{path: cut}, filepath.Join(out, "o.json"), false, rwUpper)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("got %v, want unexpected EOF (a truncated file must not pass for a shorter trace)", err)
 		}
@@ -159,7 +159,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 		// A regular file where the directory should be: unwritable even for root, who ignores permission bits.
 		notDir := rwWrite(t, filepath.Join(t.TempDir(), "file"), nil)
 		dst := filepath.Join(notDir, "o.json")
-		err := rewriteTrace(src, dst, true, rwUpper)
+		err := rewriteTrace(loadedFile{path: src}, dst, true, rwUpper)
 		if err == nil || !strings.Contains(err.Error(), dst) {
 			t.Fatalf("got %v, want an error naming %s", err, dst)
 		}
@@ -170,7 +170,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 			}
 			defer os.Chmod(ro, 0o755)
 			dst := filepath.Join(ro, "o.json")
-			if err := rewriteTrace(src, dst, true, rwUpper); err == nil || !strings.Contains(err.Error(), dst) {
+			if err := rewriteTrace(loadedFile{path: src}, dst, true, rwUpper); err == nil || !strings.Contains(err.Error(), dst) {
 				t.Fatalf("got %v, want an error naming %s", err, dst)
 			}
 			rwNoTemp(t, ro)
@@ -181,7 +181,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 		out := t.TempDir()
 		dst := rwWrite(t, filepath.Join(out, "o.json"), []byte("earlier output"))
 		boom := errors.New("boom")
-		err := rewriteTrace(src, dst, true, func(r io.Reader, w *bufio.Writer) error {
+		err := rewriteTrace(loadedFile{path: src}, dst, true, func(r io.Reader, w *bufio.Writer) error {
 			if _, err := io.CopyN(w, r, 100); err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func TestRewriteTraceErrors(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dst, "x"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := rewriteTrace(src, dst, false, rwUpper)
+		err := rewriteTrace(loadedFile{path: src}, dst, false, rwUpper)
 		if err == nil || !strings.Contains(err.Error(), dst) {
 			t.Fatalf("got %v, want an error naming %s", err, dst)
 		}
