@@ -265,7 +265,7 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 	return loadTraces(ctx, s, paths, opts)
 }
 
-func (s *session) dotOutput(_ context.Context, args []string) error {
+func (s *session) dotOutput(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("usage: .output [FILE]")
 	}
@@ -274,11 +274,14 @@ func (s *session) dotOutput(_ context.Context, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	return s.openOutput(".output", args[0])
+	return s.openOutput(ctx, ".output", args[0])
 }
 
 // openOutput sends results to file; cmd names the dot command in errors.
-func (s *session) openOutput(cmd, file string) error {
+func (s *session) openOutput(ctx context.Context, cmd, file string) error {
+	if err := refuseOwnFiles(ctx, s.db.SQL, file); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
 	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
@@ -287,13 +290,13 @@ func (s *session) openOutput(cmd, file string) error {
 	return nil
 }
 
-func (s *session) dotOnce(_ context.Context, args []string) error {
+func (s *session) dotOnce(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: .once FILE")
 	}
 	s.closeOutput()
 	s.once = false
-	if err := s.openOutput(".once", args[0]); err != nil {
+	if err := s.openOutput(ctx, ".once", args[0]); err != nil {
 		return err
 	}
 	s.once = true

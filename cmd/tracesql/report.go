@@ -199,6 +199,9 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("write %s: is a directory", path)
 	}
+	if err := refuseOwnFiles(ctx, db, path); err != nil {
+		return err
+	}
 	rep := buildReport(ctx, db, title, secs)
 	for _, s := range rep.Sections {
 		if s.Err != "" {

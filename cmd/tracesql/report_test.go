@@ -813,6 +813,45 @@ func TestReportReadOnly(t *testing.T) {
 	}
 }
 
+// TestOutputRefusesOwnFiles: report -o, .output and .once refuse to replace the open database file or a loaded
+// trace (either would be destroyed), and leave it byte for byte as it was.
+func TestOutputRefusesOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.duckdb")
+	trace := filepath.Join(dir, "trace.json")
+	if err := os.WriteFile(trace, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, "", "--db", db, trace, "-c", "SELECT 1"); code != 0 {
+		t.Fatalf("writing the database: %d %s", code, errOut)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		victim string
+		msg    string
+	}{
+		{"report -o the --db file", []string{"report", "--db", db, "-o", db}, db, "tracesql: report: write " + db + ": that is the database file; choose another file name\n"},
+		{"report -o a trace it loads", []string{"report", trace, "-o", trace}, trace, "tracesql: report: write " + trace + ": that is the loaded trace of rank 0 (label trace); choose another file name\n"},
+		{".output to the --db file", []string{"--db", db, "-c", ".output " + db}, db, "tracesql: .output: write " + db + ": that is the database file; choose another file name\n"},
+		{".once to a loaded trace", []string{"--db", db, "-c", ".once " + trace}, trace, "tracesql: .once: write " + trace + ": that is the loaded trace of rank 0 (label trace); choose another file name\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before, err := os.ReadFile(c.victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := runCLI(t, "", c.args...)
+			if code != 1 || errOut != c.msg {
+				t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, c.msg)
+			}
+			if after, _ := os.ReadFile(c.victim); !bytes.Equal(before, after) {
+				t.Errorf("%s changed (%d → %d bytes)", c.victim, len(before), len(after))
+			}
+		})
+	}
+}
+
 // TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
 // used to win for every path, so two sets with the same ranks clashed).
 func TestReportTwoLabels(t *testing.T) {
