@@ -70,8 +70,10 @@ func (e *LoadError) Error() string { return fmt.Sprintf("load %s: %v", e.Path, e
 func (e *LoadError) Unwrap() error { return e.Err }
 
 // Load discovers the trace files named by args (directories or files) and loads each in its own
-// transaction: a file that fails leaves the database as it was, and loading stops at the first
-// failure. Files already loaded (same path, size and modification time, same label) are skipped.
+// transaction: a file that fails leaves the database as it was, and the other files still load (one bad
+// rank in a directory should not hide the state of the rest), so the error is every failed file's
+// *LoadError, joined (errors.Join), in file order. Only a cancelled ctx stops it early. Files already
+// loaded (same path, size and modification time, same label) are skipped.
 func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]LoadResult, error) {
 	if db.ReadOnly {
 		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), ErrReadOnly)
@@ -120,6 +122,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 			}()
 		}
 	}
+	var failed []error
 	for i, f := range files {
 		res, err := db.loadFile(ctx, f, i, fromDir[i], opts)
 		if err != nil {
@@ -127,11 +130,15 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 			if !errors.As(err, &le) {
 				err = &LoadError{Path: f, Err: err}
 			}
-			return results, err
+			failed = append(failed, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		results = append(results, res)
 	}
-	return results, nil
+	return results, errors.Join(failed...)
 }
 
 // loadGCPercent is the Go GC target while loading. The parsed copy of a file is pointer-free Arrow

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,25 +46,46 @@ func TestPipelinedLoadMatchesOneByOne(t *testing.T) {
 	}
 }
 
-// TestPipelinedLoadStopsAtBadFile: the file after a bad one is parsed ahead but never inserted, and
-// the files before it stay loaded.
-func TestPipelinedLoadStopsAtBadFile(t *testing.T) {
+// TestPipelinedLoadGoesPastBadFiles: a bad file (parsed ahead while the one before it is inserted) leaves
+// nothing behind, the files after it still load, and the error names every bad file, in file order, each as
+// its own *LoadError.
+func TestPipelinedLoadGoesPastBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
-	bad := filepath.Join(dir, "rank1.json")
-	os.WriteFile(bad, []byte(`{"traceEvents": [{"ph": "X", "ts": "soon"}]}`), 0o644)
+	bad1 := filepath.Join(dir, "rank1.json")
+	os.WriteFile(bad1, []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 2}, {"ph": "X", "ts": "soon"}]}`), 0o644)
 	third := filepath.Join(dir, "rank2.json")
 	os.WriteFile(third, []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`), 0o644)
+	bad2 := filepath.Join(dir, "rank3.json")
+	os.WriteFile(bad2, []byte(`{"traceEvents": [`), 0o644)
 	db := openTestDB(t)
-	res, err := db.Load(context.Background(), []string{good, bad, third}, LoadOptions{RankFrom: RankIndex})
-	if err == nil || !strings.Contains(err.Error(), "load "+bad) {
-		t.Fatalf("error %v, want one naming %s", err, bad)
+	res, err := db.Load(context.Background(), []string{good, bad1, third, bad2}, LoadOptions{RankFrom: RankIndex})
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("error %v, want the two bad files' errors joined", err)
 	}
-	if len(res) != 1 || queryInt(t, db, `SELECT count(*) FROM traces`) != 1 {
-		t.Errorf("results %v, %d traces; want the first file only", res, queryInt(t, db, `SELECT count(*) FROM traces`))
+	var paths []string
+	for _, e := range joined.Unwrap() {
+		var le *LoadError
+		if !errors.As(e, &le) {
+			t.Fatalf("%v is not a *LoadError", e)
+		}
+		paths = append(paths, le.Path)
 	}
-	if n := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'a'`); n != 0 {
-		t.Errorf("%d events of the file after the bad one", n)
+	if !reflect.DeepEqual(paths, []string{bad1, bad2}) {
+		t.Errorf("failed files %v, want %v", paths, []string{bad1, bad2})
+	}
+	if len(res) != 2 || res[0].Rank != 0 || res[1].Rank != 2 {
+		t.Errorf("results %+v, want ranks 0 and 2", res)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM traces`); got != 2 {
+		t.Errorf("%d traces, want 2", got)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'a'`); n != 1 {
+		t.Errorf("%d events of the good file after the bad one, want 1", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM events WHERE name = 'b'`); n != 0 {
+		t.Errorf("%d events of the bad file", n)
 	}
 }
 

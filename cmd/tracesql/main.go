@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -270,9 +271,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	batch := len(o.scripts) > 0
 	stdinFile, ok := stdin.(*os.File)
 	interactive := ok && readline.IsTerminal(int(stdinFile.Fd()))
-	// The overview greets a person (or shows the bundled sample); statements piped in get only
-	// their own results, so that `tracesql T --format csv < q.sql > out.csv` is clean.
-	if !batch && len(traces) > 0 && (interactive || len(o.traces) == 0) {
+	// The overview greets a person, or shows the bundled sample when there is nothing else to do
+	// (`tracesql < /dev/null`); statements piped in get only their own results, so that
+	// `tracesql T --format csv < q.sql > out.csv` is clean, with or without T.
+	showSample := false
+	if !batch && !interactive && len(o.traces) == 0 && len(traces) > 0 {
+		br := bufio.NewReaderSize(stdin, 64<<10)
+		stdin, showSample = br, onlyBlank(br)
+	}
+	if !batch && len(traces) > 0 && (interactive || showSample) {
 		if err := s.overview(ctx); err != nil {
 			s.reportErr(err)
 			return 1
@@ -313,6 +320,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return rc
 }
 
+// onlyBlank reports whether r holds nothing but white space up to its end, without consuming it. A
+// buffer's worth of white space counts as input (statements may follow).
+func onlyBlank(r *bufio.Reader) bool {
+	for n := 1; n <= r.Size(); n *= 2 {
+		b, err := r.Peek(min(n, r.Size()))
+		if len(strings.TrimSpace(string(b))) > 0 {
+			return false
+		}
+		if err != nil {
+			return true // the end (or an error the statement reader will report) after white space only
+		}
+	}
+	return false
+}
+
 // traceSet is the command-line paths of one label, in command-line order.
 type traceSet struct {
 	label string
@@ -349,12 +371,24 @@ func checkNCCLOffset(spec string) error {
 // loadTraces loads paths and prints one line per file loaded or skipped.
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
 	results, err := s.db.Load(ctx, paths, opts)
+	loaded := 0
 	for _, r := range results {
 		if r.Skipped != "" {
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
+		} else {
+			loaded++
 		}
 	}
-	if err != nil {
+	if failed, ok := err.(interface{ Unwrap() []error }); ok {
+		// One line per bad file (Load went on past each), then whether the others made it.
+		for _, e := range failed.Unwrap() {
+			s.reportErr(e)
+		}
+		if loaded > 0 {
+			fmt.Fprintf(s.errOut, "tracesql: the other %d file(s) loaded\n", loaded)
+		}
+		return errReported
+	} else if err != nil {
 		return err
 	}
 	if opts.Progress != nil {

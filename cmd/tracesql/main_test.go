@@ -604,6 +604,52 @@ func TestBundledSample(t *testing.T) {
 	}
 }
 
+// TestBundledSamplePiped: statements piped in with no trace query the sample and print only their results, as
+// with a trace named (so `tracesql --format csv < q.sql > out.csv` is clean); blank input still shows the overview.
+func TestBundledSamplePiped(t *testing.T) {
+	for _, c := range []struct {
+		stdin, want string
+	}{
+		{"SELECT events AS n FROM traces;\n", "n\n1408\n"},
+		{"\n  \n\t", ""},
+	} {
+		out, errOut, code := runCLI(t, c.stdin, "--format", "csv")
+		if code != 0 || errOut != "" {
+			t.Fatalf("%q: exit %d, stderr:\n%s", c.stdin, code, errOut)
+		}
+		if c.want == "" && !strings.HasPrefix(out, "Traces\nlabel,rank,file") {
+			t.Errorf("blank input %q: want the overview, got:\n%s", c.stdin, out)
+		} else if c.want != "" && out != c.want {
+			t.Errorf("%q: got %q, want %q", c.stdin, out, c.want)
+		}
+	}
+}
+
+// TestLoadGoesPastBadFiles: a directory with bad files among good ones loads the good ones and names every bad
+// one, in the REPL (.load, the session goes on) and on the command line (batch: exit 1 before any query).
+func TestLoadGoesPastBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`)
+	for name, body := range map[string][]byte{
+		"rank0.json": good, "rank1.json": []byte(`{"traceEvents": [`), "rank2.json": good, "rank3.json": []byte(`[1]`),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	badLines := "tracesql: %sload " + filepath.Join(dir, "rank1.json") + ": truncated JSON: input ends inside traceEvents before its first event at byte 17\n" +
+		"tracesql: %sload " + filepath.Join(dir, "rank3.json") + ": event 0 is a number, want an object at byte 1\n" +
+		"tracesql: the other 2 file(s) loaded\n"
+	out, errOut, code := runCLI(t, ".load "+dir+"\nSELECT list(rank ORDER BY rank) AS ranks FROM traces;\n", "--db", filepath.Join(t.TempDir(), "x.db"), "--format", "csv")
+	if want := fmt.Sprintf(badLines, "stdin:1: ", "stdin:1: "); code != 1 || out != "ranks\n\"[0, 2]\"\n" || errOut != want {
+		t.Errorf(".load: exit %d, stdout %q, stderr:\n%s\nwant exit 1, ranks [0, 2], stderr:\n%s", code, out, errOut, want)
+	}
+	out, errOut, code = runCLI(t, "", dir, "-c", "SELECT 1")
+	if want := fmt.Sprintf(badLines, "", ""); code != 1 || out != "" || errOut != want {
+		t.Errorf("command line: exit %d, stdout %q, stderr:\n%s\nwant exit 1, no output, stderr:\n%s", code, out, errOut, want)
+	}
+}
+
 // TestDotListingsShowAll: --maxrows elides query results, never the names a dot command lists.
 func TestDotListingsShowAll(t *testing.T) {
 	cases := []struct {

@@ -21,13 +21,21 @@ const (
 
 // readPiped runs statements from a non-terminal stdin. It does not use readline, which is quadratic
 // in line length on piped input (stack.md §1.5): a scanner with a large buffer, no prompts, and the
-// session goes on after an error, as the REPL does; the exit status says whether any failed.
+// session goes on after an error, as the REPL does; the exit status says whether any failed. An error
+// names the line its statement starts on ("stdin:5: ..."), as for -f -.
 func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var buf stmtBuffer
 	s.failed = false
+	defer func(outer string) { s.where = outer }(s.where)
+	line, start := 0, 1
 	for sc.Scan() {
+		line++
+		if strings.TrimSpace(buf.Pending()) == "" {
+			start = line
+		}
+		s.where = fmt.Sprintf("stdin:%d", start)
 		if err := s.feed(ctx, &buf, sc.Text(), false); err != nil {
 			return 1
 		}

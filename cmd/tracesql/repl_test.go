@@ -49,7 +49,7 @@ kernels
 	if out != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
 	}
-	if !regexp.MustCompile(`^tracesql: Catalog Error: .*nowhere.*\n$`).MatchString(errOut) {
+	if !regexp.MustCompile(`^tracesql: stdin:6: Catalog Error: .*nowhere.*\n$`).MatchString(errOut) {
 		t.Errorf("stderr: want one line about the missing table, got:\n%s", errOut)
 	}
 	if code != 1 {

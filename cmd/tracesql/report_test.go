@@ -646,7 +646,7 @@ func TestReportDotCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
 	_, stderr, code := runCLI(t, ".report '"+out+"'\n.report\n.report /nonexistent-dir/r.html\n", alexnetDir)
 	if code != 1 || !strings.Contains(stderr, "report written to "+out) || !strings.Contains(stderr, "usage: .report FILE") ||
-		!strings.Contains(stderr, "tracesql: .report: write /nonexistent-dir/r.html: no such file or directory\n") {
+		!strings.Contains(stderr, "tracesql: stdin:3: .report: write /nonexistent-dir/r.html: no such file or directory\n") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	b, err := os.ReadFile(out)
