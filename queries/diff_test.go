@@ -187,6 +187,9 @@ func TestSQTraceDiffBadArguments(t *testing.T) {
 		{`trace_diff('a', 'b', control_iteration := 999)`, "trace set a has no ProfilerStep#999"},
 		{`ops_diff('a', 'b', test_iteration := 999)`, "trace set b has no ProfilerStep#999"},
 		{`trace_diff('a', 'b', device_type := 'XPU')`, "device_type must be CPU, GPU or ALL, not XPU"},
+		// error(format(..., NULL)) raises nothing: these were empty results
+		{`trace_diff(NULL, 'b')`, "trace_diff: control_label is required"},
+		{`ops_diff('a', NULL)`, "trace_diff: test_label is required"},
 	} {
 		var n int
 		err := db.SQL.QueryRow(`SELECT count(*) FROM ` + c.q).Scan(&n)
@@ -197,5 +200,24 @@ func TestSQTraceDiffBadArguments(t *testing.T) {
 	var n int
 	if err := db.SQL.QueryRow(`SELECT count(*) FROM ops_diff('a', 'b', device_type := 'gpu', control_iteration := 1)`).Scan(&n); err != nil || n == 0 {
 		t.Errorf("valid arguments (lower-case device type): %d rows, %v", n, err)
+	}
+}
+
+// TestSQTraceDiffWithoutSteps: a trace with no ProfilerStep is compared as a whole (it gave no rows at all): the
+// alexnet test trace against itself lists each of its op and kernel names once, every one unchanged.
+func TestSQTraceDiffWithoutSteps(t *testing.T) {
+	alexnet := filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
+	db := sqDiffDB(t, "x", alexnet, "y", alexnet)
+	var steps, names, rows, unchanged, ops int
+	if err := db.SQL.QueryRow(`SELECT (SELECT count(*) FROM profiler_steps),
+		(SELECT count(DISTINCT name) FROM events WHERE trace_id = 0 AND cat IS NOT NULL AND cat <> 'Trace'),
+		(SELECT count(*) FROM trace_diff('x', 'y')),
+		(SELECT count(*) FROM trace_diff('x', 'y') WHERE counts_change_category = '=' AND control_counts = test_counts AND control_counts > 0),
+		(SELECT count(*) FROM ops_diff('x', 'y') WHERE category = 'unchanged')`).Scan(&steps, &names, &rows, &unchanged, &ops); err != nil {
+		t.Fatal(err)
+	}
+	if steps != 0 || names == 0 || rows != names || unchanged != names || ops != names {
+		t.Errorf("%d steps, %d names: trace_diff %d rows (%d unchanged), ops_diff %d unchanged; want every name once, unchanged",
+			steps, names, rows, unchanged, ops)
 	}
 }

@@ -10,7 +10,8 @@
 --            gpu_user_annotation, which has no stream arg, is a CPU op, and Context Sync on stream 4294967295 a GPU
 --            one), iteration by containment for stream < 0 rows (and stream 0 cpu_op), of the launch for stream > 0
 --            rows, none for other stream 0 rows.
--- Defaults as HTA: rank NULL = the label's lowest rank, iteration NULL = its lowest ProfilerStep number. A single rank
+-- Defaults as HTA: rank NULL = the label's lowest rank, iteration NULL = its lowest ProfilerStep number (a trace with no
+-- ProfilerStep at all: the whole trace, where HTA has no iteration to pick). A single rank
 -- and a single iteration per side (HTA also accepts lists).
 
 -- @macro sq_short_name(name)  HTA's shortened op/kernel name: drops (...) argument lists, <...> template arguments and
@@ -38,7 +39,8 @@ WITH side AS (
       AND t.rank = coalesce(rnk, (SELECT min(t2.rank) FROM traces t2 WHERE t2.label = lbl))
 ),
 it AS (
-    SELECT coalesce(iter, (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl)) AS n
+    -- the first ProfilerStep; a trace without any compares as a whole (every event is in "iteration" -1)
+    SELECT coalesce(iter, (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl), -1) AS n
 ),
 base AS (
     SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step,
@@ -108,6 +110,9 @@ CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NU
 WITH sel AS (
     -- Bad arguments are errors, not an empty side (which would read as "everything added/deleted").
     SELECT CASE
+               -- (error(format(..., NULL)) is error(NULL), which raises nothing: a NULL label needs its own test)
+               WHEN control_label IS NULL THEN error('trace_diff: control_label is required (a trace set label, see .ranks)')
+               WHEN test_label IS NULL THEN error('trace_diff: test_label is required (a trace set label, see .ranks)')
                WHEN upper(coalesce(device_type, 'ALL')) NOT IN ('CPU', 'GPU', 'ALL')
                    THEN error(format('trace_diff: device_type must be CPU, GPU or ALL, not {}', device_type))
                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label)
