@@ -186,3 +186,40 @@ func TestNestCPULanes(t *testing.T) {
 		t.Errorf("a frame with nothing to clip was copied")
 	}
 }
+
+// TestWindowInstances: instances are the CPU annotations in file order by default; Kineto's GPU-timeline copies
+// of each step count only in compat mode (HTA), where they used to make instance 1 of two steps a GPU copy.
+func TestWindowInstances(t *testing.T) {
+	// rows (file order): 0 CPU step#1 [0,100); 1 its GPU copy [10,120); 2 CPU step#2 [100,200); 3 its GPU copy
+	// [130,230); 4 an unrelated op.
+	f := &Frame{
+		EvIdx:  []int64{0, 1, 2, 3, 4},
+		Name:   []int32{0, 0, 1, 1, 2},
+		TS:     []int64{0, 10, 100, 130, 5},
+		Dur:    []int64{100, 110, 100, 100, 1},
+		Stream: []int64{-1, 7, -1, 7, -1},
+		Syms:   []string{"ProfilerStep#1", "ProfilerStep#2", "aten::mm"},
+	}
+	for _, c := range []struct {
+		instance, end int
+		compat        bool
+		start, stop   int64
+		err           string
+	}{
+		{0, -1, false, 0, 100, ""},
+		{1, -1, false, 100, 200, ""},
+		{0, 1, false, 0, 200, ""},
+		{2, -1, false, 0, 0, "instance 2..2 of \"ProfilerStep\" requested, the rank has 2 (0..1)"},
+		{1, -1, true, 10, 120, ""},
+		{3, -1, true, 130, 230, ""},
+		{1, 0, false, 0, 0, "instance 1..0"},
+	} {
+		start, stop, err := Window(f, Options{Annotation: "ProfilerStep", Instance: c.instance, InstanceEnd: c.end, Compat: c.compat})
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%+v: error %v, want %q", c, err, c.err)
+		case c.err == "" && (err != nil || start != c.start || stop != c.stop):
+			t.Errorf("%+v: window [%d, %d] %v, want [%d, %d]", c, start, stop, err, c.start, c.stop)
+		}
+	}
+}

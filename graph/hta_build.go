@@ -88,7 +88,7 @@ func (in *Interner) Intern(s string) int32 {
 // Options are HTA's critical_path_analysis parameters.
 type Options struct {
 	Annotation  string // substring of the window annotation's name; "" = whole trace
-	Instance    int    // first matching annotation instance (0-based, file order)
+	Instance    int    // first matching annotation instance (0-based, file order; CPU ones only unless Compat)
 	InstanceEnd int    // last instance, inclusive; < 0 = Instance
 	// DataLoadEvents: name substrings whose events get nodes and whose CPU time is "data_loading".
 	DataLoadEvents []string
@@ -416,6 +416,20 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 	}
 	if len(rows) == 0 {
 		return 0, 0, fmt.Errorf("%w: no event name contains %q", ErrAnnotationNotFound, o.Annotation)
+	}
+	if !o.Compat {
+		// Kineto copies each ProfilerStep (any user annotation) onto the GPU timeline; HTA counts those
+		// copies as instances too, so that instance i of n steps is sometimes a GPU copy, whose window
+		// launches nothing. Count the CPU annotations, which are the steps, when there are any.
+		var cpu []int
+		for _, r := range rows {
+			if f.Stream[r] == -1 {
+				cpu = append(cpu, r)
+			}
+		}
+		if len(cpu) > 0 {
+			rows = cpu
+		}
 	}
 	a, b := o.Instance, o.InstanceEnd
 	if b < 0 {

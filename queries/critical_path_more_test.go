@@ -145,6 +145,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	for _, c := range []struct{ q, want string }{
 		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
+		{`SELECT * FROM critical_path(instance_end := -5)`, "instance_end must be -1 (= instance) or an instance number ≥ instance, not -5"},
 		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7 is loaded (ranks loaded: "},
 		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},
 		{`SELECT * FROM critical_path_whatif(algorithm := 'ctda')`, "supports algorithm := 'hta' only"},

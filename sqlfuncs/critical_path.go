@@ -65,6 +65,9 @@ func parseCPArgs(args []any) (cpArgs, error) {
 	a.opts.Annotation = args[2].(string)
 	a.opts.Instance = int(args[3].(int64))
 	a.opts.InstanceEnd = int(args[4].(int64))
+	if a.opts.InstanceEnd < -1 {
+		return a, fmt.Errorf("instance_end must be -1 (= instance) or an instance number ≥ instance, not %d", a.opts.InstanceEnd)
+	}
 	a.algorithm = strings.ToLower(args[5].(string))
 	dl := strings.TrimSpace(args[6].(string))
 	if dl != "" && dl != "null" {

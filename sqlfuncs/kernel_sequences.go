@@ -125,6 +125,9 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.OutputDir == "" {
 		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
 	}
+	if req.MinPatternLen < 1 {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 1, not %d", req.MinPatternLen)
+	}
 	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, file_bytes, file_mtime, label FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
 		req.Rank, req.Label, req.Label)
 	if err != nil {

@@ -4,7 +4,8 @@
 --
 -- Common parameters (HTA's critical_path_analysis):
 --   rank := 0, annotation := 'ProfilerStep' (substring of the window annotation's name; '' = whole
---   trace), instance := 0 (0-based, file order), instance_end := -1 (inclusive; -1 = instance),
+--   trace), instance := 0 (0-based, file order, counting CPU annotations only: Kineto's GPU-timeline copies
+--   of ProfilerStep are counted too in compat mode, as HTA), instance_end := -1 (inclusive; -1 = instance),
 --   algorithm := 'hta' | 'ctda' (cross-thread, graph/ctda.go; 52_ctda.sql), label := NULL (any label
 --   holding the rank),
 --   data_load_events := NULL (list of name substrings: nodes + the data_loading bound),
@@ -16,7 +17,7 @@
 -- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
 -- longest path (compat: only those ≤ -1 µs, exactly as HTA).
 
--- @macro critical_path(rank, annotation, instance, instance_end, algorithm, label, data_load_events, add_zero_weight_launch_edges, strict_negative_weights, compat, aggregate, hta_compat)  One row per critical-path edge, in path order.
+-- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (compat: Kineto's GPU copies of each step too, as HTA).
 -- @column label       Trace set
 -- @column rank        Rank
 -- @column seq         Position on the path (0 = first edge)

@@ -2,7 +2,7 @@
 -- and the computation dependency graph. critical_path / critical_path_summary take algorithm := 'ctda' too.
 -- Parameters are critical_path's (50_critical_path.sql); phases come from the phase_rules table.
 
--- @macro hotspots(rank, annotation, instance, top, algorithm, instance_end, label, data_load_events, compat, aggregate, hta_compat)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). top: the longest top names (0 or less: all). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
+-- @macro hotspots(rank := 0, annotation := 'ProfilerStep', instance := 0, top := 20, algorithm := 'ctda', instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  The critical path's time grouped by event name, longest first (CTDA-CPA's hotspot list). top: the longest top names (0 or less: all). ctda counts each path node's counted span only (a CPU node that launches the next GPU node: its start to the end of its first launch call), each instant attributed to the innermost event running; hta sums the path's attributed edge weights.
 -- @column label          Trace set
 -- @column rank           Rank
 -- @column name           Event name
@@ -17,7 +17,7 @@ SELECT * FROM _hotspots(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), false, false, coalesce(compat, _hta_mode(hta_compat)),
     coalesce(aggregate, true), coalesce(top, 20)::BIGINT);
 
--- @macro cdg_nodes(rank, annotation, instance, instance_end, label, compat, aggregate, hta_compat)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
+-- @macro cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, label := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
 -- @column label                Trace set
 -- @column rank                 Rank
 -- @column node                 Node id (CPU nodes first, in logical-thread order, then GPU nodes)
@@ -41,7 +41,7 @@ SELECT * FROM _cdg_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesc
     coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, 'ctda', '[]', false, false,
     coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
--- @macro cdg_edges(rank, annotation, instance, instance_end, label, compat, aggregate, hta_compat)  One row per dependency of the CDG (algorithm 'ctda').
+-- @macro cdg_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, label := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  One row per dependency of the CDG (algorithm 'ctda').
 -- @column label             Trace set
 -- @column rank              Rank
 -- @column src_node          Node the dependency leaves (cdg_nodes.node)
