@@ -171,6 +171,9 @@ func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *int)
 		for i := range traces {
 			traces[i].label = *label
 		}
+	} else if last := traces[len(traces)-1]; last.label != *label {
+		// `--label a A/ --label b` with B/ forgotten: b would label nothing, and the job would run on A/ alone.
+		return nil, fmt.Errorf("--label %s: no trace path follows it (%s is labelled %s)", *label, last.path, last.label)
 	}
 	return traces, nil
 }

@@ -295,6 +295,8 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: open database \S*backward_thread\.json: a \.json file is a trace or data file, not a database \(traces are loaded as arguments; --db names the \.duckdb file tracesql keeps\)\n$`},
 		{name: "missing -f file is found before loading", args: []string{traceDir + "/no_such_trace.json", "-f", "$TMP/none.sql"},
 			code: 2, stderr: `^tracesql: -f \S*/none\.sql: open \S*/none\.sql: no such file or directory\n$`},
+		{name: "a trailing --label after labelled paths labels nothing", args: []string{"--label", "a", backwardJSON, "--label", "b", "-c", "SELECT 1"},
+			code: 2, stderr: `^tracesql: --label b: no trace path follows it \(\S*backward_thread\.json is labelled a\) \(tracesql -h lists the flags\)\n$`},
 		{name: "help", args: []string{"-h"}, code: 0, stderr: `(?s)^usage: tracesql .*-rank-from`},
 		{name: "missing trace path", args: []string{traceDir + "/no_such_trace.json", "-c", "SELECT 1"}, code: 1,
 			stderr: `^tracesql: load \.\./\.\./testdata/traces/no_such_trace\.json: no such file or directory\n$`},
