@@ -1439,8 +1439,12 @@ func (c *CDG) SpanBoundBy(node int32, dataLoad []*regexp.Regexp) string {
 	return BoundGPUCompute
 }
 
-// EdgeBoundBy classifies the waiting time an edge explains: launch delay for call edges, kernel
-// gaps for stream order, ” for the other dependencies.
+// EdgeBoundBy classifies the waiting time an edge explains, on the timeline of the node it enters: launch delay
+// for call edges; kernel gaps for stream order and for the other dependencies into a GPU node (a stream waiting on
+// another stream's event); untraced CPU time (Python between ops, a GIL hand-over, the return from a
+// synchronisation) for the other dependencies into a CPU node. HTA leaves dependency and sync edges unclassified
+// (""), but there they weigh nothing; here they carry the gaps between nodes, which a summary must not hide in an
+// unnamed bucket.
 func (c *CDG) EdgeBoundBy(e int32) string {
 	switch c.G.Type[e] {
 	case cdgCall:
@@ -1448,7 +1452,10 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 	case cdgStreamOrder:
 		return BoundKernelKernel
 	}
-	return ""
+	if c.Nodes[c.G.Dst[e]].GPU {
+		return BoundKernelKernel
+	}
+	return BoundCPU
 }
 
 // SpanEnd is the end of HTA's analysed span, as BuildCTDA's: the window's end or the end of the last

@@ -92,6 +92,13 @@ func TestCTDACoverage(t *testing.T) {
 				if meets && ctda.cpcr < 0.9*ctda.busy {
 					t.Errorf("instance %d: ctda CPCR %.3f, want ≥ 0.9 × busy bound %.3f", i, ctda.cpcr, ctda.busy)
 				}
+				// Every µs of the path is in a named bucket (instance 1 had 112 µs of stream-wait gaps under '').
+				var unnamed int
+				q := fmt.Sprintf(`SELECT count(*) FROM critical_path(annotation := '%s', instance := %d, algorithm := 'ctda')
+					WHERE weight_us > 0 AND coalesce(bound_by, '') = ''`, c.annotation, i)
+				if err := db.QueryRow(q).Scan(&unnamed); err != nil || unnamed != 0 {
+					t.Errorf("instance %d: %d path rows with weight and no bound_by (%v)", i, unnamed, err)
+				}
 			}
 		})
 	}

@@ -33,7 +33,7 @@
 -- @column stream      Stream of the attributed event (-1 = CPU)
 -- @column edge_type   critical_path_operator, _dependency, _kernel_launch_delay, _kernel_kernel_delay, _sync_dependency, _cross_thread (ctda: operator rows are a CDG node's counted span, the others the dependency into it)
 -- @column weight_us   Edge weight used by the longest path, µs
--- @column bound_by    cpu_bound, data_loading, gpu_compute_bound, gpu_communication_bound, gpu_kernel_launch_overhead, gpu_kernel_kernel_overhead or ''
+-- @column bound_by    cpu_bound, data_loading, gpu_compute_bound, gpu_communication_bound, gpu_kernel_launch_overhead, gpu_kernel_kernel_overhead or '' (hta: dependency and sync edges, as HTA; ctda names every edge: a dependency's gap counts as kernel_kernel_overhead into a GPU node, cpu_bound into a CPU node)
 -- @column ts          Time of src_node, ns
 -- @column end_ts      Time of dst_node, ns
 CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
