@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -337,9 +336,6 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	outName := strings.ReplaceAll(base, ".json", "_with_counters.json")
 	if outName == base && !a.compat {
 		outName = base + "_with_counters.json"
-	}
-	if err := os.MkdirAll(a.outputDir, 0o755); err != nil {
-		return "", 0, fmt.Errorf("output_dir %s: %w", a.outputDir, err)
 	}
 	out := filepath.Join(a.outputDir, outName)
 	if absOut, _ := filepath.Abs(out); absOut == src {

@@ -102,9 +102,6 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir st
 	if err := lf.unchanged(); err != nil {
 		return res, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, fmt.Errorf("create output_dir: %w", err)
-	}
 	res.Path = filepath.Join(dir, "overlaid_critical_path_"+filepath.Base(src))
 
 	critical := map[int64]bool{}

@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -232,9 +231,6 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		rows.Close()
 	}
 
-	if err := os.MkdirAll(req.OutputDir, 0o755); err != nil {
-		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
-	}
 	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(lf.path))
 	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
 		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz")})

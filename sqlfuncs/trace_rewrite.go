@@ -11,9 +11,11 @@ package sqlfuncs
 import (
 	"bufio"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -79,12 +81,25 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		r = ra // decompress on another core while this one rewrites (and compresses)
 	}
 
+	created, err := makeOutputDir(filepath.Dir(dst))
+	if err != nil {
+		return fmt.Errorf("write %s: create output_dir: %w", dst, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			// A failed export leaves no trace of itself: not even the output_dir it created.
+			for _, d := range created {
+				os.Remove(d) // only if empty
+			}
+		}
+	}()
+
 	tmp := dst + ".tmp" // os.Create, not os.CreateTemp: the output gets the usual 0666 &^ umask permissions
 	out, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
-	done := false
 	defer func() {
 		if !done {
 			out.Close()
@@ -120,6 +135,18 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 	}
 	done = true
 	return nil
+}
+
+// makeOutputDir creates dir and its missing parents, and returns those it created, deepest first.
+func makeOutputDir(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, os.ErrNotExist) || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	return missing, os.MkdirAll(dir, 0o755)
 }
 
 // readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.

@@ -153,6 +153,13 @@ func TestRewriteTraceErrors(t *testing.T) {
 			t.Fatalf("got %v, want unexpected EOF (a truncated file must not pass for a shorter trace)", err)
 		}
 		rwNoTemp(t, out)
+		// An output_dir the export created goes again with it (its parents too); one that existed stays.
+		if err := rewriteTrace(loadedFile{path: cut}, filepath.Join(out, "new", "sub", "o.json"), false, rwUpper); err == nil {
+			t.Fatal("no error")
+		}
+		if left, _ := os.ReadDir(out); len(left) != 0 {
+			t.Errorf("the failed export left %v in %s", left, out)
+		}
 	})
 
 	t.Run("output directory not writable", func(t *testing.T) {
