@@ -382,9 +382,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			loaded++
 		}
 	}
-	if failed, ok := err.(interface{ Unwrap() []error }); ok {
+	if errs := loadErrors(err); len(errs) > 1 || len(errs) == 1 && errs[0] != err {
 		// One line per bad file (Load went on past each), then whether the others made it.
-		for _, e := range failed.Unwrap() {
+		for _, e := range errs {
 			s.reportErr(e)
 		}
 		if loaded > 0 {
@@ -403,6 +403,17 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		fmt.Fprintf(s.errOut, "loaded %d file(s): %d events, %.1f MB of JSON\n", len(results), events, float64(bytes)/1e6)
 	}
 	return nil
+}
+
+// loadErrors splits engine.DB.Load's error into its files' errors (Load joins them).
+func loadErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 func isTerminal(w io.Writer) bool {

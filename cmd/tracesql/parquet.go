@@ -47,6 +47,24 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintln(stderr, "tracesql: export-parquet: nothing to export (give --db or trace files)")
 		return 2
 	}
+	// --label and --rank-from say how the traces named are loaded; with none (an import keeps the labels and
+	// ranks it finds) they would be silently ignored.
+	if !export || fs.NArg() == 0 {
+		bad := ""
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "label" || f.Name == "rank-from" {
+				bad = f.Name
+			}
+		})
+		if bad != "" {
+			what := "import-parquet keeps the labels and ranks of the export"
+			if export {
+				what = "it applies to trace paths loaded before the export, and none is given"
+			}
+			fmt.Fprintf(stderr, "tracesql: %s: --%s: %s\n", cmd, bad, what)
+			return 2
+		}
+	}
 	rf, err := engine.ParseRankFrom(*rankFrom)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
@@ -93,7 +111,9 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			for _, e := range loadErrors(err) {
+				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(e))
+			}
 			return 1
 		}
 	}

@@ -57,6 +57,9 @@ func TestParquetCommands(t *testing.T) {
 		{[]string{"export-parquet", trace}, 2, "usage: tracesql export-parquet", ""},
 		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), dir}, 1, "tracesql: import parquet " + dir + ": no tracesql_export.json", filepath.Join(dir, "y.duckdb")},
 		{[]string{"export-parquet", "--db", missing, "-o", filepath.Join(dir, "pq2")}, 1, "tracesql: export parquet " + filepath.Join(dir, "pq2") + ": database " + missing + " does not exist", missing},
+		// flags that would be ignored
+		{[]string{"import-parquet", "--db", filepath.Join(dir, "z.duckdb"), "--label", "x", dir}, 2, "tracesql: import-parquet: --label: import-parquet keeps the labels and ranks of the export\n", filepath.Join(dir, "z.duckdb")},
+		{[]string{"export-parquet", "--db", missing, "--rank-from", "index", "-o", filepath.Join(dir, "pq3")}, 2, "tracesql: export-parquet: --rank-from: it applies to trace paths loaded before the export, and none is given\n", missing},
 	} {
 		se.Reset()
 		if rc := run(ctx, c.args, nil, &so, &se); rc != c.rc || !strings.Contains(se.String(), c.msg) || strings.Count(se.String(), "\n") != 1 && c.rc == 1 {
