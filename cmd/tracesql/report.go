@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -253,6 +254,12 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 		return nil, err
 	}
 	defer conn.Close()
+	// A report reads: whatever a section's SQL changes in the database (a user's section may create a
+	// table) is rolled back, so that a report on a --db leaves the file as it was.
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 	if sec.Foreach == "" {
 		return queryTable(ctx, conn, sec.SQL)
 	}
@@ -260,11 +267,13 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 	if err != nil {
 		return nil, fmt.Errorf("@foreach: %w", err)
 	}
-	defer func() {
-		for _, c := range each.cols {
-			conn.ExecContext(context.WithoutCancel(ctx), "RESET VARIABLE "+quoteIdent(c))
-		}
-	}()
+	// @foreach's variables are the database's, not the connection's (DuckDB): one the user set before the
+	// report gets its value back afterwards; the others are reset.
+	restore, err := saveVariables(ctx, conn, each.cols)
+	if err != nil {
+		return nil, fmt.Errorf("@foreach: %w", err)
+	}
+	defer restore()
 	res = &resultTable{}
 	for _, row := range each.rows {
 		for i, c := range each.cols {
@@ -281,6 +290,36 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 		}
 	}
 	return res, nil
+}
+
+// saveVariables copies the DuckDB variables names that are set to backups, and returns the function that puts
+// them back (and resets the names that were not set).
+func saveVariables(ctx context.Context, conn *sql.Conn, names []string) (func(), error) {
+	backup := func(n string) string { return "__tracesql_report_saved_" + n }
+	var saved []string
+	for _, n := range names {
+		var set bool
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) > 0 FROM duckdb_variables() WHERE name = ?", n).Scan(&set); err != nil {
+			return nil, err
+		}
+		if set {
+			if _, err := conn.ExecContext(ctx, "SET VARIABLE "+quoteIdent(backup(n))+" = getvariable("+mustLiteral(n)+")"); err != nil {
+				return nil, err
+			}
+			saved = append(saved, n)
+		}
+	}
+	return func() {
+		bg := context.WithoutCancel(ctx)
+		for _, n := range names {
+			if slices.Contains(saved, n) {
+				conn.ExecContext(bg, "SET VARIABLE "+quoteIdent(n)+" = getvariable("+mustLiteral(backup(n))+")")
+				conn.ExecContext(bg, "RESET VARIABLE "+quoteIdent(backup(n)))
+			} else {
+				conn.ExecContext(bg, "RESET VARIABLE "+quoteIdent(n))
+			}
+		}
+	}, nil
 }
 
 // foreachDesc names one @foreach row in an error, e.g. "report_rank=1".
@@ -333,6 +372,12 @@ func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) 
 		t.rows = append(t.rows, vals)
 	}
 	return rows.Err()
+}
+
+// mustLiteral is a string's SQL literal.
+func mustLiteral(s string) string {
+	lit, _ := sqlLiteral(s)
+	return lit
 }
 
 // sqlLiteral writes a scanned value as a SQL literal for SET VARIABLE.

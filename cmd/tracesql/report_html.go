@@ -21,6 +21,7 @@ const maxTableRows = 200
 
 type reportPage struct {
 	Title    string
+	Compat   bool // the session's hta_compat was on: the numbers are HTA 0.6.1's, quirks included
 	Sections []reportSection
 }
 
@@ -48,6 +49,7 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 		title = "tracesql report"
 	}
 	page := reportPage{Title: title}
+	db.QueryRowContext(ctx, "SELECT hta_compat()").Scan(&page.Compat) // false when it cannot say
 	ids := map[string]int{}
 	for _, sec := range secs {
 		rs := reportSection{Title: sec.Title, About: sec.About, File: sec.File, Chart: sec.Chart, Source: sec.Source}
@@ -148,7 +150,8 @@ th { background: #f6f8fa; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<nav><ol>{{range .Sections}}<li><a href="#{{.ID}}">{{.Title}}</a>{{if .Err}} (not available){{end}}</li>{{end}}</ol></nav>
+{{if .Compat}}<p class="about"><strong>HTA compatibility mode</strong> (hta_compat = true): the numbers reproduce HTA 0.6.1, its quirks included (README, "Differences from HTA").</p>
+{{end}}<nav><ol>{{range .Sections}}<li><a href="#{{.ID}}">{{.Title}}</a>{{if .Err}} (not available){{end}}</li>{{end}}</ol></nav>
 {{range .Sections}}<section id="{{.ID}}" data-chart="{{.Chart}}">
 <h2>{{.Title}}</h2>
 {{if .About}}<p class="about">{{.About}}</p>{{end}}

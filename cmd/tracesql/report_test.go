@@ -852,6 +852,39 @@ func TestOutputRefusesOwnFiles(t *testing.T) {
 	}
 }
 
+// TestReportLeavesSessionAlone: a report reads. A user's section that creates a table does not leave it in the --db
+// file, and a variable the user set under a name @foreach uses keeps its value (it was reset).
+func TestReportLeavesSessionAlone(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.duckdb")
+	if _, errOut, code := runCLI(t, "", "--db", db, alexnetDir, "-c", "SELECT 1"); code != 0 {
+		t.Fatalf("writing the database: %d %s", code, errOut)
+	}
+	secs := filepath.Join(dir, "sections")
+	os.Mkdir(secs, 0o755)
+	os.WriteFile(filepath.Join(secs, "90_mine.sql"), []byte("-- @title Mine\nCREATE TABLE report_made AS SELECT 42 AS x;\n"), 0o644)
+	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--reports-dir", secs, "-o", filepath.Join(dir, "r.html")); code != 0 {
+		t.Fatalf("report: %d %s", code, errOut)
+	}
+	out, errOut, code := runCLI(t, "SET VARIABLE report_rank = [1, 2];\n.report "+filepath.Join(dir, "r2.html")+"\n"+
+		"SELECT getvariable('report_rank') AS v, (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_made') AS made,\n"+
+		"  (SELECT count(*) FROM duckdb_variables() WHERE name <> 'report_rank') AS others;\n", "--db", db, "--format", "csv")
+	if code != 0 || out != "v,made,others\n\"[1, 2]\",0,0\n" {
+		t.Errorf("after the reports: exit %d, %q (stderr %s); want the variable kept, no table made, no other variable", code, out, errOut)
+	}
+	// A report in compat mode says so at the top; one in the default mode does not.
+	for _, compat := range []bool{true, false} {
+		page := filepath.Join(dir, fmt.Sprintf("compat_%t.html", compat))
+		if _, errOut, code := runCLI(t, fmt.Sprintf("SET VARIABLE hta_compat = %t;\n.report %s\n", compat, page), "--db", db); code != 0 {
+			t.Fatalf("compat %t: %d %s", compat, code, errOut)
+		}
+		b, _ := os.ReadFile(page)
+		if got := strings.Contains(string(b), "<strong>HTA compatibility mode</strong>"); got != compat {
+			t.Errorf("hta_compat = %t: compat note shown: %t", compat, got)
+		}
+	}
+}
+
 // TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
 // used to win for every path, so two sets with the same ranks clashed).
 func TestReportTwoLabels(t *testing.T) {
@@ -863,5 +896,20 @@ func TestReportTwoLabels(t *testing.T) {
 	out, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", "SELECT label, count(*) AS files FROM traces GROUP BY label ORDER BY label")
 	if code != 0 || out != "label,files\ncontrol,1\ntest,1\n" {
 		t.Errorf("trace sets loaded by the report: %d %q %s", code, out, errOut)
+	}
+	// The diff section compares them: its rows are trace_diff's biggest changes, control first.
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, ok := rpParse(t, string(page))["Trace diff"]
+	if !ok || sec.empty || sec.na != "" {
+		t.Fatalf("Trace diff section: present %t, empty %t, not available %q", ok, sec.empty, sec.na)
+	}
+	want, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", `SELECT name FROM trace_diff('control', 'test')
+		WHERE diff_duration_us <> 0 OR diff_counts <> 0 ORDER BY abs(diff_duration_us) DESC, name LIMIT 1`)
+	top := strings.TrimSpace(strings.TrimPrefix(want, "name\n"))
+	if code != 0 || top == "" || !strings.Contains(string(page), "<td>control</td><td>test</td><td>"+top+"</td>") {
+		t.Errorf("the diff table does not start with control, test, %q (%d %s)", top, code, errOut)
 	}
 }
