@@ -45,6 +45,8 @@ func TestLoadErrors(t *testing.T) {
 		{"truncated json", "b.json", good[:40], "truncated JSON"},
 		{"truncated gzip", "c.json.gz", bigGz[:len(bigGz)/2], "truncated gzip stream after"},
 		{"corrupt gzip", "c2.json.gz", append(append([]byte{}, bigGz[:20]...), bytes.Repeat([]byte{0xff}, 400)...), "gzip"},
+		// A complete stream with junk appended (cat good.json.gz junk > c3.json.gz) is not truncated.
+		{"gzip with trailing data", "c3.json.gz", append(gz(good), "garbage"...), fmt.Sprintf("7 bytes of trailing data after the gzip stream ended at byte %d (not gzip)", len(gz(good)))},
 		{"empty file", "d.json", []byte(""), "empty file"},
 		{"string top level", "e.json", []byte(`"a trace"`), "top-level value is a string"},
 		{"number top level", "e2.json", []byte(`42`), "top-level value is a number"},

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -63,6 +65,19 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	if ents, err := os.ReadDir(opts.OutDir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("inflate %s: output directory %s is not empty (refusing to mix two jobs)", src, opts.OutDir)
 	}
+	// Before reading the source (which can take a while): a directory that cannot be written is
+	// reported as such, not as whatever the free-space check makes of it (read-only file systems
+	// and /proc report 0 bytes free).
+	created, err := makeWritableDir(opts.OutDir)
+	if err != nil {
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
+	}
+	writing := false
+	defer func() {
+		if !writing { // a refused job leaves no directories behind
+			removeEmptyDirs(created)
+		}
+	}()
 	tr, err := readWholeTrace(src)
 	if err != nil {
 		return nil, fmt.Errorf("inflate %s: %w", src, err)
@@ -75,9 +90,7 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 		return nil, fmt.Errorf("inflate %s: %d ranks × %d steps need about %.1f GB, and %s has %.1f GB free",
 			src, opts.Ranks, opts.Steps, need/1e9, opts.OutDir, float64(free)/1e9)
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("inflate %s: %w", src, err)
-	}
+	writing = true
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src), ".gz"), ".json")
 	base = strings.TrimSuffix(base, ".pt.trace")
 	base = strings.Trim(rankInName.ReplaceAllString(base, ""), "-_. ") // the output names its own rank
@@ -105,6 +118,46 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 
 // freeBytes is diskFree, replaced in tests.
 var freeBytes = diskFree
+
+// makeWritableDir creates dir (and its missing parents) and checks that a file can be created in
+// it, by creating one: permission bits say nothing of read-only mounts, ACLs or root. It returns the
+// directories it created, deepest last.
+func makeWritableDir(dir string) (created []string, err error) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		created = append([]string{d}, created...)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		removeEmptyDirs(created) // MkdirAll may have made some before failing
+		return nil, fmt.Errorf("cannot create output directory %s: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".tracesql-inflate-probe-*")
+	if err != nil {
+		removeEmptyDirs(created)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's random name would only confuse
+		}
+		return nil, fmt.Errorf("output directory %s is not writable: %w", dir, err)
+	}
+	probe.Close()
+	if err := os.Remove(probe.Name()); err != nil {
+		removeEmptyDirs(created)
+		return nil, fmt.Errorf("output directory %s: remove %s: %w", dir, probe.Name(), err)
+	}
+	return created, nil
+}
+
+// removeEmptyDirs removes dirs, deepest first, as long as they are empty.
+func removeEmptyDirs(dirs []string) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if os.Remove(dirs[i]) != nil {
+			return
+		}
+	}
+}
 
 // estimateBytes estimates the size of the files Inflate writes, from the source's bytes per event:
 // the events outside the step window once per rank, those inside once per copy of the window.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -297,5 +298,96 @@ func TestInflateDiskSpace(t *testing.T) {
 	}
 	if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
 		t.Errorf("the refused job created %s", out)
+	}
+}
+
+// TestInflateOutputNotWritable: an output directory that cannot be created or written is reported
+// as such, naming it and the OS's reason, before the source is read or the free space looked at
+// (read-only and virtual file systems report 0 bytes free), and leaves no directory behind.
+func TestInflateOutputNotWritable(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "syn_rank0.json")
+	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	regular := filepath.Join(tmp, "a-file")
+	if err := os.WriteFile(regular, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readOnly := filepath.Join(tmp, "read-only")
+	if err := os.Mkdir(readOnly, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(readOnly, 0o755) })
+
+	defer func(f func(string) int64) { freeBytes = f }(freeBytes)
+	freeBytes = func(string) int64 { return 0 } // what a read-only mount reports
+
+	cases := []struct {
+		name     string
+		out      string
+		want     string
+		rootToo  bool   // root writes through permission bits, not through a regular file
+		noCreate string // a directory the refused job must not leave behind
+	}{
+		{"under a regular file", filepath.Join(regular, "out"),
+			"cannot create output directory " + filepath.Join(regular, "out") + ": mkdir " + regular + ": not a directory", true, ""},
+		{"deeper under a regular file", filepath.Join(regular, "a", "b"),
+			"cannot create output directory " + filepath.Join(regular, "a", "b") + ": mkdir " + regular + ": not a directory", true, ""},
+		{"a read-only directory", readOnly,
+			"output directory " + readOnly + " is not writable: permission denied", false, ""},
+		{"below a read-only directory", filepath.Join(readOnly, "out"),
+			"cannot create output directory " + filepath.Join(readOnly, "out") + ": mkdir " + filepath.Join(readOnly, "out") + ": permission denied", false, filepath.Join(readOnly, "out")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.rootToo && os.Geteuid() == 0 {
+				t.Skip("root writes to a directory of mode 0555")
+			}
+			_, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: c.out})
+			if want := "inflate " + src + ": " + c.want; err == nil || err.Error() != want {
+				t.Fatalf("error %v, want %q", err, want)
+			}
+			if c.noCreate != "" {
+				if _, err := os.Stat(c.noCreate); !os.IsNotExist(err) {
+					t.Errorf("the refused job left %s", c.noCreate)
+				}
+			}
+		})
+	}
+
+	// A refused job removes the directories it made, parents included, and the probe file.
+	missing := filepath.Join(tmp, "new", "deeper", "out")
+	if _, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: missing}); err == nil || !strings.Contains(err.Error(), "GB free") {
+		t.Fatalf("error %v, want one about free space", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "new")); !os.IsNotExist(err) {
+		t.Errorf("the refused job left %s", filepath.Join(tmp, "new"))
+	}
+	// An existing directory it could write to stays, empty.
+	empty := filepath.Join(tmp, "empty")
+	os.Mkdir(empty, 0o755)
+	if _, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: empty}); err == nil {
+		t.Fatal("no error with 0 bytes free")
+	}
+	if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
+		t.Errorf("%s after a refused job: %v, %v", empty, ents, err)
+	}
+}
+
+// TestDiskFree: a real file system reports its free space; one without blocks (procfs) cannot tell,
+// rather than reporting 0 bytes free.
+func TestDiskFree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("procfs is Linux's")
+	}
+	if free := diskFree(t.TempDir()); free <= 0 {
+		t.Errorf("diskFree(TempDir) = %d", free)
+	}
+	if free := diskFree(filepath.Join(t.TempDir(), "not", "yet")); free <= 0 {
+		t.Errorf("diskFree of a directory to be made = %d", free)
+	}
+	if free := diskFree("/proc/self"); free != -1 {
+		t.Errorf("diskFree(/proc/self) = %d, want -1", free)
 	}
 }

@@ -54,13 +54,21 @@ func looksGzipOrJSON(br *bufio.Reader) bool {
 func traceStream(br *bufio.Reader, rawRead *atomic.Int64) (r io.Reader, skipped int64, err error) {
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
+		// The gzip reader reads through its own counted bufio.Reader so that the end of each member
+		// is known exactly: rawRead counts what was read ahead from disk (and callers that read only
+		// a file's head do not count at all). A *bufio.Reader keeps flate's fast path, and flate
+		// reads no byte past a member's end from a ByteReader.
+		g := &gzipMembers{raw: rawRead}
+		g.src = bufio.NewReaderSize(&countingReader{r: br, n: &g.consumed}, 64<<10)
+		zr, err := gzip.NewReader(g.src)
 		if err != nil {
 			return nil, 0, fmt.Errorf("corrupt gzip header: %w", err)
 		}
+		zr.Multistream(false) // gzipMembers starts each next member itself, to tell one from junk
+		g.zr = zr
 		// The smallest bufio buffer: once its few peeked bytes are read, bufio hands large reads
 		// straight to the gzip reader, so the BOM check costs no copy of the stream.
-		zb := bufio.NewReaderSize(&gzipErrors{r: zr, raw: rawRead}, 16)
+		zb := bufio.NewReaderSize(g, 16)
 		return zb, skipBOM(zb), nil
 	}
 	return br, skipBOM(br), nil
@@ -91,22 +99,88 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// gzipErrors turns the gzip reader's errors into messages that say what happened to the file.
-type gzipErrors struct {
-	r   io.Reader
-	raw *atomic.Int64
+// gzipMembers reads a gzip file member by member (concatenated members are one stream, as gzip -d
+// reads them) and turns the gzip reader's errors into messages that say what happened to the file.
+// The gzip reader's own multistream mode would take bytes after the last member for the header of
+// another one: a few bytes of junk read as "truncated", more as a corrupt header.
+type gzipMembers struct {
+	zr       *gzip.Reader
+	src      *bufio.Reader // the compressed bytes, counted into consumed as they are read ahead
+	consumed atomic.Int64
+	raw      *atomic.Int64
+	err      error // sticky: the gzip reader is Reset for each member and forgets its own
 }
 
-func (g *gzipErrors) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	for {
+		n, err := g.zr.Read(p)
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			err = g.nextMember()
+			if err == nil && n == 0 {
+				continue
+			}
+		case errors.Is(err, io.ErrUnexpectedEOF):
 			err = fmt.Errorf("truncated gzip stream after %d bytes", g.raw.Load())
-		} else {
+		default:
 			err = fmt.Errorf("corrupt gzip stream after %d bytes: %w", g.raw.Load(), err)
 		}
+		g.err = err
+		return n, err
 	}
-	return n, err
+}
+
+// nextMember is called at the end of a member, its trailer checked. It starts the next member and
+// returns nil, or returns io.EOF at the end of the file, or an error for what follows instead.
+func (g *gzipMembers) nextMember() error {
+	end := g.consumed.Load() - int64(g.src.Buffered()) // the member's end, a position in the file
+	head, err := g.src.Peek(2)
+	switch {
+	case len(head) == 0 && errors.Is(err, io.EOF):
+		return io.EOF
+	case len(head) == 0:
+		return fmt.Errorf("read after the gzip stream ended at byte %d: %w", end, err)
+	case head[0] == 0x1f && (len(head) == 1 || head[1] == 0x8b):
+		if err := g.zr.Reset(g.src); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("truncated gzip stream after %d bytes", g.raw.Load())
+			}
+			return fmt.Errorf("corrupt gzip header at byte %d: %w", end, err)
+		}
+		g.zr.Multistream(false) // Reset turns it back on
+		return nil
+	}
+	// Not another member. Zero bytes are accepted: some tools pad a file to a block size, and
+	// gzip -d itself only warns of trailing zeros ("trailing zero bytes ignored").
+	var tail zeroCounter
+	if _, err := g.src.WriteTo(&tail); err != nil {
+		return fmt.Errorf("read after the gzip stream ended at byte %d: %w", end, err)
+	}
+	if tail.nonZero {
+		return fmt.Errorf("%d bytes of trailing data after the gzip stream ended at byte %d (not gzip)", tail.n, end)
+	}
+	return io.EOF
+}
+
+// zeroCounter counts the bytes written to it and notes whether any of them is not zero.
+type zeroCounter struct {
+	n       int64
+	nonZero bool
+}
+
+func (z *zeroCounter) Write(p []byte) (int, error) {
+	z.n += int64(len(p))
+	for _, c := range p {
+		if c != 0 {
+			z.nonZero = true
+			break
+		}
+	}
+	return len(p), nil
 }
 
 // chunk is a buffer of decompressed input, data in buf[start:end]. The space before start is

@@ -423,8 +423,10 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 	return n, err
 }
 
-// mdEscaper protects GitHub table syntax: a pipe ends a cell and a newline ends the row.
-var mdEscaper = strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+// mdEscaper protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A tab
+// renders as white space anyway, but a raw one misaligns the table's source and is lost or
+// expanded by editors and terminals; a space renders the same.
+var mdEscaper = strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
 
 // markdown writes a GitHub pipe table. Columns are not padded so rows can stream.
 func (r *result) markdown(w *bufio.Writer) (int64, error) {
@@ -1000,7 +1002,12 @@ func appendInterval(b []byte, iv duckdb.Interval) []byte {
 
 // appendJSON writes v as a JSON value: numbers and booleans bare, NULL as null,
 // LIST as array, STRUCT and MAP as objects (STRUCT in declared field order),
-// everything else (dates, UUIDs, blobs, intervals, NaN/Inf) as its text in a string.
+// everything else (dates, UUIDs, blobs, intervals) as its text in a string.
+//
+// NaN and ±Inf are null, at any depth: JSON has no such numbers, and a string such as
+// "nan" in a numeric column breaks consumers that expect a number or null. The DuckDB
+// CLI's json mode writes NaN as null too (duckdb#14905); to_json writes bare NaN and
+// Infinity, which are not JSON.
 //
 // duckdb-go decodes JSON-typed columns itself (encoding/json into any), so a JSON
 // column arrives as map/slice/float64/string/bool/nil and is written back as JSON
@@ -1021,12 +1028,12 @@ func appendJSON(b []byte, v any, t *sqlType) []byte {
 		return appendDecimal(b, v)
 	case float32:
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return appendJSONString(b, string(appendFloat(nil, float64(v), 32, false)))
+			return append(b, "null"...)
 		}
 		return appendFloat(b, float64(v), 32, false)
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return appendJSONString(b, string(appendFloat(nil, v, 64, false)))
+			return append(b, "null"...)
 		}
 		return appendFloat(b, v, 64, false)
 	case string:

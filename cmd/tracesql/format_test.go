@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -84,7 +85,7 @@ func TestRenderFormats(t *testing.T) {
 		{"markdown", "| a | b | c | d |\n" +
 			"|---:|---|---|---:|\n" +
 			"| 1 | x\\|y | NULL | 2.5 |\n" +
-			"| -20 | say \"hi\", ok | tab\tand<br>newline | 0.30000000000000004 |\n"},
+			"| -20 | say \"hi\", ok | tab and<br>newline | 0.30000000000000004 |\n"},
 		{"line", "a = 1\nb = x|y\nc = NULL\nd = 2.5\n\n" +
 			"a = -20\nb = say \"hi\", ok\nc = tab\tand\nnewline\nd = 0.30000000000000004\n"},
 	}
@@ -393,8 +394,8 @@ func TestRenderFloats(t *testing.T) {
 {"d":-1e-09}
 {"d":1.0000005}
 {"d":-0}
-{"d":"nan"}
-{"d":"-inf"}
+{"d":null}
+{"d":null}
 {"d":123456789.123}
 `},
 	}
@@ -404,6 +405,64 @@ func TestRenderFloats(t *testing.T) {
 		})
 	}
 	check(t, "float32", render(t, db, `SELECT 1.1::FLOAT AS f`, "csv", 0, 1), "f\n1.1\n")
+}
+
+// TestRenderJSONNonFinite: NaN and ±Inf have no JSON form; they are null wherever they are, in
+// a column or nested in lists, arrays, structs, maps and unions, while text formats keep DuckDB's
+// spelling.
+func TestRenderJSONNonFinite(t *testing.T) {
+	db := openTestDB(t)
+	tests := []struct{ name, expr, json, csv string }{
+		{"double nan", `'nan'::DOUBLE`, `null`, "nan"},
+		{"double inf", `'inf'::DOUBLE`, `null`, "inf"},
+		{"double -inf", `'-inf'::DOUBLE`, `null`, "-inf"},
+		{"float nan", `'nan'::FLOAT`, `null`, "nan"},
+		{"float -inf", `'-inf'::FLOAT`, `null`, "-inf"},
+		{"finite", `1.5::DOUBLE`, `1.5`, "1.5"},
+		{"list", `[1.0, 'nan'::DOUBLE, NULL, '-inf']`, `[1,null,null,null]`, `"[1, nan, NULL, -inf]"`},
+		{"array", `[1.0, 'inf'::DOUBLE]::DOUBLE[2]`, `[1,null]`, `"[1, inf]"`},
+		{"struct", `{'x': 'inf'::DOUBLE, 'y': 2.5::DOUBLE}`, `{"x":null,"y":2.5}`, `"{'x': inf, 'y': 2.5}"`},
+		{"map", `MAP {'k': 'nan'::FLOAT}`, `{"k":null}`, "{k=nan}"},
+		{"deep", `[{'l': ['nan'::DOUBLE]}]`, `[{"l":[null]}]`, "[{'l': [nan]}]"},
+		{"union", `union_value(f := 'nan'::DOUBLE)::UNION(f DOUBLE, s VARCHAR)`, `null`, "nan"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := "SELECT " + tc.expr + " AS v"
+			got := render(t, db, q, "jsonl", 0, 1)
+			check(t, "jsonl", got, `{"v":`+tc.json+"}\n")
+			if !json.Valid([]byte(got)) {
+				t.Errorf("jsonl is not JSON: %s", got)
+			}
+			check(t, "json", render(t, db, q, "json", 0, 1), `[{"v":`+tc.json+"}]\n")
+			check(t, "csv", render(t, db, q, "csv", 0, 1), "v\n"+tc.csv+"\n")
+		})
+	}
+}
+
+// TestRenderMarkdownCells: a markdown cell or header holds no raw tab or line break, which would
+// break the row, and no bare pipe, which would end the cell.
+func TestRenderMarkdownCells(t *testing.T) {
+	db := openTestDB(t)
+	tests := []struct{ name, expr, want string }{
+		{"tab", `'a' || chr(9) || 'b'`, "a b"},
+		{"two tabs", `chr(9) || chr(9) || 'x'`, "  x"},
+		{"newline", `'a' || chr(10) || 'b'`, "a<br>b"},
+		{"crlf", `'a' || chr(13) || chr(10) || 'b'`, "a<br>b"},
+		{"cr", `'a' || chr(13) || 'b'`, "a<br>b"},
+		{"pipe", `'a|b'`, `a\|b`},
+		{"all at once", `'|' || chr(9) || chr(10) || '|'`, `\| <br>\|`},
+		{"nested", `['a' || chr(9) || 'b']`, "[a b]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := render(t, db, "SELECT "+tc.expr+" AS v", "markdown", 0, 1)
+			check(t, "markdown", got, "| v |\n|---|\n| "+tc.want+" |\n")
+		})
+	}
+	// A column name goes through the same escaping.
+	got := render(t, db, `SELECT 1 AS "a`+"\t"+`b|c"`, "markdown", 0, 1)
+	check(t, "header", got, "| a b\\|c |\n|---:|\n| 1 |\n")
 }
 
 func TestValidFormat(t *testing.T) {
