@@ -312,7 +312,7 @@ func TestOpenReadOnly(t *testing.T) {
 	for what, err := range map[string]error{
 		"load":   func() error { _, err := a.Load(ctx, []string{trace}, LoadOptions{Label: "again"}); return err }(),
 		"nccl":   a.SetNCCLClockOffset(ctx, "trace", "0"),
-		"import": func() error { _, err := a.ImportParquet(ctx, dir); return err }(),
+		"import": func() error { _, err := a.ImportParquet(ctx, dir, nil); return err }(),
 	} {
 		if !errors.Is(err, ErrReadOnly) {
 			t.Errorf("%s on a read-only database: %v, want ErrReadOnly", what, err)

@@ -11,6 +11,9 @@ package engine
 //	                                      Kineto trace (flows, counters, …), whose rank is joined from
 //	                                      traces: hive partitioning, one directory per rank
 //	DIR/<table>.parquet                   any other trace table (no rank to partition by)
+//	DIR/rules/<table>.parquet             the classification rules the analyses used (kernel_classes,
+//	                                      phase_rules): a fresh database importing the export adopts
+//	                                      them, one holding other traces keeps its own (and says so)
 //	DIR/tracesql_export.json              what was written: format version, tables, layout, rows,
 //	                                      columns, and each file with its row count
 //
@@ -26,16 +29,20 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // parquetManifest is DIR/tracesql_export.json.
 type parquetManifest struct {
-	Format  int            `json:"format"` // parquetFormat; 1 = before events.link_idx
-	Tool    string         `json:"tool"`
-	Tables  []ParquetTable `json:"tables"`
-	Traces  int64          `json:"traces"`
+	Format int            `json:"format"` // parquetFormat; 1 = before events.link_idx
+	Tool   string         `json:"tool"`
+	Tables []ParquetTable `json:"tables"`
+	Traces int64          `json:"traces"`
+	// Rules are the classification tables (ruleTables), written as single files under rules/; absent from
+	// exports written before them.
+	Rules   []ParquetTable `json:"rules,omitempty"`
 	Written string         `json:"written"` // UTC time of the export
 }
 
@@ -69,6 +76,9 @@ const manifestName = "tracesql_export.json"
 
 // parquetFormat is the export format written: 2 since events has link_idx and the frames are views.
 const parquetFormat = 2
+
+// ruleTables are the tables of rules (no trace_id) that the analyses read and users edit.
+var ruleTables = []string{"kernel_classes", "phase_rules"}
 
 // rankJoined are the Kineto per-event tables without a rank column: every row has a traces row.
 var rankJoined = map[string]bool{"metadata_events": true, "flows": true, "counters": true, "instants": true, "other_events": true}
@@ -162,6 +172,25 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 			}
 		}
 		man.Tables = append(man.Tables, t)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "rules"), 0o755); err != nil {
+		return fail(err)
+	}
+	for _, name := range ruleTables {
+		t := ParquetTable{Name: name, Layout: "single"}
+		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
+			return fail(err)
+		}
+		if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
+			return fail(fmt.Errorf("table %s: %w", name, err))
+		}
+		path := filepath.Join(dir, "rules", name+".parquet")
+		q := fmt.Sprintf("COPY (SELECT * FROM %s ORDER BY ALL) TO %s (FORMAT parquet, COMPRESSION zstd)", sqlIdent(name), sqlString(path))
+		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+			return fail(fmt.Errorf("table %s: %w", name, err))
+		}
+		t.Files = []ParquetFile{{Path: "rules/" + name + ".parquet", Rows: t.Rows}}
+		man.Rules = append(man.Rules, t)
 	}
 	b, _ := json.MarshalIndent(man, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, manifestName), append(b, '\n'), 0o644); err != nil {
@@ -327,9 +356,11 @@ func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable)
 // all of it or, on error, nothing. Trace ids are renumbered after the database's own (Kineto and NCCL
 // traces alike), so an export can be imported beside other traces; a Kineto trace whose (label,
 // rank), or an NCCL trace whose (label, rank, communicator), is already present is an error. A table
-// of the export that the database lacks (one the user created) is created. It returns the number of
-// traces imported, Kineto and NCCL.
-func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
+// of the export that the database lacks (one the user created) is created. The export's rules
+// (kernel_classes, phase_rules) replace those of a database that holds no trace yet, so that an export
+// round-trips with the user's edits; a database with traces keeps its own, and note says so. It returns
+// the number of traces imported, Kineto and NCCL.
+func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) (int64, error) {
 	if db.ReadOnly {
 		return 0, fmt.Errorf("import %s: %w", dir, ErrReadOnly)
 	}
@@ -378,6 +409,11 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 		return fail(err)
 	}
 	n, err := importTables(ctx, conn, dir, man, known, firstID)
+	var notes []string
+	if err == nil {
+		// Before the frames are built: they classify kernels with the rules.
+		notes, err = importRules(ctx, conn, dir, man.Rules, firstID == 0)
+	}
 	imported := fmt.Sprintf("trace_id >= %d", firstID)
 	if err == nil && man.Format == 1 {
 		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
@@ -395,7 +431,67 @@ func (db *DB) ImportParquet(ctx context.Context, dir string) (int64, error) {
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fail(err)
 	}
+	if note != nil {
+		for _, s := range notes {
+			note(s)
+		}
+	}
 	return n, nil
+}
+
+// importRules compares each rule table of an export with the database's. When they differ, the export's
+// replace them if adopt (the database holds no other trace), else the database's stay. It returns what it
+// did, one line per table that differs.
+func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []ParquetTable, adopt bool) ([]string, error) {
+	var notes []string
+	for _, t := range rules {
+		if !slices.Contains(ruleTables, t.Name) || len(t.Files) != 1 || t.Files[0].Path != "rules/"+t.Name+".parquet" {
+			return nil, fmt.Errorf("%s: unexpected rules entry %q", manifestName, t.Name)
+		}
+		f := t.Files[0]
+		rows, err := fileRows(ctx, conn, dir, []string{f.Path})
+		if err != nil {
+			return nil, fmt.Errorf("rules %s: %w", t.Name, err)
+		}
+		if rows[0] != t.Rows {
+			return nil, fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[0], t.Rows)
+		}
+		have, err := tableColumns(ctx, conn, t.Name)
+		if err != nil {
+			return nil, fmt.Errorf("rules %s: %w", t.Name, err)
+		}
+		if !slices.Equal(have, t.Columns) {
+			notes = append(notes, fmt.Sprintf("%s: the export's rules have other columns than this database's: kept this database's", t.Name))
+			continue
+		}
+		cols := make([]string, len(have))
+		for i, c := range have {
+			cols[i] = sqlIdent(c.Name)
+		}
+		list := strings.Join(cols, ", ")
+		file := sqlString(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		var differ int64
+		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM read_parquet(%[2]s) EXCEPT ALL SELECT %[1]s FROM %[3]s))
+			+ (SELECT count(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT ALL SELECT %[1]s FROM read_parquet(%[2]s)))`, list, file, sqlIdent(t.Name))
+		if err := conn.QueryRowContext(ctx, q).Scan(&differ); err != nil {
+			return nil, fmt.Errorf("rules %s: %w", t.Name, err)
+		}
+		switch {
+		case differ == 0:
+		case adopt:
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+sqlIdent(t.Name)); err != nil {
+				return nil, fmt.Errorf("rules %s: %w", t.Name, err)
+			}
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM read_parquet(%s)", sqlIdent(t.Name), list, list, file)); err != nil {
+				return nil, fmt.Errorf("rules %s: %w", t.Name, err)
+			}
+			notes = append(notes, fmt.Sprintf("%s: took the export's %d rules (%d rows differ from this database's defaults)", t.Name, t.Rows, differ))
+		default:
+			notes = append(notes, fmt.Sprintf("%s: the export's rules differ from this database's in %d rows: kept this database's (to use the export's: DELETE FROM %s; INSERT INTO %s SELECT * FROM %s)",
+				t.Name, differ, t.Name, t.Name, file))
+		}
+	}
+	return notes, nil
 }
 
 func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool, offset int64) (int64, error) {

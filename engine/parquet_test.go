@@ -121,7 +121,7 @@ func TestParquetRoundTrip(t *testing.T) {
 	}
 
 	dst := openTestDB(t)
-	n, err := dst.ImportParquet(ctx, dir)
+	n, err := dst.ImportParquet(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestParquetImportErrors(t *testing.T) {
 		t.Errorf("export into a used directory: %v", err)
 	}
 	before := tableFingerprints(t, db)
-	_, err := db.ImportParquet(ctx, dir)
+	_, err := db.ImportParquet(ctx, dir, nil)
 	if err == nil || !strings.Contains(err.Error(), `rank 0 of trace set "trace" is already loaded`) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("import of a loaded rank: %v", err)
 	}
@@ -174,18 +174,18 @@ func TestParquetImportErrors(t *testing.T) {
 		}
 	}
 	empty := t.TempDir()
-	if _, err := db.ImportParquet(ctx, empty); err == nil || !strings.Contains(err.Error(), "not a directory written by tracesql export-parquet") {
+	if _, err := db.ImportParquet(ctx, empty, nil); err == nil || !strings.Contains(err.Error(), "not a directory written by tracesql export-parquet") {
 		t.Errorf("import of a plain directory: %v", err)
 	}
 	os.WriteFile(filepath.Join(empty, manifestName), []byte(`{"format": 7}`), 0o644)
-	if _, err := db.ImportParquet(ctx, empty); err == nil || !strings.Contains(err.Error(), "format 7 is not supported") {
+	if _, err := db.ImportParquet(ctx, empty, nil); err == nil || !strings.Contains(err.Error(), "format 7 is not supported") {
 		t.Errorf("import of a future format: %v", err)
 	}
 	// A label set apart imports beside the loaded traces, with fresh trace ids.
 	if _, err := db.SQL.Exec(`UPDATE traces SET label = 'other'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ImportParquet(ctx, dir); err != nil {
+	if _, err := db.ImportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := queryInt(t, db, `SELECT count(DISTINCT trace_id) FROM events`); got != 2 {
@@ -241,7 +241,7 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := dst.ImportParquet(ctx, dir)
+	n, err := dst.ImportParquet(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,11 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 	if _, err := only.ExportParquet(ctx, ncclDir); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := dst.ImportParquet(ctx, ncclDir); err != nil || n != 1 {
+	if n, err := dst.ImportParquet(ctx, ncclDir, nil); err != nil || n != 1 {
 		t.Fatalf("first import: %d, %v", n, err)
 	}
 	before := tableFingerprints(t, dst)
-	if _, err := dst.ImportParquet(ctx, ncclDir); err == nil || !strings.Contains(err.Error(), "NCCL trace of rank 2") || !strings.Contains(err.Error(), "already loaded") {
+	if _, err := dst.ImportParquet(ctx, ncclDir, nil); err == nil || !strings.Contains(err.Error(), "NCCL trace of rank 2") || !strings.Contains(err.Error(), "already loaded") {
 		t.Errorf("second import of the same NCCL trace: %v", err)
 	}
 	after := tableFingerprints(t, dst)
@@ -301,7 +301,7 @@ func TestParquetUserTables(t *testing.T) {
 	}
 	dst := openTestDB(t)
 	mustLoad(t, dst, handTrace(t, 1))
-	if n, err := dst.ImportParquet(ctx, dir); err != nil || n != 1 {
+	if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
 		t.Fatalf("import: %d, %v", n, err)
 	}
 	for _, q := range []string{
@@ -312,6 +312,72 @@ func TestParquetUserTables(t *testing.T) {
 		if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
 			t.Errorf("%s:\nsource:\n%s\nimported:\n%s", q, a, b)
 		}
+	}
+}
+
+// TestParquetRules: the rules the analyses read travel with an export. A fresh database takes them (so an export
+// of a database whose kernel_classes the user taught round-trips with the lesson), one that already holds traces
+// keeps its own and says so; the same rules are no news.
+func TestParquetRules(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	mustLoad(t, src, handTrace(t, 0))
+	if _, err := src.SQL.Exec(`INSERT INTO kernel_classes VALUES (1, '^myCollective', 'COMMUNICATION', 'all');
+		DELETE FROM phase_rules WHERE phase = 'Loss'`); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT 'k', * FROM kernel_classes UNION ALL SELECT 'p', priority, pattern, phase, NULL FROM phase_rules ORDER BY ALL`
+	for _, c := range []struct {
+		name    string
+		prepare func(db *DB)
+		adopted bool
+		notes   []string
+	}{
+		{"fresh database", func(*DB) {}, true, []string{
+			"kernel_classes: took the export's ", "phase_rules: took the export's "}},
+		{"database with traces", func(db *DB) { mustLoad(t, db, handTrace(t, 1)) }, false, []string{
+			"kernel_classes: the export's rules differ from this database's in 1 rows: kept this database's (to use the export's: DELETE FROM kernel_classes; INSERT INTO kernel_classes SELECT * FROM '",
+			"phase_rules: the export's rules differ from this database's in "}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dst := openTestDB(t)
+			c.prepare(dst)
+			before := queryText(t, dst, q)
+			var notes []string
+			if _, err := dst.ImportParquet(ctx, dir, func(s string) { notes = append(notes, s) }); err != nil {
+				t.Fatal(err)
+			}
+			after := queryText(t, dst, q)
+			if want := map[bool]string{true: queryText(t, src, q), false: before}[c.adopted]; after != want {
+				t.Errorf("rules after the import:\n%s\nwant:\n%s", after, want)
+			}
+			if len(notes) != len(c.notes) {
+				t.Fatalf("notes %q, want %d", notes, len(c.notes))
+			}
+			for i, n := range notes {
+				if !strings.HasPrefix(n, c.notes[i]) {
+					t.Errorf("note %q, want it to start with %q", n, c.notes[i])
+				}
+			}
+		})
+	}
+	// Importing into the source itself's twin (same rules): no note.
+	twin := filepath.Join(t.TempDir(), "twin")
+	if _, err := src.ExportParquet(ctx, twin); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTestDB(t)
+	if _, err := dst.SQL.Exec(`INSERT INTO kernel_classes VALUES (1, '^myCollective', 'COMMUNICATION', 'all');
+		DELETE FROM phase_rules WHERE phase = 'Loss'`); err != nil {
+		t.Fatal(err)
+	}
+	mustLoad(t, dst, handTrace(t, 1))
+	if _, err := dst.ImportParquet(ctx, twin, func(s string) { t.Errorf("unexpected note %q", s) }); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -367,7 +433,7 @@ func TestParquetDamagedExport(t *testing.T) {
 			if err := c.damage(dir); err != nil {
 				t.Fatal(err)
 			}
-			_, err := db.ImportParquet(ctx, dir)
+			_, err := db.ImportParquet(ctx, dir, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "import parquet "+dir+": ") {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
@@ -380,7 +446,7 @@ func TestParquetDamagedExport(t *testing.T) {
 		})
 	}
 	// The undamaged export imports.
-	if n, err := db.ImportParquet(ctx, clean); err != nil || n != 2 {
+	if n, err := db.ImportParquet(ctx, clean, nil); err != nil || n != 2 {
 		t.Errorf("clean import: %d, %v", n, err)
 	}
 	// So does one written before the manifest listed files and columns (the user's table made from
@@ -400,7 +466,7 @@ func TestParquetDamagedExport(t *testing.T) {
 	raw, _ = json.Marshal(man)
 	os.WriteFile(filepath.Join(old, manifestName), raw, 0o644)
 	fresh := openTestDB(t)
-	if n, err := fresh.ImportParquet(ctx, old); err != nil || n != 2 {
+	if n, err := fresh.ImportParquet(ctx, old, nil); err != nil || n != 2 {
 		t.Errorf("import of an older export: %d, %v", n, err)
 	}
 	if got := queryInt(t, fresh, `SELECT count(*) FROM my_single`); got != 2 {

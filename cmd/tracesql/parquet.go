@@ -89,7 +89,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	defer db.Close()
 	if !export {
-		n, err := db.ImportParquet(ctx, fs.Arg(0))
+		n, err := db.ImportParquet(ctx, fs.Arg(0), func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
 		if err != nil {
 			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 			if created {
