@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +318,34 @@ func TestHistoryLine(t *testing.T) {
 		if len(fromEntry) != len(fromLine) || line.Pending() != "" {
 			t.Errorf("%q: entry ran %q, its history line %q (pending %q)", c.entry, fromEntry, fromLine, line.Pending())
 		}
+	}
+}
+
+// TestCompletionHidesInternals: completion offers the public names (critical_path…, tables, columns), and the
+// internal _ ones only to a word that starts with _.
+func TestCompletionHidesInternals(t *testing.T) {
+	db := openReportDB(t, backwardJSON)
+	c := &completer{s: &session{db: db}}
+	complete := func(word string) []string {
+		cands, _ := c.Do([]rune(word), len(word))
+		var out []string
+		for _, suffix := range cands { // readline gets what follows the word typed so far
+			out = append(out, word+strings.TrimSpace(string(suffix)))
+		}
+		return out
+	}
+	cp := complete("SELECT * FROM critical_pa")
+	if !slices.Contains(cp, "SELECT * FROM critical_path") || !slices.Contains(cp, "SELECT * FROM critical_path_summary") {
+		t.Errorf("critical_pa completes to %q", cp)
+	}
+	for _, word := range []string{"SELECT * FROM c", "SELECT * FROM h", "SELECT * FROM l"} {
+		for _, s := range complete(word) {
+			if strings.Contains(s, "FROM _") {
+				t.Errorf("%q offers the internal %q", word, s)
+			}
+		}
+	}
+	if under := complete("SELECT * FROM _cp_pa"); !slices.Contains(under, "SELECT * FROM _cp_path") {
+		t.Errorf("_cp_pa completes to %q, want _cp_path still reachable when asked for", under)
 	}
 }
