@@ -34,17 +34,33 @@ func ParseRankFrom(s string) (RankFrom, error) {
 
 // Discover expands the arguments into trace files: a directory contributes the files directly
 // inside it (not recursive) named *.json or *.json.gz (which covers *.pt.trace.json[.gz]), sorted
-// by name; a file is taken as given. A file named more than once (`T T`, a file and its directory)
-// is kept the first time and listed in repeated the others: loaded twice into one set, it would
-// clash with itself over its rank.
-func Discover(args []string) (files []string, fromDir []bool, repeated []string, err error) {
+// by name; a file is taken as given. A file named more than once (`T T`, a file and its directory,
+// a symbolic link to a file already named) is kept the first time and the others are listed in
+// repeated, with why: loaded twice into one set, it would count twice, as two ranks, or clash with
+// itself over its rank. A directory entry that is a link to a directory is not a trace: left out.
+func Discover(args []string) (files []string, fromDir []bool, repeated []LoadResult, err error) {
 	seen := map[string]bool{}
+	var infos []os.FileInfo // of files, for links to one of them under another name
 	add := func(abs string, dir bool) {
 		if seen[abs] {
-			repeated = append(repeated, abs)
+			repeated = append(repeated, LoadResult{Path: abs, Skipped: "named twice"})
 			return
 		}
 		seen[abs] = true
+		if st, err := os.Stat(abs); err == nil { // (a file that cannot be read is the loader's to report)
+			if dir && st.IsDir() {
+				return
+			}
+			for i, other := range infos {
+				if other != nil && os.SameFile(st, other) {
+					repeated = append(repeated, LoadResult{Path: abs, Skipped: "the same file as " + files[i]})
+					return
+				}
+			}
+			infos = append(infos, st)
+		} else {
+			infos = append(infos, nil)
+		}
 		files = append(files, abs)
 		fromDir = append(fromDir, dir)
 	}

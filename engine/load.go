@@ -89,9 +89,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		return nil, err
 	}
 	var results []LoadResult
-	for _, f := range repeated {
-		results = append(results, LoadResult{Path: f, Skipped: "named twice"})
-	}
+	results = append(results, repeated...)
 	if len(files) > 1 {
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
 		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {

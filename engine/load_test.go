@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -200,5 +202,42 @@ func TestUsToNs(t *testing.T) {
 		if (err != nil) != c.err || (!c.err && got != c.want) {
 			t.Errorf("usToNs(%q) = %d, %v; want %d, err %v", c.in, got, err, c.want, c.err)
 		}
+	}
+}
+
+// TestDiscoverLinks: a symbolic (or hard) link to a trace already named is the same file, skipped with a note
+// naming it, not a second rank that doubles every total; a link to a directory that is named like a trace
+// is left out of a directory's files.
+func TestDiscoverLinks(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(a, []byte(`[{"ph":"X","cat":"cpu_op","name":"x","pid":1,"tid":1,"ts":1,"dur":2}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []func() error{
+		func() error { return os.Symlink("a.json", filepath.Join(dir, "b.json")) },
+		func() error { return os.Link(a, filepath.Join(dir, "c.json")) },
+		func() error { return os.Mkdir(filepath.Join(dir, "sub"), 0o755) },
+		func() error { return os.Symlink("sub", filepath.Join(dir, "x.json")) },
+	} {
+		if err := link(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _, repeated, err := Discover([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LoadResult{{Path: filepath.Join(dir, "b.json"), Skipped: "the same file as " + a},
+		{Path: filepath.Join(dir, "c.json"), Skipped: "the same file as " + a}}
+	if !slices.Equal(files, []string{a}) || !slices.Equal(repeated, want) {
+		t.Errorf("files %v, repeated %+v; want [%s] and %+v", files, repeated, a, want)
+	}
+	db := openTestDB(t)
+	if _, err := db.Load(context.Background(), []string{a, filepath.Join(dir, "b.json")}, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM traces`); n != 1 {
+		t.Errorf("%d traces from one file and a link to it", n)
 	}
 }
