@@ -17,7 +17,7 @@ type RankFrom string
 const (
 	// RankAuto uses distributedInfo.rank, else a rank pattern in the file name, else file order.
 	RankAuto RankFrom = "auto"
-	// RankFile uses only the file name pattern (then file order).
+	// RankFile uses only the file name pattern: a file without one is an error.
 	RankFile RankFrom = "file"
 	// RankIndex numbers the files in order.
 	RankIndex RankFrom = "index"
@@ -102,9 +102,9 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 	return files, fromDir, repeated, nil
 }
 
-// rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3": the last match in the base
-// name wins (directories do not count).
-var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?(\d+)`)
+// rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3" as a word of its own (not
+// frank7, not prerank2): the last match in the base name wins (directories do not count).
+var rankInName = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:rank|worker)[-_ ]?(\d+)`)
 
 // RankFromName returns the rank written in the file's base name, if any (and if it fits a rank, an
 // int32: a load reports one that does not).

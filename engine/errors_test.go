@@ -174,6 +174,9 @@ func TestRankDiscovery(t *testing.T) {
 		{"/data/rank9/trace.json", 0, false}, // directories do not count
 		{"trace.json", 0, false},
 		{"rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", 0, true},
+		{"frank7.json", 0, false}, // a word of its own
+		{"prerank2.json", 0, false},
+		{"job.rank3.json", 3, true},
 	} {
 		r, ok := RankFromName(c.name)
 		if ok != c.ok || r != c.rank {
@@ -334,6 +337,7 @@ func TestMetadataValues(t *testing.T) {
 		{"name rank beyond int32", "rank99999999999.json", ``, RankAuto, "rank 99999999999 in the file name is out of range (want 0 to 2147483647; distributedInfo.rank or --rank-from index replaces it)", 0},
 		{"name rank beyond int32, --rank-from file", "rank99999999999.json", ``, RankFile, "--rank-from index ignores it", 0},
 		{"name rank beyond int32, --rank-from index", "rank99999999999.json", ``, RankIndex, "", 0},
+		{"no rank in the name, --rank-from file", "a.json", ``, RankFile, "no rank in the file name (want rank3, rank-3, rank_3, worker3 or worker 3; --rank-from auto or index numbers such files in order)", 0},
 		{"world_size beyond int64", "a.json", `"distributedInfo":{"rank":1,"world_size":99999999999999999999}`, RankAuto, "distributedInfo.world_size 99999999999999999999 is out of range", 0},
 		{"fractional world_size", "a.json", `"distributedInfo":{"world_size":8.5}`, RankAuto, "distributedInfo.world_size 8.5 is not an integer", 0},
 		{"backend not a string", "a.json", `"distributedInfo":{"rank":1,"backend":7}`, RankAuto, "distributedInfo.backend is a number, want a string", 0},

@@ -134,6 +134,10 @@ func pickRank(from RankFrom, info traceInfo, path string, index int) (int, error
 			}
 			return int(r), nil
 		}
+		if from == RankFile {
+			// Asked for explicitly, the name is the only source: file order would be a silent guess.
+			return 0, errors.New("no rank in the file name (want rank3, rank-3, rank_3, worker3 or worker 3; --rank-from auto or index numbers such files in order)")
+		}
 	}
 	return index, nil
 }
