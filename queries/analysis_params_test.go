@@ -56,6 +56,10 @@ func TestAnalysisUnknownRankOrLabel(t *testing.T) {
 		{`SELECT * FROM frequent_kernel_sequences('no such op', rank := 3)`, "no trace with rank 3"},
 		// the sibling that writes the overlay (Go) already did this
 		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3, label := 'a')`, "no trace of rank 3"},
+		// no operator: no rows (or an overlay that marks nothing and strips every event's args)
+		{`SELECT * FROM frequent_kernel_sequences(NULL)`, "frequent_kernel_sequences: operator_name is required"},
+		{`SELECT * FROM frequent_kernel_sequences('')`, "frequent_kernel_sequences: operator_name is required"},
+		{`SELECT * FROM export_kernel_sequences_overlay(NULL, '` + t.TempDir() + `', label := 'a')`, "export_kernel_sequences_overlay: operator_name is required"},
 		// a pattern needs a kernel: 0 made every op that launches nothing a pattern ''
 		{`SELECT * FROM frequent_kernel_sequences('aten::mm', min_pattern_len := 0)`, "frequent_kernel_sequences: min_pattern_len must be at least 1, not 0"},
 		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', min_pattern_len := -1, label := 'a')`, "export_kernel_sequences_overlay: min_pattern_len must be at least 1, not -1"},

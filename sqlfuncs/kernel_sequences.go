@@ -124,6 +124,9 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.OutputDir == "" {
 		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
 	}
+	if req.OperatorName == "" {
+		return res, errors.New("export_kernel_sequences_overlay: operator_name is required (a substring of the CPU op names, e.g. 'aten::linear')")
+	}
 	if req.MinPatternLen < 1 {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 1, not %d", req.MinPatternLen)
 	}

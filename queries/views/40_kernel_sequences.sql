@@ -151,7 +151,9 @@ CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len
 -- A rank (and label) that is not loaded is an error, as in export_kernel_sequences_overlay and critical_path, not an
 -- empty result. The check is a branch of the UNION ALL so that it runs even when no occurrence is found.
 WITH missing AS (
-    SELECT CASE WHEN coalesce(min_pattern_len, 3) < 1
+    SELECT CASE WHEN coalesce(operator_name, '') = ''
+                THEN error('frequent_kernel_sequences: operator_name is required (a substring of the CPU op names, e.g. ''aten::linear'')')
+                WHEN coalesce(min_pattern_len, 3) < 1
                 THEN error(format('frequent_kernel_sequences: min_pattern_len must be at least 1, not {}', min_pattern_len))
                 WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = coalesce(rank, 0) AND (label IS NULL OR t.label = label))
                 THEN error(CASE WHEN label IS NULL
