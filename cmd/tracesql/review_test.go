@@ -113,3 +113,15 @@ func TestDotLoadEmptyLabel(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainIsDrawn: EXPLAIN in the table format prints DuckDB's plan drawing as it is (a table cell escaped its
+// newlines and cut it at 80 characters); other formats keep the two columns.
+func TestExplainIsDrawn(t *testing.T) {
+	out := mustRun(t, "", backwardJSON, "-c", "EXPLAIN SELECT count(*) FROM traces")
+	if !strings.HasPrefix(out, "┌") || !strings.Contains(out, "\n│          SEQ_SCAN         │\n") || strings.Contains(out, "explain_value") {
+		t.Errorf("EXPLAIN in table format:\n%s", out)
+	}
+	if csv := mustRun(t, "", backwardJSON, "--format", "csv", "-c", "EXPLAIN SELECT 1"); !strings.HasPrefix(csv, "explain_key,explain_value\nphysical_plan,") {
+		t.Errorf("EXPLAIN in csv:\n%s", csv)
+	}
+}

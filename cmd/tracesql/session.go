@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -125,6 +126,15 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if len(cols) == 1 && (cols[0] == "Success" || cols[0] == "Count") && isCommand(stmt) {
 		// DDL and DML: like the DuckDB CLI in its default mode, print nothing.
 		for rows.Next() {
+		}
+	} else if s.format == "table" && len(cols) == 2 && cols[0] == "explain_key" && cols[1] == "explain_value" {
+		// EXPLAIN: the plan is a drawing already; a table cell would escape its newlines and cut it.
+		for rows.Next() {
+			var key, plan sql.NullString
+			if err := rows.Scan(&key, &plan); err != nil {
+				return err
+			}
+			fmt.Fprintln(s.out, plan.String)
 		}
 	} else if _, err := renderRows(s.out, s.format, rows, s.maxRows, typeNames); err != nil {
 		return err
