@@ -161,10 +161,16 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("usage: .schema [NAME]")
 	}
+	// A named macro too, as .tables lists them (DuckDB keeps its body, normalised, without the parameters'
+	// defaults: .describe NAME shows those). A bare .schema lists tables and views, as DuckDB's CLI.
 	q := `SELECT sql FROM (
         SELECT table_name AS name, sql FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
-        UNION ALL SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main')`
-	var qargs []any
+        UNION ALL SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
+        UNION ALL SELECT DISTINCT function_name, 'CREATE MACRO ' || function_name || '(' || array_to_string(parameters, ', ') || ')'
+            || CASE WHEN function_type = 'table_macro' THEN ' AS TABLE ' ELSE ' AS ' END || macro_definition || ';'
+            FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND schema_name = 'main'
+            AND macro_definition IS NOT NULL AND ?)`
+	qargs := []any{len(args) == 1}
 	if len(args) == 1 {
 		q += " WHERE name = ?"
 		qargs = append(qargs, args[0])
@@ -187,7 +193,7 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 		return err
 	}
 	if n == 0 && len(args) == 1 {
-		return fmt.Errorf(".schema: no table or view named %q", args[0])
+		return fmt.Errorf(".schema: no table, view or macro named %q", args[0])
 	}
 	return nil
 }

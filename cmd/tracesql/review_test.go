@@ -125,3 +125,18 @@ func TestExplainIsDrawn(t *testing.T) {
 		t.Errorf("EXPLAIN in csv:\n%s", csv)
 	}
 }
+
+// TestSchemaOfMacro: .schema NAME shows a table macro that .tables lists (it said "no table or view"), with its
+// parameters and body; an unknown name says what was looked for; a bare .schema still lists tables and views only.
+func TestSchemaOfMacro(t *testing.T) {
+	out := mustRun(t, "", backwardJSON, "-c", ".schema idle_time_breakdown")
+	if !strings.HasPrefix(out, "CREATE MACRO idle_time_breakdown(consecutive_kernel_delay, ranks, streams, hta_compat) AS TABLE ") {
+		t.Errorf(".schema idle_time_breakdown:\n%.300s", out)
+	}
+	if all := mustRun(t, "", backwardJSON, "-c", ".schema"); strings.Contains(all, "CREATE MACRO") || !strings.Contains(all, "CREATE TABLE traces(") {
+		t.Errorf("bare .schema:\n%.300s", all)
+	}
+	if _, errOut, code := runCLI(t, "", backwardJSON, "-c", ".schema nope"); code != 1 || errOut != "tracesql: .schema: no table, view or macro named \"nope\"\n" {
+		t.Errorf(".schema nope: %d %q", code, errOut)
+	}
+}
