@@ -106,6 +106,9 @@ func fields(spec ...any) *arrow.Schema {
 	return arrow.NewSchema(fs, nil)
 }
 
+// eventsDurColumn is the position of dur in the events schemas.
+const eventsDurColumn = 7
+
 // Arrow schemas of the per-phase batches. The events schema is completed by the derived columns.
 var (
 	eventsParsedSchema = fields("ev_idx", i64, "cat", tok, "cat_class", tok, "name", tok, "pid", i64, "tid", i64,

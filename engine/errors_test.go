@@ -263,6 +263,27 @@ func TestArrayForm(t *testing.T) {
 	}
 }
 
+// TestMissingDurWarned: complete events without dur load (dur NULL) and are counted in one warning, so that their
+// absence from every analysis of durations is not a surprise; a B/E pair and an X with dur are not counted.
+func TestMissingDurWarned(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5},
+		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9},
+		{"ph":"B","cat":"cpu_op","name":"c","pid":1,"tid":2,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":4}]}`), 0o644)
+	var warnings []string
+	db := openTestDB(t)
+	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM events WHERE dur IS NULL"); n != 2 {
+		t.Errorf("%d events without dur, want 2", n)
+	}
+	want := p + ": 2 complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", warnings, want)
+	}
+}
+
 // TestByteOrderMark: a leading UTF-8 BOM (Windows editors, Python's utf-8-sig) is skipped, in plain
 // and gzipped files and before either top-level form, as Perfetto and Python's json do; a file that is
 // only a BOM is still an empty file.

@@ -362,10 +362,13 @@ type parsedFile struct {
 	arrayForm bool
 	// unterminated: an array-form file that ends without ']' (allowed by the Chrome trace format).
 	unterminated bool
-	events       int64
-	jsonBytes    int64
-	sawLaunch    uint8
-	laneNames    map[laneKey]string
+	// noDur counts the complete (X) events without a dur: kept, with dur NULL, and said (the analyses
+	// of durations leave them out).
+	noDur     int64
+	events    int64
+	jsonBytes int64
+	sawLaunch uint8
+	laneNames map[laneKey]string
 }
 
 func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
@@ -409,6 +412,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	defer func() { releaseAll() }()
 	if pf.unterminated && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)", path))
+	}
+	if pf.noDur > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)", path, pf.noDur))
 	}
 	info, err := readMetadata(pf.meta)
 	if err != nil {
@@ -846,6 +852,9 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 	report(true)
 	for _, b := range bySeq {
 		pf.events += int64(b.count)
+		if b.events != nil {
+			pf.noDur += int64(b.events.Column(eventsDurColumn).NullN())
+		}
 		pf.sawLaunch |= b.sawLaunch
 		for k, v := range b.laneNames {
 			if pf.laneNames == nil {
