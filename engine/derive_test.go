@@ -132,6 +132,17 @@ func TestLegacyAndStringLanes(t *testing.T) {
 	if n := queryInt(t, db, "SELECT count(*) FROM threads WHERE thread_name = 'stream 7' AND tid > 1099511627776"); n != 1 {
 		t.Errorf("string tid 'stream 7': %d named lanes, want 1", n)
 	}
+	// A name the trace gives a string pid/tid wins over the synthesised one (max() of the two picked the
+	// synthesised "main thread" over "T").
+	p := filepath.Join(t.TempDir(), "named.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":"Spans","tid":"main thread","ts":1,"dur":5},
+		{"ph":"M","name":"thread_name","pid":"Spans","tid":"main thread","args":{"name":"T"}},
+		{"ph":"M","name":"process_name","pid":"Spans","args":{"name":"A process"}}]}`), 0o644)
+	db = openTestDB(t)
+	mustLoad(t, db, p)
+	if got := queryText(t, db, "SELECT process_name || '/' || thread_name FROM threads"); got != "A process/T\t\n" {
+		t.Errorf("names of a string pid/tid named by the trace: %q, want A process/T", got)
+	}
 }
 
 // linksTrace exercises the launch ↔ GPU-event pairing by correlation (events.link_idx), worked out by hand.

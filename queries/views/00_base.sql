@@ -12,12 +12,16 @@
 -- @column events              Complete events on this lane
 CREATE OR REPLACE VIEW threads AS
 WITH m AS (
-    SELECT trace_id, pid, tid, name, args->>'name' AS value_name, TRY_CAST(args->>'sort_index' AS BIGINT) AS sort_index
+    SELECT trace_id, pid, tid, name, args->>'name' AS value_name, TRY_CAST(args->>'sort_index' AS BIGINT) AS sort_index,
+           ev_idx IS NULL AS synthetic
     FROM metadata_events
 ),
-pn AS (SELECT trace_id, pid, max(value_name) AS process_name FROM m WHERE name = 'process_name' GROUP BY ALL),
+-- a name the trace gives wins over the one synthesised from a string pid/tid (max() picked "main thread" over "T")
+pn AS (SELECT trace_id, pid, coalesce(max(value_name) FILTER (WHERE NOT synthetic), max(value_name)) AS process_name
+       FROM m WHERE name = 'process_name' GROUP BY ALL),
 ps AS (SELECT trace_id, pid, max(sort_index) AS process_sort_index FROM m WHERE name = 'process_sort_index' GROUP BY ALL),
-tn AS (SELECT trace_id, pid, tid, max(value_name) AS thread_name FROM m WHERE name = 'thread_name' GROUP BY ALL),
+tn AS (SELECT trace_id, pid, tid, coalesce(max(value_name) FILTER (WHERE NOT synthetic), max(value_name)) AS thread_name
+       FROM m WHERE name = 'thread_name' GROUP BY ALL),
 ts_ AS (SELECT trace_id, pid, tid, max(sort_index) AS sort_index FROM m WHERE name = 'thread_sort_index' GROUP BY ALL),
 lanes AS (
     SELECT trace_id, pid, tid, count(*) AS events FROM events GROUP BY ALL
