@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -345,7 +346,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			b := bld.flows
 			b.Field(0).(*array.Int64Builder).Append(idx)
 			appendText(b.Field(1), ph)
-			appendIDText(b.Field(2), ev.id)
+			appendIDText(b.Field(2), ev.id, ev.id2)
 			appendStr(b.Field(3), ev.cat, ev.catEsc, ev.hasCat)
 			appendStr(b.Field(4), ev.name, ev.nameEsc, ev.name != nil)
 			appendI64(b.Field(5), pid, pidOK)
@@ -397,7 +398,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendStr(b.Field(1), ev.ph, ev.phEsc, ev.ph != nil)
 			appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
 			appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
-			appendIDText(b.Field(4), ev.id)
+			appendIDText(b.Field(4), ev.id, ev.id2)
 			appendI64(b.Field(5), pid, pidOK)
 			appendI64(b.Field(6), tid, tidOK)
 			appendI64(b.Field(7), ts, hasTS)
@@ -561,7 +562,25 @@ func appendArgs(b array.Builder, ev *rawEvent) {
 }
 
 // appendIDText stores a flow/async id as text: numbers as written, strings unquoted.
-func appendIDText(b array.Builder, v []byte) {
+func appendIDText(b array.Builder, v, id2 []byte) {
+	if (len(v) == 0 || isNull(v)) && len(id2) > 0 {
+		// The Chrome format's id2 (Perfetto reads it): {"local": "0x1"} is scoped to its process,
+		// {"global": …} is not. Kept as "local:0x1" / "global:…", so that the two never pair with
+		// each other or with a plain id.
+		var scoped map[string]json.RawMessage
+		if json.Unmarshal(id2, &scoped) == nil {
+			for _, scope := range [2]string{"local", "global"} {
+				if raw, ok := scoped[scope]; ok {
+					var s string
+					if json.Unmarshal(raw, &s) != nil {
+						s = string(raw) // a number
+					}
+					appendBytes(b, []byte(scope+":"+s))
+					return
+				}
+			}
+		}
+	}
 	switch {
 	case len(v) == 0 || isNull(v):
 		b.AppendNull()
@@ -678,7 +697,7 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		appendI64(b.Field(3), pid, pidOK)
 		appendI64(b.Field(4), tid, tidOK)
 		appendI64(b.Field(5), ts, hasTS)
-		appendIDText(b.Field(6), ev.id)
+		appendIDText(b.Field(6), ev.id, ev.id2)
 		appendStr(b.Field(7), key, esc, true)
 		fb := b.Field(8).(*array.Float64Builder)
 		if x, err := strconv.ParseFloat(string(numberText(v)), 64); err == nil {

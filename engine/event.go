@@ -15,6 +15,7 @@ type rawEvent struct {
 	phEsc, catEsc        bool
 	nameEsc              bool
 	pid, tid, id         []byte // raw JSON value (number or quoted string)
+	id2                  []byte // raw JSON value: {"local": …} or {"global": …}, the id of newer Chrome traces
 	ts, dur              []byte // raw JSON value
 	args                 []byte // raw object
 	hasCat               bool
@@ -95,6 +96,8 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 				ev.dur = v
 			case "id":
 				ev.id = v
+			case "id2":
+				ev.id2 = v
 			case "args":
 				// A scalar (valueEndIn stops at whitespace) or a string: already compact.
 				ev.args, ev.argsCompact = v, v

@@ -241,3 +241,19 @@ func TestDiscoverLinks(t *testing.T) {
 		t.Errorf("%d traces from one file and a link to it", n)
 	}
 }
+
+// TestFlowID2: flows (and other events) that carry the Chrome format's id2 instead of id keep it, scoped, so that
+// they can be paired (id was NULL): {"local": "0x1"} → local:0x1, {"global": 7} → global:7; a plain id wins.
+func TestFlowID2(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":5},
+		{"ph":"s","cat":"c","name":"f","pid":1,"tid":1,"ts":2,"id2":{"local":"0x1"}},
+		{"ph":"f","bp":"e","cat":"c","name":"f","pid":1,"tid":1,"ts":4,"id2":{"local":"0x1"}},
+		{"ph":"s","cat":"c","name":"g","pid":1,"tid":1,"ts":2,"id2":{"global":7}},
+		{"ph":"s","cat":"c","name":"h","pid":1,"tid":1,"ts":2,"id":"9","id2":{"global":7}}]}`), 0o644)
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	if got := queryText(t, db, "SELECT name, ph, id FROM flows ORDER BY ev_idx"); got != "f\ts\tlocal:0x1\t\nf\tf\tlocal:0x1\t\ng\ts\tglobal:7\t\nh\ts\t9\t\n" {
+		t.Errorf("flow ids:\n%s", got)
+	}
+}
