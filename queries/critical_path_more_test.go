@@ -145,6 +145,9 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	for _, c := range []struct{ q, want string }{
 		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
+		{`SELECT * FROM critical_path(rank := 0.7)`, "rank must be an integer, not 0.7 (DECIMAL(2,1))"},
+		{`SELECT * FROM hotspots(top := 'x')`, "top must be an integer, not x (VARCHAR)"},
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', top_k := 1.5)`, "top_k must be an integer, not 1.5"},
 		{`SELECT * FROM critical_path(instance_end := -5)`, "instance_end must be -1 (= instance) or an instance number ≥ instance, not -5"},
 		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7 is loaded (ranks loaded: "},
 		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},

@@ -30,6 +30,15 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 
+-- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL), or the error "what must be an integer, not x (type)": a
+-- cast rounded 0.7 to 1 and picked another rank without a word.
+CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS
+    CASE WHEN x IS NULL THEN dflt::BIGINT
+         WHEN typeof(x) NOT IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
+                                'UBIGINT', 'UHUGEINT')
+             THEN error(format('{} must be an integer, not {} ({})', what, x::VARCHAR, typeof(x)))
+         ELSE x::VARCHAR::BIGINT END;
+
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::VARCHAR[]
          WHEN typeof(x) NOT IN ('VARCHAR[]', '"NULL"[]')

@@ -153,15 +153,17 @@ CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len
 WITH missing AS (
     SELECT CASE WHEN coalesce(operator_name, '') = ''
                 THEN error('frequent_kernel_sequences: operator_name is required (a substring of the CPU op names, e.g. ''aten::linear'')')
-                WHEN coalesce(min_pattern_len, 3) < 1
+                WHEN _int_arg(min_pattern_len, 3, 'min_pattern_len') < 1
                 THEN error(format('frequent_kernel_sequences: min_pattern_len must be at least 1, not {}', min_pattern_len))
-                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = coalesce(rank, 0) AND (label IS NULL OR t.label = label))
+                -- (never true: it makes _int_arg check top_k even when no occurrence reads it)
+                WHEN _int_arg(top_k, 5, 'top_k') IS NULL THEN NULL
+                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = _int_arg(rank, 0, 'rank') AND (label IS NULL OR t.label = label))
                 THEN error(CASE WHEN label IS NULL
-                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded ({})', coalesce(rank, 0),
+                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded ({})', _int_arg(rank, 0, 'rank'),
                                             (SELECT coalesce('ranks loaded: ' || string_agg(r::VARCHAR, ', ' ORDER BY r), 'no trace is loaded')
                                              FROM (SELECT DISTINCT t.rank AS r FROM traces t)))
                                 ELSE format('frequent_kernel_sequences: no trace with label "{}" and rank {} is loaded',
-                                            label, coalesce(rank, 0)) END) END AS err
+                                            label, _int_arg(rank, 0, 'rank')) END) END AS err
 )
 SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_duration_us FROM (
     SELECT p.label, p.rank, p.pattern, p.count, p.gpu_kernel_duration_us, p.cpu_op_duration_us
@@ -169,10 +171,10 @@ SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_d
         SELECT r.trace_id, r.label, r.rank, r.pattern, count(*) AS count,
                sum(r.kernel_dur) / 1000.0 AS gpu_kernel_duration_us, sum(r.root_dur) / 1000.0 AS cpu_op_duration_us,
                row_number() OVER (PARTITION BY r.trace_id ORDER BY count(*) DESC, r.pattern) AS k
-        FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), coalesce(min_pattern_len, 3), coalesce(rank, 0), label) r
+        FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(rank, 0, 'rank'), label) r
         GROUP BY r.trace_id, r.label, r.rank, r.pattern
     ) p
-    WHERE coalesce(top_k, 5) <= 0 OR p.k <= coalesce(top_k, 5)
+    WHERE _int_arg(top_k, 5, 'top_k') <= 0 OR p.k <= _int_arg(top_k, 5, 'top_k')
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM missing WHERE err IS NOT NULL
 ) x
@@ -185,5 +187,5 @@ ORDER BY x.label, x.rank, x.count DESC, x.pattern;
 CREATE OR REPLACE MACRO export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0,
         compress_other_kernels := true, label := NULL, hta_compat := NULL) AS TABLE
 SELECT * FROM _export_kernel_sequences_overlay(coalesce(operator_name, ''), coalesce(output_dir, ''),
-    coalesce(min_pattern_len, 3)::BIGINT, coalesce(top_k, 5)::BIGINT, coalesce(rank, 0)::BIGINT, coalesce(label, ''),
+    _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(top_k, 5, 'top_k'), _int_arg(rank, 0, 'rank'), coalesce(label, ''),
     coalesce(compress_other_kernels, true), _hta_mode(hta_compat));

@@ -39,8 +39,8 @@
 CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_path(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
-    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+SELECT * FROM _cp_path(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
@@ -58,8 +58,8 @@ SELECT * FROM _cp_path(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(
 CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_summary(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
-    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+SELECT * FROM _cp_summary(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
@@ -81,8 +81,8 @@ SELECT * FROM _cp_summary(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coales
 CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
-    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+SELECT * FROM _cp_nodes(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
@@ -106,8 +106,8 @@ SELECT * FROM _cp_nodes(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
 CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
-    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+SELECT * FROM _cp_edges(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
 
@@ -116,8 +116,8 @@ SELECT * FROM _cp_edges(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_whatif(coalesce(label, ''), coalesce(rank, 0)::BIGINT, coalesce(annotation, 'ProfilerStep'),
-    coalesce(instance, 0)::BIGINT, coalesce(instance_end, -1)::BIGINT, coalesce(algorithm, 'hta'),
+SELECT * FROM _cp_whatif(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
     coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true),
     coalesce(scale, ''), coalesce(factor, 0.5)::DOUBLE);
