@@ -202,7 +202,7 @@ func (db *DB) install(ctx context.Context) error {
 	if traces > 0 {
 		for _, s := range frameInserts(0, math.MaxInt64) {
 			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("build the analysis frame: %w", err)
+				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
 			}
 		}
 	}

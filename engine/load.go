@@ -598,7 +598,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				r.Release()
 			}
 			if err != nil {
-				return fmt.Errorf("build the analysis frame: %w", err)
+				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
 			}
 			tm.mark("_hta_frame_default")
 			if pf.jsonBytes > freeOSAbove {
@@ -615,7 +615,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			tm.mark("span")
 			for _, s := range derivedFrameInserts(int64(traceID), int64(traceID)) {
 				if _, err := ex.ExecContext(ctx, s, nil); err != nil {
-					return fmt.Errorf("build the analysis frame: %w", err)
+					return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
 				}
 				tm.mark(frameTableName(s))
 			}

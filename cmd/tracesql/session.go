@@ -82,6 +82,7 @@ func (s *session) reportErr(err error) {
 	if errors.Is(err, errReported) {
 		return
 	}
+	err = engine.RuleError(context.Background(), s.db, err) // a bad pattern a user put in kernel_classes
 	where := ""
 	if s.where != "" {
 		where = s.where + ": "
