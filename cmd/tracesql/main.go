@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/chzyer/readline"
 
@@ -278,15 +279,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// (`tracesql < /dev/null`); statements piped in get only their own results, so that
 	// `tracesql T --format csv < q.sql > out.csv` is clean, with or without T.
 	showSample := false
+	var peeked chan bool // onlyBlank's answer while it is still reading stdin
 	if !batch && !interactive && len(o.traces) == 0 && len(traces) > 0 {
 		br := bufio.NewReaderSize(stdin, 64<<10)
-		stdin, showSample = br, onlyBlank(br)
+		stdin, peeked = br, make(chan bool, 1)
+		go func() { peeked <- onlyBlank(br) }()
+		select {
+		case showSample = <-peeked:
+			peeked = nil
+		case <-time.After(sampleInputWait):
+			// A pipe that stays open with nothing in it yet (a harness, a person typing into `cat |`):
+			// greet as a terminal session would rather than wait in silence.
+			showSample = true
+		}
 	}
 	if !batch && len(traces) > 0 && (interactive || showSample) {
 		if err := s.overview(ctx); err != nil {
 			s.reportErr(err)
 			return 1
 		}
+	}
+	if peeked != nil {
+		<-peeked // the statement reader must not read stdin while onlyBlank still does
 	}
 	for _, sc := range o.scripts {
 		text, source := sc.text, ""
@@ -322,6 +336,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	return rc
 }
+
+// sampleInputWait is how long the bundled sample's session waits for piped input to show whether it holds
+// statements before it shows the overview anyway.
+const sampleInputWait = 300 * time.Millisecond
 
 // onlyBlank reports whether r holds nothing but white space up to its end, without consuming it. A
 // buffer's worth of white space counts as input (statements may follow).

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
@@ -624,6 +625,24 @@ func TestBundledSamplePiped(t *testing.T) {
 		} else if c.want != "" && out != c.want {
 			t.Errorf("%q: got %q, want %q", c.stdin, out, c.want)
 		}
+	}
+}
+
+// TestBundledSampleSlowPipe: a pipe that stays open with nothing in it (a harness, `cat |` with a person typing)
+// gets the overview after a short wait instead of silence, and the statements that arrive later still run.
+func TestBundledSampleSlowPipe(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out, errOut bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(context.Background(), []string{"--format", "csv"}, pr, &out, &errOut) }()
+	time.Sleep(3 * sampleInputWait)
+	io.WriteString(pw, "SELECT 42 AS x;\n")
+	pw.Close()
+	if code := <-done; code != 0 || errOut.Len() != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut.String())
+	}
+	if got := out.String(); !strings.HasPrefix(got, "Traces\nlabel,rank,file") || !strings.HasSuffix(got, "\nx\n42\n") {
+		t.Errorf("stdout:\n%s\nwant the overview, then x = 42", got)
 	}
 }
 
