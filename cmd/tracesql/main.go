@@ -288,9 +288,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case showSample = <-peeked:
 			peeked = nil
 		case <-time.After(sampleInputWait):
-			// A pipe that stays open with nothing in it yet (a harness, a person typing into `cat |`):
-			// greet as a terminal session would rather than wait in silence.
-			showSample = true
+			// A pipe that stays open with nothing in it yet (a person typing into `cat |`): greet on a
+			// terminal rather than wait in silence. Output to a file or pipe waits for the answer, so
+			// that it holds the statements' results only, however slow the writer.
+			if showSample = isTerminal(stdout); !showSample {
+				showSample, peeked = <-peeked, nil
+			}
 		}
 	}
 	if !batch && len(traces) > 0 && (interactive || showSample) {

@@ -259,7 +259,15 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	var restore func()
+	defer func() {
+		// The rollback first: after a failed statement the transaction is aborted, and the variables could
+		// not be put back inside it (DuckDB variables are not transactional, so the rollback keeps them).
+		conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		if restore != nil {
+			restore()
+		}
+	}()
 	if sec.Foreach == "" {
 		return queryTable(ctx, conn, sec.SQL)
 	}
@@ -269,11 +277,9 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 	}
 	// @foreach's variables are the database's, not the connection's (DuckDB): one the user set before the
 	// report gets its value back afterwards; the others are reset.
-	restore, err := saveVariables(ctx, conn, each.cols)
-	if err != nil {
+	if restore, err = saveVariables(ctx, conn, each.cols); err != nil {
 		return nil, fmt.Errorf("@foreach: %w", err)
 	}
-	defer restore()
 	res = &resultTable{}
 	for _, row := range each.rows {
 		for i, c := range each.cols {

@@ -863,13 +863,15 @@ func TestReportLeavesSessionAlone(t *testing.T) {
 	secs := filepath.Join(dir, "sections")
 	os.Mkdir(secs, 0o755)
 	os.WriteFile(filepath.Join(secs, "90_mine.sql"), []byte("-- @title Mine\nCREATE TABLE report_made AS SELECT 42 AS x;\n"), 0o644)
+	// a @foreach section that fails: its transaction is aborted, and the variables must still come back
+	os.WriteFile(filepath.Join(secs, "91_fails.sql"), []byte("-- @title Fails\n-- @foreach SELECT rank AS report_rank FROM traces\nSELECT error('bad rank') AS x;\n"), 0o644)
 	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--reports-dir", secs, "-o", filepath.Join(dir, "r.html")); code != 0 {
 		t.Fatalf("report: %d %s", code, errOut)
 	}
-	out, errOut, code := runCLI(t, "SET VARIABLE report_rank = [1, 2];\n.report "+filepath.Join(dir, "r2.html")+"\n"+
+	out, errOut, code := runCLI(t, "SET VARIABLE report_rank = [1, 2];\n.report "+filepath.Join(dir, "r2.html")+" --reports-dir "+secs+"\n"+
 		"SELECT getvariable('report_rank') AS v, (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_made') AS made,\n"+
 		"  (SELECT count(*) FROM duckdb_variables() WHERE name <> 'report_rank') AS others;\n", "--db", db, "--format", "csv")
-	if code != 0 || out != "v,made,others\n\"[1, 2]\",0,0\n" {
+	if code != 0 || out != "v,made,others\n\"[1, 2]\",0,0\n" || !strings.Contains(errOut, `report section "Fails"`) {
 		t.Errorf("after the reports: exit %d, %q (stderr %s); want the variable kept, no table made, no other variable", code, out, errOut)
 	}
 	// A report in compat mode says so at the top; one in the default mode does not.
