@@ -492,7 +492,8 @@ func appendFile(t *testing.T, p, s string) {
 // TestRankClashUpFront: a rank clash that can be seen without parsing (distributedInfo before
 // traceEvents, as Kineto writes it; a rank in the file name; the file order), between two files of
 // the set or with a trace loaded before under the label, fails before any file of the set is
-// loaded: no half-loaded set. So do a changed file and bad metadata in a file's head.
+// loaded: no half-loaded set. A changed file, bad metadata in a file's head or a name without a rank
+// (--rank-from file) is that file's error only: the others load (partial).
 func TestRankClashUpFront(t *testing.T) {
 	ev := `"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`
 	withRank := func(r string) string { return `{"distributedInfo":{"rank":` + r + `},` + ev + `}` }
@@ -507,27 +508,30 @@ func TestRankClashUpFront(t *testing.T) {
 		change   string // a file of before to change on disk before the second load
 		bad      string // the file the error names
 		want     string
+		partial  bool // the other files load
 	}{
 		{"distributedInfo", nil, []file{{"a.json", withRank("3")}, {"b.json.gz", withRank("1")}, {"c.json.gz", withRank("3")}}, RankAuto, "",
-			"c.json.gz", "rank 3 (from distributedInfo.rank) is also the rank of A/a.json (from distributedInfo.rank)"},
+			"c.json.gz", "rank 3 (from distributedInfo.rank) is also the rank of A/a.json (from distributedInfo.rank)", false},
 		{"file name", nil, []file{{"rank1.json", plain}, {"rank2.json", withRank("7")}, {"worker_1.json", plain}}, RankFile, "",
-			"worker_1.json", "rank 1 (from the file name) is also the rank of A/rank1.json (from the file name)"},
+			"worker_1.json", "rank 1 (from the file name) is also the rank of A/rank1.json (from the file name)", false},
 		{"array form", nil, []file{{"rank2.json", array}, {"worker2.json", array}}, RankAuto, "",
-			"worker2.json", "rank 2 (from the file name) is also the rank of A/rank2.json"},
+			"worker2.json", "rank 2 (from the file name) is also the rank of A/rank2.json", false},
 		{"distributedInfo against the name", nil, []file{{"a.json", array}, {"b.json", withRank("0")}}, RankAuto, "",
-			"b.json", "rank 0 (from distributedInfo.rank) is also the rank of A/a.json (from the file order)"},
+			"b.json", "rank 0 (from distributedInfo.rank) is also the rank of A/a.json (from the file order)", false},
 		{"loaded before", []file{{"r0.json", withRank("0")}, {"r1.json", withRank("1")}}, []file{{"r2.json", withRank("2")}, {"x.json", withRank("1")}}, RankAuto, "",
-			"x.json", "rank 1 (from distributedInfo.rank) is already loaded from B/r1.json"},
+			"x.json", "rank 1 (from distributedInfo.rank) is already loaded from B/r1.json", false},
 		{"file order against loaded before", []file{{"p.json", plain}, {"q.json", plain}}, []file{{"s.json", plain}, {"t.json", plain}}, RankIndex, "",
-			"s.json", "rank 0 (from the file order) is already loaded from B/p.json"},
+			"s.json", "rank 0 (from the file order) is already loaded from B/p.json", false},
 		{"bad metadata", nil, []file{{"a.json", withRank("0")}, {"b.json", withRank("99999999999")}}, RankAuto, "",
-			"b.json", "distributedInfo.rank 99999999999 is out of range"},
+			"b.json", "distributedInfo.rank 99999999999 is out of range", true},
+		{"no rank in the name", nil, []file{{"extra.json", plain}, {"rank0.json", plain}, {"rank1.json", plain}}, RankFile, "",
+			"extra.json", "no rank in the file name", true},
 		// config.json (file order 0) is skipped, not rank 0: no clash with rank0.json; rank5.json's
 		// name clashes with worker5.json's.
 		{"not a trace has no rank", nil, []file{{"config.json", `{"lr":0.1}`}, {"rank0.json", plain}, {"rank5.json", plain}, {"worker5.json", withRank("2")}}, RankFile, "",
-			"worker5.json", "rank 5 (from the file name) is also the rank of A/rank5.json (from the file name)"},
+			"worker5.json", "rank 5 (from the file name) is also the rank of A/rank5.json (from the file name)", false},
 		{"changed since loaded", []file{{"z.json", withRank("9")}}, []file{{"c.json", withRank("2")}}, RankAuto, "z.json",
-			"z.json", "changed since it was loaded as rank 9"},
+			"z.json", "changed since it was loaded as rank 9", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -569,8 +573,8 @@ func TestRankClashUpFront(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v\nwant %s…", err, want)
 			}
-			if after := snapshot(t, db); after != before {
-				t.Errorf("part of the set was loaded: %s → %s", before, after)
+			if after := snapshot(t, db); (after != before) != c.partial {
+				t.Errorf("partial %t, but %s → %s", c.partial, before, after)
 			}
 		})
 	}

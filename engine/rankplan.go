@@ -96,10 +96,12 @@ func headRank(from RankFrom, path string, index int) (rank int, src rankSource, 
 	return rank, src, true, nil
 }
 
-// checkRanksUpFront fails, before any file of the set is loaded, with the *LoadError that loading
-// would meet later: a file changed since it was loaded, bad metadata in a file's head, or two files
-// with one rank in the trace set (in the set, or one of it and one loaded before). Files whose rank
-// is known only after parsing (headRank) are checked when they are loaded, as before.
+// checkRanksUpFront fails, before any file of the set is loaded, with the *LoadError of a rank clash
+// that loading would meet later: two files with one rank in the trace set (in the set, or one of it
+// and one loaded before). A file's own problem (changed since it was loaded, bad metadata in its head,
+// no rank where one is asked for) leaves it out of the check: it fails in its turn, and the other files
+// load, as after any bad file. Files whose rank is known only after parsing (headRank) are checked when
+// they are loaded, as before.
 func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOptions) error {
 	type owner struct {
 		path string
@@ -138,13 +140,13 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 			continue // loadFile reports it in its turn
 		}
 		if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil {
-			return &LoadError{Path: path, Err: err}
+			continue // changed since it was loaded: loadFile says so
 		} else if existing >= 0 {
 			continue // skipped: its rank is its own
 		}
 		rank, src, known, err := headRank(opts.RankFrom, path, i)
 		if err != nil {
-			return &LoadError{Path: path, Err: err}
+			continue // its metadata or name: loadFile reports it with the same words
 		}
 		if !known {
 			continue
