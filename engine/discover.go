@@ -102,9 +102,39 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 	return files, fromDir, repeated, nil
 }
 
-// rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3" as a word of its own (not
-// frank7, not prerank2): the last match in the base name wins (directories do not count).
-var rankInName = regexp.MustCompile(`(?i)(?:^|[^a-z])(?:rank|worker)[-_ ]?(\d+)`)
+// rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3"; rankSpans keeps those that
+// start a word (not frank7, not prerank2; trainRank3 in camel case does). The last one in the base name
+// wins (directories do not count).
+var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?(\d+)`)
+
+// rankSpans returns the index pairs of rankInName's matches in name that start a word: at the start,
+// after a character that is not a letter, or as the capitalised part of a camel-case name. Go's regexp
+// has no look-behind, and a boundary consumed by the pattern would hide a match that follows another
+// (rank1rank2) and eat the separator that inflate keeps.
+func rankSpans(name string) [][]int {
+	var out [][]int
+	for _, m := range rankInName.FindAllStringSubmatchIndex(name, -1) {
+		start := m[0]
+		if start > 0 {
+			prev, cur := name[start-1], name[start]
+			isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+			if isLetter(prev) && !(prev >= 'a' && prev <= 'z' && cur >= 'A' && cur <= 'Z') {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// stripRanks removes the rank spans from name.
+func stripRanks(name string) string {
+	spans := rankSpans(name)
+	for i := len(spans) - 1; i >= 0; i-- {
+		name = name[:spans[i][0]] + name[spans[i][1]:]
+	}
+	return name
+}
 
 // RankFromName returns the rank written in the file's base name, if any (and if it fits a rank, an
 // int32: a load reports one that does not).
@@ -119,9 +149,11 @@ func RankFromName(path string) (int, bool) {
 
 // rankDigitsInName returns the digits of the rank pattern in the file's base name, if any.
 func rankDigitsInName(path string) (string, bool) {
-	m := rankInName.FindAllStringSubmatch(filepath.Base(path), -1)
-	if len(m) == 0 {
+	base := filepath.Base(path)
+	spans := rankSpans(base)
+	if len(spans) == 0 {
 		return "", false
 	}
-	return m[len(m)-1][1], true
+	last := spans[len(spans)-1]
+	return base[last[2]:last[3]], true
 }

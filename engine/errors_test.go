@@ -177,6 +177,9 @@ func TestRankDiscovery(t *testing.T) {
 		{"frank7.json", 0, false}, // a word of its own
 		{"prerank2.json", 0, false},
 		{"job.rank3.json", 3, true},
+		{"rank1rank2.json", 2, true}, // the last one, also right after another
+		{"trainRank3.json", 3, true}, // camel case
+		{"localrank3.json", 0, false},
 	} {
 		r, ok := RankFromName(c.name)
 		if ok != c.ok || r != c.rank {

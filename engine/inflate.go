@@ -93,7 +93,7 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	writing = true
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src), ".gz"), ".json")
 	base = strings.TrimSuffix(base, ".pt.trace")
-	base = strings.Trim(rankInName.ReplaceAllString(base, ""), "-_. ") // the output names its own rank
+	base = strings.Trim(stripRanks(base), "-_. ") // the output names its own rank
 	if base == "" {
 		base = "trace"
 	}

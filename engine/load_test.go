@@ -257,3 +257,15 @@ func TestFlowID2(t *testing.T) {
 		t.Errorf("flow ids:\n%s", got)
 	}
 }
+
+// TestStripRanks: inflate names its outputs after the source without the source's rank, and keeps what is around it
+// (the rank pattern once took the character before it too: gpu0rank3 became gpu_rank…).
+func TestStripRanks(t *testing.T) {
+	for in, want := range map[string]string{
+		"gpu0rank3": "gpu0", "worker5_step_12": "_step_12", "job.rank3.trace": "job..trace", "frank7": "frank7", "a_rank1_rank2": "a__",
+	} {
+		if got := stripRanks(in); got != want {
+			t.Errorf("stripRanks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
