@@ -485,7 +485,7 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 			if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM read_parquet(%s)", sqlIdent(t.Name), list, list, file)); err != nil {
 				return nil, fmt.Errorf("rules %s: %w", t.Name, err)
 			}
-			notes = append(notes, fmt.Sprintf("%s: took the export's %d rules (%d rows differ from this database's defaults)", t.Name, t.Rows, differ))
+			notes = append(notes, fmt.Sprintf("%s: took the export's %d rules (%d rows differ from this database's, which holds no trace yet)", t.Name, t.Rows, differ))
 		default:
 			notes = append(notes, fmt.Sprintf("%s: the export's rules differ from this database's in %d rows: kept this database's (to use the export's: DELETE FROM %s; INSERT INTO %s SELECT * FROM %s)",
 				t.Name, differ, t.Name, t.Name, file))

@@ -146,7 +146,13 @@ func makeOutputDir(dir string) ([]string, error) {
 		}
 		missing = append(missing, d)
 	}
-	return missing, os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		for _, d := range missing {
+			os.Remove(d) // the parents MkdirAll made before it failed (only if empty)
+		}
+		return nil, err
+	}
+	return missing, nil
 }
 
 // readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.
