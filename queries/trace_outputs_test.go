@@ -283,14 +283,15 @@ func TestTraceOutputsRefuseChangedFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, q := range queries {
-				out := t.TempDir()
+				parent := t.TempDir()
+				out := filepath.Join(parent, "new") // an output_dir the export would create
 				var path string
 				err := db.SQL.QueryRow(q, out).Scan(&path)
 				if err == nil || !strings.Contains(err.Error(), "read trace "+src+": changed since it was loaded (then ") {
 					t.Errorf("%s on a %s file: error %v, want the file named as changed since it was loaded", name, change.name, err)
 				}
-				if left, _ := os.ReadDir(out); len(left) != 0 {
-					t.Errorf("%s on a %s file left %v in the output directory", name, change.name, left)
+				if left, _ := os.ReadDir(parent); len(left) != 0 {
+					t.Errorf("%s on a %s file left %v behind", name, change.name, left)
 				}
 			}
 		})
