@@ -146,6 +146,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM critical_path(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM critical_path(instance := 99)`, "instance out of range"},
 		{`SELECT * FROM critical_path(rank := 0.7)`, "rank must be an integer, not 0.7 (DECIMAL(2,1))"},
+		{`SELECT * FROM critical_path(rank := 7.0)`, "no trace with rank 7 is loaded"}, // a whole 7.0 is rank 7
 		{`SELECT * FROM hotspots(top := 'x')`, "top must be an integer, not x (VARCHAR)"},
 		{`SELECT * FROM frequent_kernel_sequences('aten::mm', top_k := 1.5)`, "top_k must be an integer, not 1.5"},
 		{`SELECT * FROM critical_path(instance_end := -5)`, "instance_end must be -1 (= instance) or an instance number ≥ instance, not -5"},

@@ -30,14 +30,17 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 
--- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL), or the error "what must be an integer, not x (type)": a
--- cast rounded 0.7 to 1 and picked another rank without a word.
+-- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL; a whole 1.0 is 1), or the error "what must be an integer,
+-- not x (type)": a cast rounded 0.7 to 1 and picked another rank without a word.
 CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS
     CASE WHEN x IS NULL THEN dflt::BIGINT
-         WHEN typeof(x) NOT IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
-                                'UBIGINT', 'UHUGEINT')
-             THEN error(format('{} must be an integer, not {} ({})', what, x::VARCHAR, typeof(x)))
-         ELSE x::VARCHAR::BIGINT END;
+         WHEN typeof(x) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
+                            'UBIGINT', 'UHUGEINT')
+             THEN x::VARCHAR::BIGINT
+         WHEN (typeof(x) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(x), 'DECIMAL'))
+              AND TRY_CAST(x::VARCHAR AS DOUBLE) = trunc(TRY_CAST(x::VARCHAR AS DOUBLE))
+             THEN TRY_CAST(x::VARCHAR AS DOUBLE)::BIGINT
+         ELSE error(format('{} must be an integer, not {} ({})', what, x::VARCHAR, typeof(x))) END;
 
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::VARCHAR[]
