@@ -130,6 +130,9 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 			}
 			failed = append(failed, err)
 			if ctx.Err() != nil {
+				if rest := len(files) - i - 1; rest > 0 {
+					failed = append(failed, fmt.Errorf("load cancelled: %d more file(s) not loaded, from %s on", rest, files[i+1]))
+				}
 				break
 			}
 			continue

@@ -217,3 +217,29 @@ func TestParseDuckDBSize(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelledLoadSaysWhatWasLeft: a cancelled load stops, and its error says how many files were not tried
+// after the one it stopped in (the command line would otherwise print "the other N file(s) loaded" alone).
+func TestCancelledLoadSaysWhatWasLeft(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := 0; i < 3; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", i))
+		os.WriteFile(p, []byte(`[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]`), 0o644)
+		paths = append(paths, p)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db := openTestDB(t)
+	// Cancelled once the second file is being read (ahead, while the first is inserted): the file in hand
+	// fails, and the error counts the ones after it.
+	res, err := db.Load(ctx, paths, LoadOptions{Progress: func(p Progress) {
+		if p.Path == paths[1] {
+			cancel()
+		}
+	}})
+	want := fmt.Sprintf("load cancelled: %d more file(s) not loaded, from %s on", 2-len(res), paths[len(res)+1])
+	if len(res) > 1 || err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("results %+v, error %v; want %q", res, err, want)
+	}
+}
