@@ -40,7 +40,7 @@ func IsNCCLProfile(path string) bool {
 		return false
 	}
 	defer f.Close()
-	rd, _, err := traceStream(bufio.NewReaderSize(f, 64<<10), new(atomic.Int64))
+	rd, _, err := traceStream(bufio.NewReaderSize(f, 64<<10))
 	if err != nil {
 		return false
 	}

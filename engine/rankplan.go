@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
 )
 
 // Each file commits on its own (a failed file leaves the database as it was), so a rank clash found
@@ -35,7 +34,7 @@ func readHead(path string) (traceHead, error) {
 		return traceHead{}, err
 	}
 	defer f.Close()
-	r, _, err := traceStream(bufio.NewReaderSize(f, 64<<10), new(atomic.Int64))
+	r, _, err := traceStream(bufio.NewReaderSize(f, 64<<10))
 	if err != nil {
 		return traceHead{}, err
 	}

@@ -27,7 +27,7 @@ func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
 		f.Close()
 		return nil, errors.New("not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON")
 	}
-	r, skipped, err := traceStream(br, rawRead)
+	r, skipped, err := traceStream(br)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -49,16 +49,16 @@ func looksGzipOrJSON(br *bufio.Reader) bool {
 }
 
 // traceStream returns the content of the trace file that br reads: decompressed when it starts with
-// gzip's magic bytes (a truncated or corrupt stream is reported with the bytes read from the file,
-// rawRead), without a leading byte order mark, whose length it returns as skipped.
-func traceStream(br *bufio.Reader, rawRead *atomic.Int64) (r io.Reader, skipped int64, err error) {
+// gzip's magic bytes (a truncated or corrupt stream is reported with the bytes of the file read so
+// far), without a leading byte order mark, whose length it returns as skipped.
+func traceStream(br *bufio.Reader) (r io.Reader, skipped int64, err error) {
 	magic, _ := br.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		// The gzip reader reads through its own counted bufio.Reader so that the end of each member
-		// is known exactly: rawRead counts what was read ahead from disk (and callers that read only
-		// a file's head do not count at all). A *bufio.Reader keeps flate's fast path, and flate
-		// reads no byte past a member's end from a ByteReader.
-		g := &gzipMembers{raw: rawRead}
+		// is known exactly (a count of what was read from disk would include the read-ahead, and the
+		// callers that read only a file's head keep none). A *bufio.Reader keeps flate's fast path, and
+		// flate reads no byte past a member's end from a ByteReader.
+		g := &gzipMembers{}
 		g.src = bufio.NewReaderSize(&countingReader{r: br, n: &g.consumed}, 64<<10)
 		zr, err := gzip.NewReader(g.src)
 		if err != nil {
@@ -107,7 +107,6 @@ type gzipMembers struct {
 	zr       *gzip.Reader
 	src      *bufio.Reader // the compressed bytes, counted into consumed as they are read ahead
 	consumed atomic.Int64
-	raw      *atomic.Int64
 	err      error // sticky: the gzip reader is Reset for each member and forgets its own
 }
 
@@ -125,9 +124,9 @@ func (g *gzipMembers) Read(p []byte) (int, error) {
 				continue
 			}
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			err = fmt.Errorf("truncated gzip stream after %d bytes", g.raw.Load())
+			err = fmt.Errorf("truncated gzip stream after %d bytes", g.consumed.Load())
 		default:
-			err = fmt.Errorf("corrupt gzip stream after %d bytes: %w", g.raw.Load(), err)
+			err = fmt.Errorf("corrupt gzip stream after %d bytes: %w", g.consumed.Load(), err)
 		}
 		g.err = err
 		return n, err
@@ -147,7 +146,7 @@ func (g *gzipMembers) nextMember() error {
 	case head[0] == 0x1f && (len(head) == 1 || head[1] == 0x8b):
 		if err := g.zr.Reset(g.src); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("truncated gzip stream after %d bytes", g.raw.Load())
+				return fmt.Errorf("truncated gzip stream after %d bytes", g.consumed.Load())
 			}
 			return fmt.Errorf("corrupt gzip header at byte %d: %w", end, err)
 		}

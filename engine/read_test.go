@@ -45,7 +45,7 @@ func TestTraceStreamGzipMembers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var raw atomic.Int64
 			br := bufio.NewReader(&countingReader{r: bytes.NewReader(c.file), n: &raw})
-			r, _, err := traceStream(br, &raw)
+			r, _, err := traceStream(br)
 			if err != nil {
 				t.Fatal(err)
 			}
