@@ -39,8 +39,11 @@ WITH side AS (
       AND t.rank = coalesce(rnk, (SELECT min(t2.rank) FROM traces t2 WHERE t2.label = lbl))
 ),
 it AS (
-    -- the first ProfilerStep; a trace without any compares as a whole (every event is in "iteration" -1)
-    SELECT coalesce(iter, (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl), -1) AS n
+    -- the side's first ProfilerStep (compat: the label's, HTA's symbol table being the whole set's); a trace
+    -- without any compares as a whole (every event is in "iteration" -1)
+    SELECT coalesce(iter, CASE WHEN compat
+                               THEN (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl)
+                               ELSE (SELECT min(p.step) FROM profiler_steps p JOIN side s USING (trace_id)) END, -1) AS n
 ),
 base AS (
     SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step,
