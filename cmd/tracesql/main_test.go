@@ -72,6 +72,15 @@ func mustRun(t *testing.T, stdin string, args ...string) string {
 	return out
 }
 
+// writeDB loads traces into a new database file db and fails the test if that does not succeed.
+func writeDB(t *testing.T, db string, traces ...string) {
+	t.Helper()
+	args := append(append([]string{"--db", db}, traces...), "-c", "SELECT 1")
+	if _, errOut, code := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("writing the database: %d %s", code, errOut)
+	}
+}
+
 // checkGolden compares got with testdata/NAME.golden, or rewrites that file under -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
@@ -772,9 +781,7 @@ func TestHelpListsCommands(t *testing.T) {
 // session, and refuses .load with one line, leaving the file as it was.
 func TestReadOnlyDatabase(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "t.duckdb")
-	if _, errOut, code := runCLI(t, "", "--db", db, backwardJSON, "-c", "SELECT 1"); code != 0 {
-		t.Fatalf("writing the database: %d %s", code, errOut)
-	}
+	writeDB(t, db, backwardJSON)
 	count := []string{"--db", db, "--readonly", "--format", "csv", "-c", "SELECT count(*) AS n FROM events"}
 	out, errOut, code := runCLI(t, "", count...)
 	if code != 0 || out != "n\n7\n" {

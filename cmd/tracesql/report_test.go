@@ -793,9 +793,7 @@ func TestKeyLabels(t *testing.T) {
 func TestReportReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "t.duckdb")
-	if _, errOut, code := runCLI(t, "", "--db", db, alexnetDir, "-c", "SELECT 1"); code != 0 {
-		t.Fatalf("writing the database: %d %s", code, errOut)
-	}
+	writeDB(t, db, alexnetDir)
 	html := filepath.Join(dir, "r.html")
 	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--readonly", "-o", html); code != 0 {
 		t.Fatalf("report --readonly: %d %s", code, errOut)
@@ -822,9 +820,7 @@ func TestOutputRefusesOwnFiles(t *testing.T) {
 	if err := os.WriteFile(trace, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code := runCLI(t, "", "--db", db, trace, "-c", "SELECT 1"); code != 0 {
-		t.Fatalf("writing the database: %d %s", code, errOut)
-	}
+	writeDB(t, db, trace)
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -857,9 +853,7 @@ func TestOutputRefusesOwnFiles(t *testing.T) {
 func TestReportLeavesSessionAlone(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "t.duckdb")
-	if _, errOut, code := runCLI(t, "", "--db", db, alexnetDir, "-c", "SELECT 1"); code != 0 {
-		t.Fatalf("writing the database: %d %s", code, errOut)
-	}
+	writeDB(t, db, alexnetDir)
 	secs := filepath.Join(dir, "sections")
 	os.Mkdir(secs, 0o755)
 	os.WriteFile(filepath.Join(secs, "90_mine.sql"), []byte("-- @title Mine\nCREATE TABLE report_made AS SELECT 42 AS x;\n"), 0o644)
