@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
+
+	"tracesql/internal/outdir"
 )
 
 // InflateOptions sizes a synthetic job made from one real trace.
@@ -75,7 +77,7 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	writing := false
 	defer func() {
 		if !writing { // a refused job leaves no directories behind
-			removeEmptyDirs(created)
+			outdir.RemoveEmpty(created)
 		}
 	}()
 	tr, err := readWholeTrace(src)
@@ -123,19 +125,12 @@ var freeBytes = diskFree
 // it, by creating one: permission bits say nothing of read-only mounts, ACLs or root. It returns the
 // directories it created, deepest last.
 func makeWritableDir(dir string) (created []string, err error) {
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
-			break
-		}
-		created = append([]string{d}, created...)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		removeEmptyDirs(created) // MkdirAll may have made some before failing
+	if created, err = outdir.Make(dir); err != nil {
 		return nil, fmt.Errorf("cannot create output directory %s: %w", dir, err)
 	}
 	probe, err := os.CreateTemp(dir, ".tracesql-inflate-probe-*")
 	if err != nil {
-		removeEmptyDirs(created)
+		outdir.RemoveEmpty(created)
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the probe's random name would only confuse
@@ -144,19 +139,10 @@ func makeWritableDir(dir string) (created []string, err error) {
 	}
 	probe.Close()
 	if err := os.Remove(probe.Name()); err != nil {
-		removeEmptyDirs(created)
+		outdir.RemoveEmpty(created)
 		return nil, fmt.Errorf("output directory %s: remove %s: %w", dir, probe.Name(), err)
 	}
 	return created, nil
-}
-
-// removeEmptyDirs removes dirs, deepest first, as long as they are empty.
-func removeEmptyDirs(dirs []string) {
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if os.Remove(dirs[i]) != nil {
-			return
-		}
-	}
 }
 
 // estimateBytes estimates the size of the files Inflate writes, from the source's bytes per event:

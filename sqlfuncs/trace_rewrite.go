@@ -11,7 +11,6 @@ package sqlfuncs
 import (
 	"bufio"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"tracesql/internal/outdir"
 )
 
 // loadedFile is a trace file as the traces table recorded it when it was loaded. The rewriters read the file again
@@ -81,17 +82,14 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		r = ra // decompress on another core while this one rewrites (and compresses)
 	}
 
-	created, err := makeOutputDir(filepath.Dir(dst))
+	created, err := outdir.Make(filepath.Dir(dst))
 	if err != nil {
 		return fmt.Errorf("write %s: create output_dir: %w", dst, err)
 	}
 	done := false
 	defer func() {
 		if !done {
-			// A failed export leaves no trace of itself: not even the output_dir it created.
-			for _, d := range created {
-				os.Remove(d) // only if empty
-			}
+			outdir.RemoveEmpty(created) // a failed export leaves not even the output_dir it created
 		}
 	}()
 
@@ -135,24 +133,6 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 	}
 	done = true
 	return nil
-}
-
-// makeOutputDir creates dir and its missing parents, and returns those it created, deepest first.
-func makeOutputDir(dir string) ([]string, error) {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || !errors.Is(err, os.ErrNotExist) || filepath.Dir(d) == d {
-			break
-		}
-		missing = append(missing, d)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		for _, d := range missing {
-			os.Remove(d) // the parents MkdirAll made before it failed (only if empty)
-		}
-		return nil, err
-	}
-	return missing, nil
 }
 
 // readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.

@@ -1,0 +1,35 @@
+// Package outdir creates output directories that can be taken back: a writer that fails (an export, the trace
+// inflator) removes the directories it made, so that a failed command leaves nothing behind.
+package outdir
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Make creates dir and its missing parents and returns those it created, outermost first. When MkdirAll fails
+// after making some parents, they are removed again.
+func Make(dir string) (created []string, err error) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			break
+		}
+		created = append([]string{d}, created...)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		RemoveEmpty(created)
+		return nil, err
+	}
+	return created, nil
+}
+
+// RemoveEmpty removes the directories Make created, deepest first, as long as they are empty.
+func RemoveEmpty(created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		if os.Remove(created[i]) != nil {
+			return
+		}
+	}
+}
