@@ -403,7 +403,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			loaded++
 		}
 	}
-	if errs := loadErrors(err); len(errs) > 1 || len(errs) == 1 && errs[0] != err {
+	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.
 		for _, e := range errs {
 			s.reportErr(e)
@@ -412,8 +412,6 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			fmt.Fprintf(s.errOut, "tracesql: the other %d file(s) loaded\n", loaded)
 		}
 		return errReported
-	} else if err != nil {
-		return err
 	}
 	if opts.Progress != nil {
 		var events, bytes int64
