@@ -42,21 +42,30 @@ SELECT ev_idx FROM filtered ORDER BY ev_idx`
 // TestHTALoadedRows compares, for every HTA reference directory with parsed_rank*.csv.gz, the set
 // of events HTA kept (its dataframe index = ev_idx) with the same selection over our events table.
 func TestHTALoadedRows(t *testing.T) {
-	refRoot, _ := filepath.Abs(filepath.Join("..", "..", "shared", "reference", "hta"))
-	traceRoot, _ := filepath.Abs(filepath.Join("..", "..", "shared", "traces", "hta"))
-	if _, err := os.Stat(refRoot); err != nil {
-		t.Skip("../shared/reference/hta not present: skipping")
+	// Each root pair: HTA's reference outputs and the traces their trace_dir names are relative to.
+	// The recorded pair is in testdata (testdata/record/README.md); the workplace's may be absent.
+	roots := [][2]string{{filepath.Join("..", "testdata", "hta", "recorded"), filepath.Join("..", "testdata", "traces")}}
+	if _, err := os.Stat(filepath.Join("..", "..", "shared", "reference", "hta")); err == nil {
+		roots = append(roots, [2]string{filepath.Join("..", "..", "shared", "reference", "hta"), filepath.Join("..", "..", "shared", "traces", "hta")})
+	} else {
+		t.Log("../shared/reference/hta not present: checking the recorded traces only")
 	}
-	var infos []string
-	filepath.WalkDir(refRoot, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == "load_info.json" {
-			infos = append(infos, p)
-		}
-		return nil
-	})
-	sort.Strings(infos)
+	type refDir struct{ info, traceRoot string }
+	var infos []refDir
+	for _, root := range roots {
+		refRoot, _ := filepath.Abs(root[0])
+		traceRoot, _ := filepath.Abs(root[1])
+		filepath.WalkDir(refRoot, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == "load_info.json" {
+				infos = append(infos, refDir{p, traceRoot})
+			}
+			return nil
+		})
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].info < infos[j].info })
 	checked := 0
-	for _, infoPath := range infos {
+	for _, ref := range infos {
+		infoPath, traceRoot := ref.info, ref.traceRoot
 		var info struct {
 			TraceDir   string            `json:"trace_dir"`
 			TraceFiles map[string]string `json:"trace_files"`

@@ -25,8 +25,7 @@ import (
 // Root returns the absolute paths of the reference directory and of the HTA traces, or skips the test
 // when ../shared is not present (CI clones have it beside the repository).
 func Root(t testing.TB) (ref, traces string) {
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	repo := repoRoot()
 	ref = filepath.Join(repo, "..", "shared", "reference", "hta")
 	traces = filepath.Join(repo, "..", "shared", "traces", "hta")
 	if _, err := os.Stat(ref); err != nil {
@@ -63,9 +62,34 @@ func (d Dir) Has(name string) bool {
 // File returns the absolute path of a reference output.
 func (d Dir) File(name string) string { return filepath.Join(d.Path, name) }
 
-// Dirs lists every reference directory with a load_info.json, sorted by name.
+// Dirs lists every reference directory with a load_info.json, sorted by name: those of
+// ../shared/reference/hta when it is present, and always the ones recorded for this repository
+// (testdata/hta/recorded, HTA run on testdata/traces/recorded; testdata/record/README.md).
 func Dirs(t testing.TB) []Dir {
-	ref, traces := Root(t)
+	repo := repoRoot()
+	out := walkDirs(t, filepath.Join(repo, "testdata", "hta", "recorded"), filepath.Join(repo, "testdata", "traces"))
+	ref := filepath.Join(repo, "..", "shared", "reference", "hta")
+	if _, err := os.Stat(ref); err == nil {
+		out = append(out, walkDirs(t, ref, filepath.Join(repo, "..", "shared", "traces", "hta"))...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Recorded lists only the reference directories recorded for this repository (see Dirs).
+func Recorded(t testing.TB) []Dir {
+	repo := repoRoot()
+	return walkDirs(t, filepath.Join(repo, "testdata", "hta", "recorded"), filepath.Join(repo, "testdata", "traces"))
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// walkDirs reads every load_info.json under ref; traces is the directory HTA's trace_dir names are
+// relative to.
+func walkDirs(t testing.TB, ref, traces string) []Dir {
 	var out []Dir
 	filepath.WalkDir(ref, func(p string, de os.DirEntry, err error) error {
 		if err != nil || de.Name() != "load_info.json" {
@@ -90,7 +114,6 @@ func Dirs(t testing.TB) []Dir {
 		out = append(out, d)
 		return nil
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
