@@ -372,6 +372,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			sortByStart(f, rows)
 			before := len(atoms)
 			atoms = threadAtoms(f, rows, phaseOf, phase, isBusy, atoms)
+			atoms = clipAtoms(atoms, before, we)
 			for range atoms[before:] {
 				atomTid = append(atomTid, int32(gi))
 			}
@@ -956,6 +957,22 @@ func rowIndex(f *Frame) func(int64) int32 {
 // threadAtoms cuts one thread's time into atoms owned by the innermost running event, appending
 // them to atoms; it sets each row's phase (its own rule, else its parent's). rows are sorted by
 // start, longer first.
+// clipAtoms cuts atoms[from:] at the window's end. A thread's event that starts in the window may
+// run long after it: a Python thread blocked in a wait (a logger waiting for its next item) is not
+// the step's work, and its time after the step belongs to later steps. The annotation's own thread
+// ends inside the window anyway.
+func clipAtoms(atoms []ctdaAtom, from int, we int64) []ctdaAtom {
+	out := atoms[:from]
+	for _, a := range atoms[from:] {
+		if a.start >= we {
+			continue
+		}
+		a.end = min(a.end, we)
+		out = append(out, a)
+	}
+	return out
+}
+
 func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
 	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
@@ -1459,10 +1476,11 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 }
 
 // SpanEnd is the end of HTA's analysed span, as BuildCTDA's: the window's end or the end of the last
-// work launched in it — a CPU event starting in the window, or GPU work one launched (it may finish
-// after the window). Clipped rows that are not such work do not stretch it: a gpu_user_annotation
-// (stream -1 in the frame) and HTA's Stream Wait Event rows, which are clipped wherever they are in
-// the trace.
+// GPU work launched in it (it may finish after the window). CPU events do not stretch it, as they do
+// not BuildCTDA's: one that starts in the window and outlives it is another thread's (a Python thread
+// blocked in a wait), and its time after the window is not the step's. Clipped rows that are not
+// work do not stretch it either: a gpu_user_annotation (stream -1 in the frame) and HTA's Stream Wait
+// Event rows, which are clipped wherever they are in the trace.
 func (g *CPGraph) SpanEnd() int64 {
 	f := g.Source
 	work := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 CPU work, 2 GPU work, 3 neither
@@ -1479,7 +1497,7 @@ func (g *CPGraph) SpanEnd() int64 {
 				work[c] = 3
 			}
 		}
-		if (f.Stream[r] == -1 && work[c] == 1) || (f.Stream[r] != -1 && work[c] == 2) {
+		if f.Stream[r] != -1 && work[c] == 2 {
 			end = max(end, f.TS[r]+f.Dur[r])
 		}
 	}

@@ -13,11 +13,17 @@ import (
 	"tracesql/internal/htaref"
 )
 
-// ctdaOpen loads one trace from ../shared/traces (skipping when absent).
+// ctdaOpen loads one trace from ../shared/traces (skipping when absent), or, for rel "recorded/…",
+// from testdata/traces/recorded.
 func ctdaOpen(t *testing.T, rel string) *sql.DB {
 	t.Helper()
-	_, hta := htaref.Root(t)
-	path := filepath.Join(filepath.Dir(hta), rel)
+	var path string
+	if r, ok := strings.CutPrefix(rel, "recorded/"); ok {
+		path = filepath.Join(htaref.RecordedTraces(), r)
+	} else {
+		_, hta := htaref.Root(t)
+		path = filepath.Join(filepath.Dir(hta), rel)
+	}
 	db, err := engine.Open(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +70,10 @@ func TestCTDACoverage(t *testing.T) {
 		{"param/resnet_kineto.json.gz", "", []bool{false}, 0},
 		{"hta/trace_filter/sampled_rank-0.json.gz", "ProfilerStep", []bool{false, true}, 0},
 		{"tracelens/mi300/resnet_act_checkpoint.json.gz", "ProfilerStep", []bool{true, true, true}, 0},
+		// PyTorch 2.11 on an H100 (testdata/record): main, autograd and a logger thread, side stream,
+		// every sync kind. These run also where ../shared is absent.
+		{"recorded/control/rank0.control.pt.trace.json.gz", "ProfilerStep", []bool{true, true, true}, 2},
+		{"recorded/test/rank0.test.pt.trace.json.gz", "ProfilerStep", []bool{true, true, true}, 2},
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.trace, "/", "_"), func(t *testing.T) {
@@ -304,5 +314,47 @@ func TestHotspotsTopAll(t *testing.T) {
 		if got := count(c.top); got != c.want {
 			t.Errorf("top := %d: %d rows, want %d", c.top, got, c.want)
 		}
+	}
+}
+
+// TestCTDAWindowIgnoresBlockedThread: in the recorded trace a logger thread starts waiting for its
+// next item (threading.py wait) inside ProfilerStep#3 and wakes 6 ms after the step ended. That wait
+// is not the step's work: the span of both algorithms is the step (its GPU work ends inside it), no
+// CDG node outlives it, and CTDA's path covers nearly all of the busy bound. Before, the wait stretched
+// the span to 12.79 ms and halved CPCR (ctda 0.255, hta 0.246, busy bound 0.508).
+func TestCTDAWindowIgnoresBlockedThread(t *testing.T) {
+	db := ctdaOpen(t, "recorded/control/rank0.control.pt.trace.json.gz")
+	var stepUs float64
+	if err := db.QueryRow(`SELECT dur / 1000 FROM events WHERE name = 'ProfilerStep#3' AND cat_class = 'user_annotation'`).Scan(&stepUs); err != nil {
+		t.Fatal(err)
+	}
+	var waitEnd, stepEnd int64
+	if err := db.QueryRow(`SELECT max(e.ts + e.dur), any_value(s.ts + s.dur) FROM events e, events s
+		WHERE s.name = 'ProfilerStep#3' AND s.cat_class = 'user_annotation' AND e.tid <> s.tid
+		AND e.ts BETWEEN s.ts AND s.ts + s.dur AND e.cat_class = 'python_function'`).Scan(&waitEnd, &stepEnd); err != nil {
+		t.Fatal(err)
+	}
+	if waitEnd-stepEnd < 1_000_000 {
+		t.Fatalf("the trace no longer has another thread's event outliving the step by > 1 ms (%d ns)", waitEnd-stepEnd)
+	}
+	for _, alg := range []string{"hta", "ctda"} {
+		var window, cpcr, busy float64
+		q := fmt.Sprintf(`SELECT max(window_us), max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := '%s', annotation := 'ProfilerStep', instance := 1)`, alg)
+		if err := db.QueryRow(q).Scan(&window, &cpcr, &busy); err != nil {
+			t.Fatal(err)
+		}
+		if window != stepUs {
+			t.Errorf("%s: window %.3f µs, want the step's %.3f", alg, window, stepUs)
+		}
+		if alg == "ctda" && cpcr < 0.95*busy {
+			t.Errorf("ctda: CPCR %.3f, busy bound %.3f", cpcr, busy)
+		}
+	}
+	var late int
+	if err := db.QueryRow(`SELECT count(*) FROM cdg_nodes(annotation := 'ProfilerStep', instance := 1) WHERE kind = 'cpu' AND end_ts > ?`, stepEnd).Scan(&late); err != nil {
+		t.Fatal(err)
+	}
+	if late != 0 {
+		t.Errorf("%d CPU nodes end after the step", late)
 	}
 }

@@ -34,6 +34,19 @@ func Root(t testing.TB) (ref, traces string) {
 	return ref, traces
 }
 
+// SharedTraces returns the absolute path of ../shared/traces/hta and whether it is present.
+func SharedTraces() (string, bool) {
+	p := filepath.Join(repoRoot(), "..", "shared", "traces", "hta")
+	_, err := os.Stat(p)
+	return p, err == nil
+}
+
+// RecordedTraces returns the absolute path of the traces recorded for this repository
+// (testdata/traces/recorded; testdata/record/README.md).
+func RecordedTraces() string {
+	return filepath.Join(repoRoot(), "testdata", "traces", "recorded")
+}
+
 // Dir is one reference directory: the traces HTA loaded and where its outputs are.
 type Dir struct {
 	Name       string         // trace dir relative to HTA's tests/data, e.g. "critical_path/alexnet"
