@@ -55,6 +55,8 @@ type config struct {
 	gzip     bool
 	timeout  time.Duration
 	loadOnly bool
+	// htaTimeout bounds HTA's whole run on one preset; the steps it finished keep their times.
+	htaTimeout time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -67,13 +69,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gz := fs.Bool("gzip", false, "generate .json.gz inputs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "time limit of one analysis")
 	loadOnly := fs.Bool("load-only", false, "measure the load only (no analyses)")
+	htaTimeout := fs.Duration("hta-timeout", time.Hour, "time limit of HTA's whole run on one preset (steps not finished by then get no HTA time)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout, loadOnly: *loadOnly}
+	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout, loadOnly: *loadOnly, htaTimeout: *htaTimeout}
 	if *quick {
 		cfg.sizes = []preset{presets["quick"]}
 	} else {
@@ -266,7 +269,9 @@ func benchPreset(ctx context.Context, w, errOut io.Writer, cfg config, p preset,
 	rows = append(rows, reopen)
 
 	if hta.reason == "" {
-		hta.run(ctx, paths, rows, errOut)
+		hctx, cancel := context.WithTimeout(ctx, cfg.htaTimeout)
+		hta.run(hctx, paths, rows, errOut)
+		cancel()
 	}
 	printRows(w, rows, hta.reason == "")
 	fmt.Fprintf(w, "\npeak RSS during the analyses: %.0f MB\n\n", float64(analysisPeak)/1e6)
