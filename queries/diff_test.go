@@ -73,9 +73,10 @@ func sqOpsDiff(t testing.TB, c *sql.Conn, q string, args ...any) map[string][]st
 // TestSQTraceDiffCompat: compat output equals HTA 0.6.1's TraceDiff on trace_compare (base vs test, rank 1,
 // iteration 1010, CPU/GPU/ALL, full and short names: the settings of HTA's tests) and trace_diff (control vs test,
 // defaults: each side's first rank and first iteration), rows in HTA's order. The reference outputs are
-// testdata/hta/sq_ref_* (../shared/reference/hta lacks trace_diff_results/; see sq_ref_README.md).
+// testdata/hta/sq_ref_* (../shared/reference/hta lacks trace_diff_results/; see sq_ref_README.md) and, for the two
+// PyTorch 2.11 traces recorded for this repository (run also without ../shared),
+// testdata/hta/recorded/trace_diff_results (testdata/record/README.md).
 func TestSQTraceDiffCompat(t *testing.T) {
-	_, traces := htaref.Root(t)
 	type tc struct {
 		ref, opsRef string
 		db          *engine.DB
@@ -84,24 +85,35 @@ func TestSQTraceDiffCompat(t *testing.T) {
 		short       bool
 		dev         string
 	}
-	cmp := sqDiffDB(t, "base", filepath.Join(traces, "trace_compare", "base"), "test", filepath.Join(traces, "trace_compare", "test"))
-	dif := sqDiffDB(t, "control", filepath.Join(traces, "trace_diff", "control"), "test", filepath.Join(traces, "trace_diff", "test"))
 	var cases []tc
+	rec := htaref.RecordedTraces()
+	recDB := sqDiffDB(t, "control", filepath.Join(rec, "control"), "test", filepath.Join(rec, "test"))
+	recRef := filepath.Join(filepath.Dir(rec), "..", "hta", "recorded", "trace_diff_results")
 	for _, dev := range []string{"cpu", "gpu", "all"} {
-		for _, short := range []bool{false, true} {
-			n := map[bool]string{false: "full", true: "short"}[short]
-			cases = append(cases, tc{fmt.Sprintf("sq_ref_trace_compare_%s_%s.csv", dev, n), fmt.Sprintf("sq_ref_trace_compare_ops_diff_%s.json", dev),
-				cmp, "base", "test", "control_rank := 1, test_rank := 1, control_iteration := 1010, test_iteration := 1010", short, dev})
+		cases = append(cases, tc{filepath.Join(recRef, "trace_diff_"+dev+".csv"), filepath.Join(recRef, "trace_diff_ops_diff_"+dev+".json"),
+			recDB, "control", "test", "control_rank := NULL", false, dev})
+	}
+	if traces, ok := htaref.SharedTraces(); ok {
+		cmp := sqDiffDB(t, "base", filepath.Join(traces, "trace_compare", "base"), "test", filepath.Join(traces, "trace_compare", "test"))
+		dif := sqDiffDB(t, "control", filepath.Join(traces, "trace_diff", "control"), "test", filepath.Join(traces, "trace_diff", "test"))
+		for _, dev := range []string{"cpu", "gpu", "all"} {
+			for _, short := range []bool{false, true} {
+				n := map[bool]string{false: "full", true: "short"}[short]
+				cases = append(cases, tc{sqTestdata(fmt.Sprintf("sq_ref_trace_compare_%s_%s.csv", dev, n)), sqTestdata(fmt.Sprintf("sq_ref_trace_compare_ops_diff_%s.json", dev)),
+					cmp, "base", "test", "control_rank := 1, test_rank := 1, control_iteration := 1010, test_iteration := 1010", short, dev})
+			}
+			cases = append(cases, tc{sqTestdata(fmt.Sprintf("sq_ref_trace_diff_%s.csv", dev)), sqTestdata(fmt.Sprintf("sq_ref_trace_diff_ops_diff_%s.json", dev)),
+				dif, "control", "test", "control_rank := NULL", false, dev})
 		}
-		cases = append(cases, tc{fmt.Sprintf("sq_ref_trace_diff_%s.csv", dev), fmt.Sprintf("sq_ref_trace_diff_ops_diff_%s.json", dev),
-			dif, "control", "test", "control_rank := NULL", false, dev})
+	} else {
+		t.Log("../shared/traces not present: checking the recorded traces only")
 	}
 	for _, c := range cases {
-		t.Run(c.ref, func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(c.ref)))+"/"+filepath.Base(c.ref), func(t *testing.T) {
 			conn := sqConn(t, c.db, true)
 			q := fmt.Sprintf(`trace_diff('%s', '%s', %s, device_type := '%s', use_short_name := %v)`, c.l1, c.l2, c.args, c.dev, c.short)
 			got := sqDiff(t, conn, q)
-			want := htaref.ReadCSV(t, sqTestdata(c.ref))
+			want := htaref.ReadCSV(t, c.ref)
 			if len(got) != len(want.Rows) {
 				t.Fatalf("%d rows, HTA %d", len(got), len(want.Rows))
 			}
@@ -117,7 +129,7 @@ func TestSQTraceDiffCompat(t *testing.T) {
 				return
 			}
 			var wantOps map[string][]string
-			b, err := os.ReadFile(sqTestdata(c.opsRef))
+			b, err := os.ReadFile(c.opsRef)
 			if err != nil || json.Unmarshal(b, &wantOps) != nil {
 				t.Fatalf("read %s: %v", c.opsRef, err)
 			}
