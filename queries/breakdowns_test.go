@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -458,24 +457,11 @@ var bdAnalyses = []struct{ name, sql string }{
 }
 
 // TestBreakdownsEveryTrace runs every breakdown analysis, in both modes, on every trace file under
-// ../shared/traces (empty results are fine; errors are not).
+// ../shared/traces and testdata/traces/recorded (empty results are fine; errors are not).
 func TestBreakdownsEveryTrace(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "traces")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/traces not present")
-	}
-	var files []string
-	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
-		if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
-			files = append(files, p)
-		}
-		return nil
-	})
-	sort.Strings(files)
-	for _, f := range files {
-		f := f
-		rel, _ := filepath.Rel(root, f)
-		t.Run(rel, func(t *testing.T) {
+	for _, tf := range htaref.EveryTrace(t) {
+		f := tf.Path
+		t.Run(tf.Name, func(t *testing.T) {
 			db, err := engine.Open(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)

@@ -617,18 +617,13 @@ func TestPotentialStragglers(t *testing.T) {
 }
 
 // TestCountersAllTraces: every analysis of this area runs without error on every trace directory of
-// ../shared/traces (both modes; empty results allowed).
+// ../shared/traces and testdata/traces/recorded (both modes; empty results allowed).
 func TestCountersAllTraces(t *testing.T) {
-	_, root := htaref.Root(t)
 	dirs := map[string][]string{}
-	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
-		if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
-			dirs[filepath.Dir(p)] = append(dirs[filepath.Dir(p)], p)
-		}
-		return nil
-	})
-	for dir, files := range dirs {
-		rel, _ := filepath.Rel(root, dir)
+	for _, tf := range htaref.EveryTrace(t) {
+		dirs[filepath.Dir(tf.Name)] = append(dirs[filepath.Dir(tf.Name)], tf.Path)
+	}
+	for rel, files := range dirs {
 		t.Run(rel, func(t *testing.T) {
 			db, err := engine.Open(context.Background(), "")
 			if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,28 +19,21 @@ var ovClearErrors = []string{
 	"instance out of range",
 }
 
-// TestCPAllTraces: critical_path (default and compat) on every trace file under ../shared/traces,
+// TestCPAllTraces: critical_path (default and compat) on every trace file under ../shared/traces
+// and testdata/traces/recorded,
 // one file at a time (rank 0), with annotation 'ProfilerStep' when the trace has one, else "" (the
 // whole trace): either rows (then critical_path_summary agrees on the path's edge count and the
 // overlay export writes a valid file with paired flows) or one of the clear errors above. Files
 // the loader rejects (CSVs, non-trace JSON) are skipped.
 func TestCPAllTraces(t *testing.T) {
-	_, hta := htaref.Root(t)
-	root := filepath.Dir(hta) // ../shared/traces
-	var files []string
-	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
-		if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := htaref.EveryTrace(t)
 	if len(files) == 0 {
 		t.Skip("no traces")
 	}
 	ran := 0
-	for _, file := range files {
-		rel, _ := filepath.Rel(root, file)
-		t.Run(rel, func(t *testing.T) {
+	for _, tf := range files {
+		file := tf.Path
+		t.Run(tf.Name, func(t *testing.T) {
 			ctx := context.Background()
 			db, err := engine.Open(ctx, "")
 			if err != nil {

@@ -380,25 +380,17 @@ func TestSQCuptiCountersCompat(t *testing.T) {
 	}
 }
 
-// TestSQAllTraces runs every analysis of this area on every trace under ../shared/traces (each file loaded alone;
+// TestSQAllTraces runs every analysis of this area on every trace under ../shared/traces and testdata/traces/recorded (each file loaded alone;
 // files the loader rejects are skipped: not ours), in both modes. Empty results are fine; errors are not.
 func TestSQAllTraces(t *testing.T) {
-	_, traces := htaref.Root(t)
-	root := filepath.Dir(traces)
-	var files []string
-	filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
-		if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".gz")) {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := htaref.EveryTrace(t)
 	if len(files) == 0 {
 		t.Skip("no traces")
 	}
 	out := t.TempDir()
-	for _, f := range files {
-		rel, _ := filepath.Rel(root, f)
-		t.Run(rel, func(t *testing.T) {
+	for _, tf := range files {
+		f := tf.Path
+		t.Run(tf.Name, func(t *testing.T) {
 			db, err := engine.Open(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)

@@ -47,6 +47,34 @@ func RecordedTraces() string {
 	return filepath.Join(repoRoot(), "testdata", "traces", "recorded")
 }
 
+// TraceFile is one trace file of EveryTrace: Name is its path relative to the collection's root
+// (../shared/traces) or "recorded/…" for the traces recorded for this repository.
+type TraceFile struct{ Name, Path string }
+
+// EveryTrace lists every *.json / *.json.gz file under ../shared/traces (when present) and under
+// testdata/traces/recorded (always), sorted by name: the inputs of the tests that run every
+// analysis on every trace.
+func EveryTrace(t testing.TB) []TraceFile {
+	var out []TraceFile
+	walk := func(root, prefix string) {
+		filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+			if err == nil && !de.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) {
+				rel, _ := filepath.Rel(root, p)
+				out = append(out, TraceFile{Name: prefix + rel, Path: p})
+			}
+			return nil
+		})
+	}
+	walk(RecordedTraces(), "recorded/")
+	if hta, ok := SharedTraces(); ok {
+		walk(filepath.Dir(hta), "")
+	} else {
+		t.Log("../shared/traces not present: the recorded traces only")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // Dir is one reference directory: the traces HTA loaded and where its outputs are.
 type Dir struct {
 	Name       string         // trace dir relative to HTA's tests/data, e.g. "critical_path/alexnet"
