@@ -378,7 +378,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		}
 		if len(grp) > 1 {
-			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp))
+			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return isSyncCall[f.Name[r]] })
 		}
 		var ids []int32
 		for i := 0; i < len(atoms); {
@@ -1033,8 +1033,11 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 
 // dropPreempted merges the atoms of a logical thread's threads into time order and drops the
 // atoms of events another thread pre-empted: while the autograd thread runs, the main thread's
-// run_backward only waits.
-func dropPreempted(atoms []ctdaAtom, tid []int32, threads int) ([]ctdaAtom, []int32) {
+// run_backward only waits. Events for which releasesGIL holds are never pre-empted: a
+// synchronisation call waits for the GPU with the GIL released, so another thread may run meanwhile
+// (a logger thread woken during torch.cuda.synchronize()), and dropping the call would drop its
+// synchronisation edges.
+func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, releasesGIL func(row int32) bool) ([]ctdaAtom, []int32) {
 	idx := make([]int32, len(atoms))
 	for i := range idx {
 		idx[i] = int32(i)
@@ -1049,7 +1052,7 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int) ([]ctdaAtom, []in
 	for _, i := range idx {
 		a := atoms[i]
 		for t := range threads {
-			if int32(t) != tid[i] && lastAtom[t] >= 0 && lastEnd[t] > a.start {
+			if int32(t) != tid[i] && lastAtom[t] >= 0 && lastEnd[t] > a.start && !releasesGIL(atoms[lastAtom[t]].row) {
 				waiting[atoms[lastAtom[t]].row] = true
 			}
 		}

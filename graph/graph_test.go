@@ -192,13 +192,16 @@ func TestNestCPULanes(t *testing.T) {
 func TestWindowInstances(t *testing.T) {
 	// rows (file order): 0 CPU step#1 [0,100); 1 its GPU copy [10,120); 2 CPU step#2 [100,200); 3 its GPU copy
 	// [130,230); 4 an unrelated op.
+	// Row 5: a GPU copy of ProfilerStep#1 without a stream, as PyTorch 2.11 writes them (category
+	// gpu_user_annotation): not a step in the default mode, an instance in compat mode.
 	f := &Frame{
-		EvIdx:  []int64{0, 1, 2, 3, 4},
-		Name:   []int32{0, 0, 1, 1, 2},
-		TS:     []int64{0, 10, 100, 130, 5},
-		Dur:    []int64{100, 110, 100, 100, 1},
-		Stream: []int64{-1, 7, -1, 7, -1},
-		Syms:   []string{"ProfilerStep#1", "ProfilerStep#2", "aten::mm"},
+		EvIdx:  []int64{0, 1, 2, 3, 4, 5},
+		Name:   []int32{0, 0, 1, 1, 2, 0},
+		Cat:    []int32{3, 4, 3, 4, 5, 4},
+		TS:     []int64{0, 10, 100, 130, 5, 12},
+		Dur:    []int64{100, 110, 100, 100, 1, 90},
+		Stream: []int64{-1, 7, -1, 7, -1, -1},
+		Syms:   []string{"ProfilerStep#1", "ProfilerStep#2", "aten::mm", "user_annotation", "gpu_user_annotation", "cpu_op"},
 	}
 	for _, c := range []struct {
 		instance, end int
@@ -212,6 +215,7 @@ func TestWindowInstances(t *testing.T) {
 		{2, -1, false, 0, 0, "instance 2..2 of \"ProfilerStep\" requested, the rank has 2 (0..1)"},
 		{1, -1, true, 10, 120, ""},
 		{3, -1, true, 130, 230, ""},
+		{4, -1, true, 12, 102, ""},
 		{1, 0, false, 0, 0, "instance 1..0"},
 	} {
 		start, stop, err := Window(f, Options{Annotation: "ProfilerStep", Instance: c.instance, InstanceEnd: c.end, Compat: c.compat})

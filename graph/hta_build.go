@@ -421,9 +421,11 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		// Kineto copies each ProfilerStep (any user annotation) onto the GPU timeline; HTA counts those
 		// copies as instances too, so that instance i of n steps is sometimes a GPU copy, whose window
 		// launches nothing. Count the CPU annotations, which are the steps, when there are any.
+		// A copy is on a stream, or (PyTorch 2.11 writes no stream arg for them) has category
+		// gpu_user_annotation.
 		var cpu []int
 		for _, r := range rows {
-			if f.Stream[r] == -1 {
+			if f.Stream[r] == -1 && f.Syms[f.Cat[r]] != "gpu_user_annotation" {
 				cpu = append(cpu, r)
 			}
 		}

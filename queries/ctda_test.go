@@ -358,3 +358,52 @@ func TestCTDAWindowIgnoresBlockedThread(t *testing.T) {
 		t.Errorf("%d CPU nodes end after the step", late)
 	}
 }
+
+// TestCTDARecordedTraceFacts: what the recording program did (testdata/record/record.py), read back.
+//   - Kineto's GPU copies of ProfilerStep carry no stream in PyTorch 2.11: they are not instances
+//     (three steps, so instance 3 is an error, not a window over a 1.4 µs copy).
+//   - torch.cuda.synchronize() at the end of each step waits for the GPU with the GIL released, and
+//     the logger thread wakes during it in two of the test trace's steps: the call's Context Sync
+//     still binds the node after it (the call used to be dropped as "pre-empted", with its edges).
+//   - The autograd thread's aten::nll_loss_backward is Backward work, not Loss.
+//   - The autograd thread keeps the name PyTorch gives it, pt_autograd_0.
+func TestCTDARecordedTraceFacts(t *testing.T) {
+	for _, name := range []string{"control", "test"} {
+		t.Run(name, func(t *testing.T) {
+			db := ctdaOpen(t, "recorded/"+name+"/rank0."+name+".pt.trace.json.gz")
+			_, err := db.Exec(`SELECT * FROM critical_path(annotation := 'ProfilerStep', instance := 3, algorithm := 'ctda')`)
+			if err == nil || !strings.Contains(err.Error(), "the rank has 3 (0..2)") {
+				t.Errorf("instance 3: %v, want the rank has 3 (0..2)", err)
+			}
+			for i := range 3 {
+				var syncEnd, mainTid int64
+				if err := db.QueryRow(`SELECT e.ts + e.dur, e.tid FROM events e, events s
+					WHERE s.name = 'ProfilerStep#' || ($1 + 2) AND s.cat_class = 'user_annotation' AND e.name = 'cudaDeviceSynchronize'
+					AND e.ts BETWEEN s.ts AND s.ts + s.dur`, i).Scan(&syncEnd, &mainTid); err != nil {
+					t.Fatal(err)
+				}
+				var bound int
+				if err := db.QueryRow(`SELECT count(*) FROM cdg_edges(annotation := 'ProfilerStep', instance := $1) e
+					JOIN cdg_nodes(annotation := 'ProfilerStep', instance := $1) d ON d.node = e.dst_node
+					WHERE e.dependency = 'sync' AND d.tid = $2 AND d.ts >= $3`, i, mainTid, syncEnd).Scan(&bound); err != nil {
+					t.Fatal(err)
+				}
+				if bound == 0 {
+					t.Errorf("instance %d: no sync edge into the main thread after cudaDeviceSynchronize", i)
+				}
+				var loss int
+				if err := db.QueryRow(`SELECT count(*) FROM cdg_nodes(annotation := 'ProfilerStep', instance := $1) n
+					JOIN threads t USING (pid, tid) WHERE t.thread_name LIKE '%pt_autograd%' AND n.phase IS DISTINCT FROM 'Backward'`, i).Scan(&loss); err != nil {
+					t.Fatal(err)
+				}
+				if loss != 0 {
+					t.Errorf("instance %d: %d autograd-thread nodes not in phase Backward", i, loss)
+				}
+			}
+			var autograd int
+			if err := db.QueryRow(`SELECT count(*) FROM threads WHERE thread_name LIKE '%(pt_autograd_0)'`).Scan(&autograd); err != nil || autograd != 1 {
+				t.Errorf("threads named pt_autograd_0: %d (%v), want 1", autograd, err)
+			}
+		})
+	}
+}

@@ -8,15 +8,15 @@
 CREATE TABLE IF NOT EXISTS phase_rules (priority INTEGER, pattern VARCHAR, phase VARCHAR);
 
 -- Seeded once, from the names PyTorch writes: DataLoader iteration (record_function and its Python frames),
--- collectives (NCCL/RCCL/Gloo record_functions and c10d ops), the autograd engine and *Backward ops (before
--- loss, so NllLossBackward0 is Backward), loss ops and modules, optimizer steps, then forward markers (module frames, HTA's "## forward ##").
+-- collectives (NCCL/RCCL/Gloo record_functions and c10d ops), the autograd engine, *Backward nodes and *_backward
+-- ops (before loss, so NllLossBackward0 and aten::nll_loss_backward are Backward), loss ops and modules, optimizer steps, then forward markers (module frames, HTA's "## forward ##").
 INSERT INTO phase_rules
 SELECT * FROM (VALUES
     (10, '^enumerate\(DataLoader\)', 'DataLoad'),
     (11, 'torch/utils/data/', 'DataLoad'),
     (12, '(?i)dataloader', 'DataLoad'),
     (20, '^nccl:|^gloo:|^c10d::|^record_param_comms$|ProcessGroup|^nccl[A-Z]|^rccl', 'Communication'),
-    (30, '^autograd::engine::evaluate_function|^## backward ##|Backward[0-9]*$|: backward$|_engine_run_backward', 'Backward'),
+    (30, '^autograd::engine::evaluate_function|^## backward ##|Backward[0-9]*$|: backward$|_engine_run_backward|_backward', 'Backward'),
     (40, '(?i)loss', 'Loss'),
     (50, '^Optimizer\.(step|zero_grad)#|^## optimizer ##|torch/optim/', 'Update'),
     (60, '^## forward ##|^nn\.Module: |: forward$|\(forward\)', 'Forward')

@@ -13,15 +13,21 @@
 CREATE OR REPLACE VIEW threads AS
 WITH m AS (
     SELECT trace_id, pid, tid, name, args->>'name' AS value_name, TRY_CAST(args->>'sort_index' AS BIGINT) AS sort_index,
-           ev_idx IS NULL AS synthetic
+           ev_idx IS NULL AS synthetic, ev_idx
     FROM metadata_events
 ),
 -- a name the trace gives wins over the one synthesised from a string pid/tid (max() picked "main thread" over "T")
 pn AS (SELECT trace_id, pid, coalesce(max(value_name) FILTER (WHERE NOT synthetic), max(value_name)) AS process_name
        FROM m WHERE name = 'process_name' GROUP BY ALL),
 ps AS (SELECT trace_id, pid, max(sort_index) AS process_sort_index FROM m WHERE name = 'process_sort_index' GROUP BY ALL),
-tn AS (SELECT trace_id, pid, tid, coalesce(max(value_name) FILTER (WHERE NOT synthetic), max(value_name)) AS thread_name
-       FROM m WHERE name = 'thread_name' GROUP BY ALL),
+-- A thread named twice (PyTorch 2.11 names the autograd thread "thread 466 (pt_autograd_0)" and "thread 466
+-- (python3)", in either order) keeps the name that says more than the process's name, else the first in the file.
+tn AS (SELECT m.trace_id, m.pid, m.tid,
+              coalesce(arg_min(m.value_name, m.ev_idx) FILTER (WHERE NOT m.synthetic
+                                                               AND NOT contains(m.value_name, '(' || coalesce(pn.process_name, '') || ')')),
+                       arg_min(m.value_name, m.ev_idx) FILTER (WHERE NOT m.synthetic), max(m.value_name)) AS thread_name
+       FROM m LEFT JOIN pn ON pn.trace_id = m.trace_id AND pn.pid = m.pid
+       WHERE m.name = 'thread_name' GROUP BY ALL),
 ts_ AS (SELECT trace_id, pid, tid, max(sort_index) AS sort_index FROM m WHERE name = 'thread_sort_index' GROUP BY ALL),
 lanes AS (
     SELECT trace_id, pid, tid, count(*) AS events FROM events GROUP BY ALL

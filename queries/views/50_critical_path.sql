@@ -52,7 +52,7 @@ SELECT * FROM _cp_path(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(
 -- @column pct             Share of the path's summed weights, %
 -- @column path_length_us  Critical-path length, µs
 -- @column path_edges      Edges on the path
--- @column window_us       Length of the analysed span, µs: from the window's start to its end or to the end of the last work launched in it, whichever is later (a GPU running behind the CPU finishes the window's kernels after it)
+-- @column window_us       Length of the analysed span, µs: from the window's start to its end or to the end of the last GPU work launched in it, whichever is later (a GPU running behind the CPU finishes the window's kernels after it)
 -- @column cpcr            Critical-path coverage ratio: time the path's events cover ÷ window length (hta: Σ weights of path edges attributed to events; ctda: event-covered time of each node's counted span)
 -- @column busy_bound      Share of the window covered by cpu_op, runtime/driver and GPU events: no path can cover more
 CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,

@@ -34,7 +34,7 @@ SELECT * FROM _hotspots(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce
 -- @column name                 Name of the node's longest event (CPU) or first event (GPU)
 -- @column ev_idx               Event index of that event
 -- @column on_critical_path     Node lies on the critical path
--- @column counted_us           Time the node's events cover inside its counted span on the path, µs (NULL off the path)
+-- @column counted_us           Time the node's cpu_op, runtime/driver or GPU events cover inside its counted span on the path, µs (what CPCR counts; Python frames and annotations are not; NULL off the path)
 CREATE OR REPLACE MACRO cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     label := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cdg_nodes(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
