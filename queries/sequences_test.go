@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +120,10 @@ func TestSQFrequentKernelSequencesCompat(t *testing.T) {
 		})
 	}
 	if n == 0 {
+		if _, ok := htaref.SharedTraces(); !ok {
+			// HTA raised on the recorded traces (testdata/hta/recorded/errors.csv): TestSQFrequentKernelSequencesWhereHTAFails.
+			t.Skip("../shared absent and HTA wrote no frequent_cuda_kernel_sequences file for the recorded traces")
+		}
 		t.Fatal("no reference frequent_cuda_kernel_sequences files found")
 	}
 }
@@ -137,7 +143,8 @@ func TestSQFrequentKernelSequencesWhereHTAFails(t *testing.T) {
 			dirs[dir] = filepath.Join(traces, dir)
 		}
 	}
-	for dir, path := range dirs {
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		path := dirs[dir]
 		t.Run(dir, func(t *testing.T) {
 			db := sqOpen(t, "trace", path)
 			for _, compat := range []bool{false, true} {

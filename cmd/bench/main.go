@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gz := fs.Bool("gzip", false, "generate .json.gz inputs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "time limit of one analysis")
 	loadOnly := fs.Bool("load-only", false, "measure the load only (no analyses)")
-	htaTimeout := fs.Duration("hta-timeout", time.Hour, "time limit of HTA's whole run on one preset (steps not finished by then get no HTA time)")
+	htaTimeout := fs.Duration("hta-timeout", time.Hour, "time limit of HTA's whole run on one preset (steps not finished by then get no HTA time; 0: none)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -269,7 +269,10 @@ func benchPreset(ctx context.Context, w, errOut io.Writer, cfg config, p preset,
 	rows = append(rows, reopen)
 
 	if hta.reason == "" {
-		hctx, cancel := context.WithTimeout(ctx, cfg.htaTimeout)
+		hctx, cancel := ctx, context.CancelFunc(func() {})
+		if cfg.htaTimeout > 0 {
+			hctx, cancel = context.WithTimeout(ctx, cfg.htaTimeout)
+		}
 		hta.run(hctx, paths, rows, errOut)
 		cancel()
 	}

@@ -117,12 +117,6 @@ func Dirs(t testing.TB) []Dir {
 	return out
 }
 
-// Recorded lists only the reference directories recorded for this repository (see Dirs).
-func Recorded(t testing.TB) []Dir {
-	repo := repoRoot()
-	return walkDirs(t, filepath.Join(repo, "testdata", "hta", "recorded"), filepath.Join(repo, "testdata", "traces"))
-}
-
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))

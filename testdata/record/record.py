@@ -10,7 +10,8 @@ must handle and the public traces lack in one place:
     records an event, and is waited for with cudaEventSynchronize and cudaStreamSynchronize;
   * every kind of synchronisation: loss.item() (a synchronous copy), torch.cuda.synchronize();
   * a single-process NCCL all-reduce of the gradients (record_param_comms, nccl:all_reduce; with one
-    rank NCCL launches nothing for it) and an out-of-place all-gather (a copy on NCCL's stream);
+    rank NCCL launches nothing for it) and an out-of-place all-gather (with one rank: a
+    device-to-device copy on the compute stream);
   * Kineto's cuda_sync events, where this PyTorch can record them.
 
 Usage (on the GPU machine; PyTorch 2.11 with CUDA):
@@ -115,8 +116,8 @@ def main():
             flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
             dist.all_reduce(flat)
         with record_function("## allgather ##"):
-            # Out of place, so even a one-rank NCCL communicator does GPU work (a copy on its own
-            # stream, which the compute stream then waits for); the in-place all-reduce above does none.
+            # Out of place, so even a one-rank communicator does GPU work: a device-to-device copy
+            # (on the compute stream in PyTorch 2.11); the in-place all-reduce above does none.
             gathered = torch.empty_like(flat)
             dist.all_gather_into_tensor(gathered, flat)
             flat = gathered
