@@ -93,6 +93,7 @@ type ctdaAtom struct {
 	start, end int64
 	row        int32
 	busy       bool // inside a cpu_op or runtime/driver event (what CPCR and the busy bound count)
+	cut        bool // its event ran on after the window's end (clipAtoms)
 }
 
 // PathStep is one node of the path, in time order. The node counts for [Lo, Hi]: Lo is the later of
@@ -255,7 +256,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	inWindow := make([]bool, n)
 	var gpuAll []int32
 	for r := 0; r < n; r++ {
-		if isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && f.TS[r] <= we {
+		// Half-open, as clipAtoms: an event starting at the window's end is the next window's.
+		if isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && (f.TS[r] < we || ws == we) {
 			k := laneKey{f.Pid[r], f.Tid[r]}
 			cpuRows[k] = append(cpuRows[k], int32(r))
 			inWindow[r] = true
@@ -799,7 +801,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		c.SpanEnd = max(c.SpanEnd, nd.End)
 	}
 	c.backtrack()
-	c.BusyBound = busyBound(f, ws, c.SpanEnd, isBusy, isGPUWork)
+	c.BusyBound = busyBound(f, ws, we, c.SpanEnd, isBusy, isGPUWork)
 	return c, nil
 }
 
@@ -954,9 +956,6 @@ func rowIndex(f *Frame) func(int64) int32 {
 	}
 }
 
-// threadAtoms cuts one thread's time into atoms owned by the innermost running event, appending
-// them to atoms; it sets each row's phase (its own rule, else its parent's). rows are sorted by
-// start, longer first.
 // clipAtoms cuts atoms[from:] at the window's end. A thread's event that starts in the window may
 // run long after it: a Python thread blocked in a wait (a logger waiting for its next item) is not
 // the step's work, and its time after the step belongs to later steps. The annotation's own thread
@@ -967,12 +966,17 @@ func clipAtoms(atoms []ctdaAtom, from int, we int64) []ctdaAtom {
 		if a.start >= we {
 			continue
 		}
-		a.end = min(a.end, we)
+		if a.end > we {
+			a.end, a.cut = we, true
+		}
 		out = append(out, a)
 	}
 	return out
 }
 
+// threadAtoms cuts one thread's time into atoms owned by the innermost running event, appending
+// them to atoms; it sets each row's phase (its own rule, else its parent's). rows are sorted by
+// start, longer first.
 func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
 	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
@@ -985,7 +989,7 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 			atoms[k].end = to
 			return
 		}
-		atoms = append(atoms, ctdaAtom{from, to, owner, busy})
+		atoms = append(atoms, ctdaAtom{from, to, owner, busy, false})
 	}
 	emit := func(owner int32, from, to int64) {
 		if to <= from {
@@ -1115,23 +1119,31 @@ func (c *CDG) backtrack() {
 	start := int32(-1)
 	var bestCPU, bestGPU int32 = -1, -1
 	candidate := c.startCandidates()
-	for v, nd := range c.Nodes {
-		if candidate != nil && !candidate[v] {
-			continue
-		}
-		if nd.GPU {
-			if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
-				bestGPU = int32(v)
+	// A node whose last event runs on past the window's end (another thread's, cut there) did not
+	// end with the window: it starts the path only when no other CPU node can.
+	cut := func(nd CDGNode) bool { return !nd.GPU && nd.last > nd.first && c.atoms[nd.last-1].cut }
+	for _, allowCut := range []bool{false, true} {
+		for v, nd := range c.Nodes {
+			if (candidate != nil && !candidate[v]) || (cut(nd) && !allowCut) {
+				continue
 			}
-			continue
+			if nd.GPU {
+				if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
+					bestGPU = int32(v)
+				}
+				continue
+			}
+			if !anyWork {
+				workEnd[v] = nd.End
+			}
+			// Ties go to the later node (a thread's nodes are numbered in time order): the node a
+			// synchronisation releases, not the one holding the call.
+			if workEnd[v] >= 0 && (bestCPU < 0 || workEnd[v] >= workEnd[bestCPU]) {
+				bestCPU = int32(v)
+			}
 		}
-		if !anyWork {
-			workEnd[v] = nd.End
-		}
-		// Ties go to the later node (a thread's nodes are numbered in time order): the node a
-		// synchronisation releases, not the one holding the call.
-		if workEnd[v] >= 0 && (bestCPU < 0 || workEnd[v] >= workEnd[bestCPU]) {
-			bestCPU = int32(v)
+		if bestCPU >= 0 {
+			break
 		}
 	}
 	start = bestCPU
@@ -1402,8 +1414,10 @@ func SortHotspots(h []Hotspot) {
 	})
 }
 
-// busyBound is the time of [ws, we] covered by busy CPU events or GPU work (ns).
-func busyBound(f *Frame, ws, we int64, isBusy, isGPUWork []bool) int64 {
+// busyBound is the time covered by busy CPU events inside [ws, we] or GPU work inside [ws, spanEnd]
+// (ns): CPU time after the window is not the window's (BuildCTDA cuts it), GPU work launched in it may
+// finish later.
+func busyBound(f *Frame, ws, we, spanEnd int64, isBusy, isGPUWork []bool) int64 {
 	type iv struct{ s, e int64 }
 	var ivs []iv
 	for r := range f.TS {
@@ -1412,7 +1426,11 @@ func busyBound(f *Frame, ws, we int64, isBusy, isGPUWork []bool) int64 {
 		if !ok || f.Dur[r] <= 0 {
 			continue
 		}
-		s, e := max(f.TS[r], ws), min(f.TS[r]+f.Dur[r], we)
+		end := we
+		if f.Stream[r] >= 0 {
+			end = spanEnd
+		}
+		s, e := max(f.TS[r], ws), min(f.TS[r]+f.Dur[r], end)
 		if e > s {
 			ivs = append(ivs, iv{s, e})
 		}
@@ -1479,15 +1497,22 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 }
 
 // SpanEnd is the end of HTA's analysed span, as BuildCTDA's: the window's end or the end of the last
-// GPU work launched in it (it may finish after the window). CPU events do not stretch it, as they do
-// not BuildCTDA's: one that starts in the window and outlives it is another thread's (a Python thread
-// blocked in a wait), and its time after the window is not the step's. Clipped rows that are not
-// work do not stretch it either: a gpu_user_annotation (stream -1 in the frame) and HTA's Stream Wait
-// Event rows, which are clipped wherever they are in the trace.
+// GPU work launched in it (it may finish after the window) by a call that started in [start, end),
+// BuildCTDA's half-open window. CPU events do not stretch it, as they do not BuildCTDA's: one that
+// starts in the window and outlives it is another thread's (a Python thread blocked in a wait), and
+// its time after the window is not the step's. Clipped rows that are not work do not stretch it
+// either: a gpu_user_annotation (stream -1 in the frame) and HTA's Stream Wait Event rows, which are
+// clipped wherever they are in the trace.
 func (g *CPGraph) SpanEnd() int64 {
 	f := g.Source
 	work := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 CPU work, 2 GPU work, 3 neither
 	end := g.WindowEnd
+	launchTS := map[int64]int64{} // clipped CPU rows by event index: a launcher outside them was not in the window
+	for _, r := range g.Clipped {
+		if f.Stream[r] == -1 {
+			launchTS[f.EvIdx[r]] = f.TS[r]
+		}
+	}
 	for _, r := range g.Clipped {
 		c := f.Cat[r]
 		if work[c] == 0 {
@@ -1501,21 +1526,24 @@ func (g *CPGraph) SpanEnd() int64 {
 			}
 		}
 		if f.Stream[r] != -1 && work[c] == 2 {
-			end = max(end, f.TS[r]+f.Dur[r])
+			if ts, ok := launchTS[f.IndexCorr[r]]; ok && f.IndexCorr[r] > 0 && ts >= g.WindowStart && (ts < g.WindowEnd || g.WindowStart == g.WindowEnd) {
+				end = max(end, f.TS[r]+f.Dur[r])
+			}
 		}
 	}
 	return end
 }
 
-// BusyBoundOf is the busy bound of [ws, we] on f (ns): the time covered by cpu_op, runtime/driver
-// and GPU events, which no critical path can exceed.
-func BusyBoundOf(f *Frame, ws, we int64) int64 {
+// BusyBoundOf is the busy bound of the window [ws, we] analysed up to spanEnd on f (ns): the time
+// covered by cpu_op and runtime/driver events up to we and by GPU work up to spanEnd, which no
+// critical path can exceed.
+func BusyBoundOf(f *Frame, ws, we, spanEnd int64) int64 {
 	isBusy := make([]bool, len(f.Syms))
 	isGPUWork := make([]bool, len(f.Syms))
 	for i, s := range f.Syms {
 		isBusy[i], isGPUWork[i] = ctdaBusyCat(s), ctdaGPUWork(s)
 	}
-	return busyBound(f, ws, we, isBusy, isGPUWork)
+	return busyBound(f, ws, we, spanEnd, isBusy, isGPUWork)
 }
 
 // BusyRow reports whether row r is an event the busy bound counts: a cpu_op or runtime/driver event

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -405,5 +406,40 @@ func TestCTDARecordedTraceFacts(t *testing.T) {
 				t.Errorf("threads named pt_autograd_0: %d (%v), want 1", autograd, err)
 			}
 		})
+	}
+}
+
+// TestCTDAWindowEdges (testdata/hta/ct_window_edge.json, made for this test): step 1 is [0, 1000] µs
+// on thread 1 (aten::mm 100–900 launching k1 and k2); thread 2's aten::long runs 500–5500 µs; thread 3
+// launches a 2000 µs kernel at exactly 1000 µs, the next step's start. Both algorithms analyse [0, 1000]:
+// the launch at the window's end is the next window's (half-open, as the CPU cut), the busy bound counts
+// CPU time up to the window's end only (0.9: thread 2 covers 500–1000 beside thread 1's 100–900), hotspot
+// shares stay within the span, and CTDA's path is thread 1's step, not thread 2's cut event.
+func TestCTDAWindowEdges(t *testing.T) {
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Load(context.Background(), []string{filepath.Join("..", "testdata", "hta", "ct_window_edge.json")}, engine.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"hta": 0.5, "ctda": 0.73}
+	for _, alg := range []string{"hta", "ctda"} {
+		var window, cpcr, busy, share float64
+		q := fmt.Sprintf(`SELECT max(window_us), max(cpcr), max(busy_bound),
+			(SELECT sum(prop_in_total) FROM hotspots(0, 'ProfilerStep', 0, algorithm := '%[1]s'))
+			FROM critical_path_summary(annotation := 'ProfilerStep', instance := 0, algorithm := '%[1]s')`, alg)
+		if err := db.SQL.QueryRow(q).Scan(&window, &cpcr, &busy, &share); err != nil {
+			t.Fatal(err)
+		}
+		if window != 1000 || busy != 0.9 || share > 1 || math.Abs(cpcr-want[alg]) > 1e-9 {
+			t.Errorf("%s: window %v µs, busy bound %v, CPCR %v, hotspot shares %v; want 1000, 0.9, %v, <= 1", alg, window, busy, cpcr, share, want[alg])
+		}
+	}
+	var onPath string
+	if err := db.SQL.QueryRow(`SELECT string_agg(DISTINCT tid::VARCHAR, ',' ORDER BY tid::VARCHAR) FROM cdg_nodes(annotation := 'ProfilerStep', instance := 0)
+		WHERE on_critical_path AND kind = 'cpu'`).Scan(&onPath); err != nil || onPath != "1" {
+		t.Errorf("CPU threads on the ctda path: %q (%v), want 1", onPath, err)
 	}
 }

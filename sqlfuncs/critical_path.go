@@ -406,7 +406,7 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 	}
 	s.pathLen, s.edges = pathLen, len(edges)
 	s.window = end - g.WindowStart
-	s.busy = graph.BusyBoundOf(g.Source, g.WindowStart, end)
+	s.busy = graph.BusyBoundOf(g.Source, g.WindowStart, g.WindowEnd, end)
 	return s.table(tr)
 }
 

@@ -195,12 +195,18 @@ func hotspotTable(tr cpTrace, hs []graph.Hotspot, top int, window int64) *cpTabl
 func htaHotspots(g *graph.CPGraph) []graph.Hotspot {
 	type key struct{ name, cat int32 }
 	sums := map[key]int64{}
+	end := g.SpanEnd()
 	for _, e := range g.Path.Edges {
 		r := g.Attr[e]
 		if r < 0 || g.GW[e] <= 0 {
 			continue
 		}
-		sums[key{g.F.Name[r], g.F.Cat[r]}] += g.GW[e]
+		// Only the edge's time inside the analysed span, as CPCR: HTA's path may follow another
+		// thread's event that outlives the window.
+		lo, hi := max(g.NodeTS[g.G.Src[e]], g.WindowStart), min(g.NodeTS[g.G.Dst[e]], end)
+		if w := min(g.GW[e], hi-lo); w > 0 {
+			sums[key{g.F.Name[r], g.F.Cat[r]}] += w
+		}
 	}
 	out := make([]graph.Hotspot, 0, len(sums))
 	for k, d := range sums {
