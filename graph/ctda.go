@@ -1505,7 +1505,7 @@ func (c *CDG) EdgeBoundBy(e int32) string {
 // clipped wherever they are in the trace.
 func (g *CPGraph) SpanEnd() int64 {
 	f := g.Source
-	work := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 CPU work, 2 GPU work, 3 neither
+	gpuWork := make([]int8, len(f.Syms)) // per category symbol: 0 unknown, 1 GPU work, 2 not
 	end := g.WindowEnd
 	launchTS := map[int64]int64{} // clipped CPU rows by event index: a launcher outside them was not in the window
 	for _, r := range g.Clipped {
@@ -1515,17 +1515,13 @@ func (g *CPGraph) SpanEnd() int64 {
 	}
 	for _, r := range g.Clipped {
 		c := f.Cat[r]
-		if work[c] == 0 {
-			switch s := f.Syms[c]; {
-			case ctdaCPUCat(s):
-				work[c] = 1
-			case ctdaGPUWork(s):
-				work[c] = 2
-			default:
-				work[c] = 3
+		if gpuWork[c] == 0 {
+			gpuWork[c] = 2
+			if ctdaGPUWork(f.Syms[c]) {
+				gpuWork[c] = 1
 			}
 		}
-		if f.Stream[r] != -1 && work[c] == 2 {
+		if f.Stream[r] != -1 && gpuWork[c] == 1 {
 			if ts, ok := launchTS[f.IndexCorr[r]]; ok && f.IndexCorr[r] > 0 && ts >= g.WindowStart && (ts < g.WindowEnd || g.WindowStart == g.WindowEnd) {
 				end = max(end, f.TS[r]+f.Dur[r])
 			}
