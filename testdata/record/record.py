@@ -76,6 +76,14 @@ def metrics_logger(inbox, outbox):
             outbox.put((float(t.mean()), float(t.std()) if len(history) > 1 else 0.0))
 
 
+def gzip_trace(raw):
+    """Replace the exported trace raw by raw + ".gz" and print its size."""
+    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(raw)
+    print(raw + ".gz", os.path.getsize(raw + ".gz"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -167,10 +175,7 @@ def main():
     inbox.put(None)
     logger.join()
     dist.destroy_process_group()
-    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(raw)
-    print(raw + ".gz", os.path.getsize(raw + ".gz"))
+    gzip_trace(raw)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,14 @@ Output: DIR/compiled/rank0.compiled.pt.trace.json.gz
 cudagraph_mark_step_begin() before each step; not recorded.)
 """
 import argparse
-import gzip
 import os
-import shutil
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+from record import gzip_trace
 
 
 def main():
@@ -60,10 +60,7 @@ def main():
             loss = step(*batches[i % 4])
             loss.item()
             prof.step()
-    with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
-    os.remove(raw)
-    print(raw + ".gz", os.path.getsize(raw + ".gz"))
+    gzip_trace(raw)
 
 
 if __name__ == "__main__":
