@@ -93,6 +93,8 @@ CREATE OR REPLACE MACRO _run_unpack(packed, part) AS
 --   launch_*            the launch call of a GPU work event: the enqueueing call (_ct_launch_names) on a CPU
 --                       thread with the same correlation, the runtime call when a runtime and a driver call
 --                       share it, else the first (kernel_launch_stats, queue_length)
+--   launch_seq          such an event's position (1, 2, …) in its trace's launch order: (launch_ts, launch_idx,
+--                       ev_idx), the order of kernel_launch_stats' rows, which then sort on one integer
 --   linked_ts           start of the event HTA links it with (index_correlation), when that has the same
 --                       correlation (idle_time_breakdown's host_wait)
 --   opens_busy          a GPU work event that starts after every earlier one of the trace ((ts, ev_idx) order)
@@ -153,7 +155,10 @@ runs AS (
            l.linked_ts,
            g.gpu_work AND (a.prev_all IS NULL OR g.ts > a.prev_all) AS opens_busy,
            CASE WHEN g.ts > a.prev_all THEN a.prev_all END AS busy_before,
-           CASE WHEN g.ts > s.prev_stream THEN s.prev_stream END AS stream_busy_before
+           CASE WHEN g.ts > s.prev_stream THEN s.prev_stream END AS stream_busy_before,
+           CASE WHEN l.l.idx IS NOT NULL
+                THEN row_number() OVER (PARTITION BY g.trace_id, l.l.idx IS NULL ORDER BY l.l.ts, l.l.idx, g.ev_idx) END
+               AS launch_seq
     FROM g
     LEFT JOIN partners l ON l.trace_id = g.trace_id AND l.ev_idx = g.ev_idx
     LEFT JOIN prev_all a ON a.trace_id = g.trace_id AND a.ev_idx = g.ev_idx
@@ -357,7 +362,7 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat' ELSE 'F
 -- hta_frame's GPU-side rows (stream != -1); the default mode reads them from the stored _gpu_frame_default.
 CREATE OR REPLACE VIEW _gpu_rows AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE stream <> -1'
-                         ELSE 'SELECT * EXCLUDE (launch_idx, launch_ts, launch_dur, launch_is_memory, linked_ts, opens_busy,
+                         ELSE 'SELECT * EXCLUDE (launch_idx, launch_ts, launch_dur, launch_is_memory, launch_seq, linked_ts, opens_busy,
                                    busy_before, stream_busy_before, queue_at_launch, seq_at_launch, next_ts_at_launch,
                                    queue_at_start, seq_at_start, next_ts_at_start) FROM _gpu_frame_default' END);
 

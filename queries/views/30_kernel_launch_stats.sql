@@ -19,7 +19,8 @@
 -- memcpy/memset call.
 -- Compat mode (HTA 0.6.1): the correlation ids of HTA's launch names select every stream −1 row (a driver call
 -- sharing the id is paired too) and every stream != −1 row (cuda_sync included), all pairs joined.
--- _launch_pairs_compat / _launch_pairs_default(include_memory_events): those pairs, in each mode.
+-- _launch_pairs_compat / _launch_pairs_default(include_memory_events): those pairs, in each mode, with
+-- launch_order, the pair's position in its trace's (cpu_ts, cpu_idx, gpu_idx) order (default: stored at load).
 CREATE OR REPLACE MACRO _launch_pairs_compat(include_memory_events) AS TABLE
 WITH names AS (
     SELECT name, hta_stats FROM _ct_launch_names()
@@ -33,7 +34,8 @@ hta_corr AS (
     SELECT DISTINCT f.trace_id, f.correlation
     FROM frame f JOIN names n ON n.name = f.name AND n.hta_stats
 )
-SELECT c.trace_id, c.label, c.rank, c.correlation, c.ts AS cpu_ts, c.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur, c.ev_idx AS cpu_idx, g.ev_idx AS gpu_idx
+SELECT c.trace_id, c.label, c.rank, c.correlation, c.ts AS cpu_ts, c.dur AS cpu_dur, g.ts AS gpu_ts, g.dur AS gpu_dur,
+       row_number() OVER (PARTITION BY c.trace_id ORDER BY c.ts, c.ev_idx, g.ev_idx) AS launch_order
 FROM frame c
 JOIN hta_corr k ON k.trace_id = c.trace_id AND k.correlation = c.correlation
 JOIN frame g ON g.trace_id = c.trace_id AND g.correlation = c.correlation
@@ -42,7 +44,7 @@ WHERE c.stream = -1 AND g.stream <> -1;
 -- default: one launch call per GPU event, paired when the frame was stored (_gpu_frame_default.launch_*)
 CREATE OR REPLACE MACRO _launch_pairs_default(include_memory_events) AS TABLE
 SELECT trace_id, label, rank, correlation, launch_ts AS cpu_ts, launch_dur AS cpu_dur, ts AS gpu_ts, dur AS gpu_dur,
-       launch_idx AS cpu_idx, ev_idx AS gpu_idx
+       launch_seq AS launch_order
 FROM _gpu_frame_default
 WHERE launch_idx IS NOT NULL AND (coalesce(include_memory_events, true) OR NOT launch_is_memory);
 
@@ -51,15 +53,15 @@ CREATE OR REPLACE MACRO kernel_launch_stats(runtime_cutoff := 50, launch_delay_c
                                             include_memory_events := true, ranks := NULL, hta_compat := NULL) AS TABLE
 WITH us AS (
     SELECT label, rank, correlation, cpu_dur / 1000.0 AS cpu_duration_us, gpu_dur / 1000.0 AS gpu_duration_us,
-           greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, trace_id, cpu_ts, cpu_idx, gpu_idx
+           greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, trace_id, launch_order
     FROM query(format('FROM {}({})',
                       CASE WHEN _hta_mode(hta_compat) THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
                       coalesce(include_memory_events, true)))
     WHERE coalesce(list_contains(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), rank), true)
 ),
 -- Rows sort by (label, rank) through an integer: every row of a trace has the same label, so a sort on
--- the string compares whole strings on every tie (1 GB trace: 90 → 55 ms); the event indexes of one
--- file are below 2^31, so (cpu_idx, gpu_idx) is one key.
+-- the string compares whole strings on every tie (1 GB trace: 90 → 55 ms); with the pair's launch order
+-- below it, one BIGINT key (1 GB trace: 58 → 41 ms against (k, cpu_ts, cpu_idx, gpu_idx)).
 trace_order AS (
     SELECT trace_id, (row_number() OVER (ORDER BY label, rank, trace_id))::INTEGER AS k FROM traces
 )
@@ -71,4 +73,4 @@ FROM us JOIN trace_order USING (trace_id), (SELECT _arg_check(runtime_cutoff >= 
             AND _arg_check(launch_delay_cutoff >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, '>= 0 (µs)')
             AS args_ok) args_check
 WHERE args_check.args_ok
-ORDER BY trace_order.k, cpu_ts, cpu_idx * 2147483648 + gpu_idx;
+ORDER BY (trace_order.k::BIGINT << 32) + launch_order;
