@@ -265,6 +265,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			loadFailed = true
 		}
 	}
+	if len(o.traces) == 0 && o.dbPath == "" {
+		if s.sampleIDs, err = sampleTraceIDs(ctx, db); err != nil {
+			fmt.Fprintf(stderr, "tracesql: %v\n", err)
+			return 1
+		}
+	}
 	if o.ncclOffset != "" {
 		if err := db.SetNCCLClockOffset(ctx, ncclLabel, o.ncclOffset); err != nil {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
@@ -403,6 +409,16 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			loaded++
 		}
 	}
+	if loaded > 0 && len(s.sampleIDs) > 0 {
+		// The bundled sample is there to show something until the user's own traces are in; kept
+		// beside them, it would be counted in every query over all traces.
+		if err := s.db.Unload(ctx, s.sampleIDs); err != nil {
+			s.reportErr(err)
+			return errReported
+		}
+		s.sampleIDs = nil
+		fmt.Fprintf(s.errOut, "tracesql: unloaded the bundled sample; the session holds the traces you load\n")
+	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.
 		for _, e := range errs {
@@ -422,6 +438,24 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		fmt.Fprintf(s.errOut, "loaded %d file(s): %d events, %.1f MB of JSON\n", len(results), events, float64(bytes)/1e6)
 	}
 	return nil
+}
+
+// sampleTraceIDs returns the trace ids of the bundled sample (label "sample"), loaded at start.
+func sampleTraceIDs(ctx context.Context, db *engine.DB) ([]int64, error) {
+	rows, err := db.SQL.QueryContext(ctx, `SELECT trace_id FROM traces WHERE label = 'sample' ORDER BY trace_id`)
+	if err != nil {
+		return nil, fmt.Errorf("bundled sample: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("bundled sample: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // loadErrors splits engine.DB.Load's error into its files' errors (Load joins them).

@@ -349,3 +349,30 @@ func TestCompletionHidesInternals(t *testing.T) {
 		t.Errorf("_cp_pa completes to %q, want _cp_path still reachable when asked for", under)
 	}
 }
+
+// TestLoadReplacesSample: a session started on the bundled sample drops it when the user's first
+// traces load (kept, the sample's events were summed with theirs and its rank 0 clashed with
+// theirs in the critical path); a load that fails keeps it.
+func TestLoadReplacesSample(t *testing.T) {
+	script := `SELECT label, count(*) AS files FROM traces GROUP BY 1;
+.load /nonexistent/trace.json
+SELECT label, count(*) AS files FROM traces GROUP BY 1;
+.load ` + backwardJSON + `
+SELECT label, count(*) AS files FROM traces GROUP BY 1;
+SELECT count(*) AS kernels FROM kernels;
+SELECT count(DISTINCT trace_id) AS traces FROM events;
+SELECT count(*) AS paths FROM critical_path_summary(annotation := '', instance := 0) WHERE label = 'trace';
+`
+	out, errOut, code := runCLI(t, script, "--format", "csv")
+	want := "label,files\nsample,1\nlabel,files\nsample,1\nlabel,files\ntrace,1\nkernels\n1\ntraces\n1\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("stdout:\n%s\nwant it to start with:\n%s", out, want)
+	}
+	if code != 1 || !strings.Contains(errOut, "/nonexistent/trace.json") ||
+		strings.Count(errOut, "unloaded the bundled sample") != 1 {
+		t.Errorf("exit %d (want 1: the failed load), stderr:\n%s", code, errOut)
+	}
+	if strings.Contains(errOut, "several labels") {
+		t.Errorf("the sample's rank clashed with the loaded trace's:\n%s", errOut)
+	}
+}

@@ -33,6 +33,7 @@ type session struct {
 	readDepth int    // .read files being run, one inside the other
 	failed    bool   // an error was reported (piped stdin's exit status)
 	where     string // "FILE:LINE" of the statement running from a -f or .read file, for its error
+	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestUnload: unloading one trace set removes its rows from every table that has a trace_id and
+// leaves the other set's rows as they were; the unloaded files load again afterwards.
+func TestUnload(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	if _, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, []string{"../testdata/traces/recorded/control"}, LoadOptions{Label: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.SQL.Query(`SELECT DISTINCT table_name FROM duckdb_columns() WHERE schema_name = 'main' AND column_name = 'trace_id'
+		AND table_name IN (SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		tables = append(tables, s)
+	}
+	rows.Close()
+	if len(tables) < 10 {
+		t.Fatalf("only %d tables with trace_id: %v", len(tables), tables)
+	}
+	count := func(table, label string) int64 {
+		return queryInt(t, db, fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id IN (SELECT trace_id FROM traces WHERE label = ?)`, sqlIdent(table)), label)
+	}
+	before := map[string]int64{}
+	var aRows int64
+	for _, tb := range tables {
+		before[tb] = count(tb, "b")
+		aRows += count(tb, "a")
+	}
+	if before["events"] == 0 || aRows == 0 {
+		t.Fatalf("nothing loaded: b events %d, a rows %d", before["events"], aRows)
+	}
+	aID := queryInt(t, db, `SELECT trace_id FROM traces WHERE label = 'a'`)
+	if err := db.Unload(ctx, []int64{aID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		if n := queryInt(t, db, fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id = ?`, sqlIdent(tb)), aID); n != 0 {
+			t.Errorf("%s: %d rows of the unloaded trace left", tb, n)
+		}
+		if n := count(tb, "b"); n != before[tb] {
+			t.Errorf("%s: %d rows of the kept trace, had %d", tb, n, before[tb])
+		}
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM temporal_breakdown WHERE label = 'b'`); n != 1 {
+		t.Errorf("temporal_breakdown after the unload: %d rows for b, want 1", n)
+	}
+	res, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"})
+	if err != nil || len(res) != 1 || res[0].Skipped != "" {
+		t.Fatalf("reload after unload: %+v, %v", res, err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM kernels WHERE trace_id IN (SELECT trace_id FROM traces WHERE label = 'a')`); n == 0 {
+		t.Error("the reloaded trace has no kernels")
+	}
+}
