@@ -30,9 +30,9 @@ type session struct {
 	once      bool     // restore stdout after the next statement
 	loadOpts  engine.LoadOptions
 	quit      bool
-	readDepth int    // .read files being run, one inside the other
-	failed    bool   // an error was reported (piped stdin's exit status)
-	where     string // "FILE:LINE" of the statement running from a -f or .read file, for its error
+	readDepth int     // .read files being run, one inside the other
+	failed    bool    // an error was reported (piped stdin's exit status)
+	where     string  // "FILE:LINE" of the statement running from a -f or .read file, for its error
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 }
 
