@@ -641,3 +641,33 @@ func TestNonTraceSkippedOnce(t *testing.T) {
 		t.Errorf("%d traces, want 2", got)
 	}
 }
+
+// TestBrokenTextLoads: text DuckDB would refuse (invalid UTF-8, lone UTF-16 surrogate escapes) in
+// the file name, the top-level metadata, an event's args and a metadata event's args loads with
+// U+FFFD in its place, as Perfetto shows it, instead of failing the file on "could not bind
+// parameter" or a JSON conversion error.
+func TestBrokenTextLoads(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "caf\xe9.json")
+	content := "{\"traceName\":\"caf\xe9 \\udc00\",\"traceEvents\":[" +
+		`{"ph":"X","cat":"cpu_op","name":"a\ud800","pid":1,"tid":1,"ts":1,"dur":2,"args":{"s":"\ud800\u0041","ok":"\ud83d\ude00"}},` +
+		`{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"t\udfff"}}]}`
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	var path, traceName, name, s, ok, thread string
+	if err := db.SQL.QueryRow(`SELECT t.path, t.metadata->>'traceName', e.name, e.args->>'s', e.args->>'ok', h.thread_name
+		FROM traces t JOIN events e USING (trace_id) JOIN threads h USING (trace_id)`).Scan(&path, &traceName, &name, &s, &ok, &thread); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(filepath.Dir(p), "caf\uFFFD.json"), "caf\uFFFD \uFFFD", "a\uFFFD", "\uFFFDA", "😀", "t\uFFFD"}
+	for i, got := range []string{path, traceName, name, s, ok, thread} {
+		if got != want[i] {
+			t.Errorf("value %d: %q, want %q", i, got, want[i])
+		}
+	}
+	if res := mustLoad(t, db, p); len(res) != 1 || res[0].Skipped != "already loaded" {
+		t.Errorf("loading it again: %+v, want skipped as already loaded", res)
+	}
+}

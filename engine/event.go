@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode"
@@ -239,11 +240,15 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 			j++
 			continue
 		case bcQuote:
-			k, ok := stringEnd(b, j+1)
+			k, esc, ok := stringEndEsc(b, j+1)
 			if !ok {
 				return 0, out, errUntermString
 			}
-			out = append(out, b[j:k]...)
+			if esc {
+				out = appendLoneSurrogatesFixed(out, b[j:k])
+			} else {
+				out = append(out, b[j:k]...)
+			}
 			j = k
 			continue
 		case bcOpen:
@@ -258,6 +263,62 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 		j++
 	}
 	return 0, out, errUntermValue
+}
+
+// appendLoneSurrogatesFixed appends JSON text s with every \u escape of a UTF-16 surrogate that is not
+// half of a pair replaced by \ufffd. encoding/json and Perfetto read such an escape as U+FFFD; DuckDB's
+// JSON type rejects the whole value ("no low surrogate in string"), which failed the file's load.
+func appendLoneSurrogatesFixed(out, s []byte) []byte {
+	surrogate := func(i int) (v rune, ok bool) { // the \uXXXX at s[i:], if it is one
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		for _, c := range s[i+2 : i+6] {
+			var d rune
+			switch {
+			case c >= '0' && c <= '9':
+				d = rune(c - '0')
+			case c >= 'a' && c <= 'f':
+				d = rune(c-'a') + 10
+			case c >= 'A' && c <= 'F':
+				d = rune(c-'A') + 10
+			default:
+				return 0, false
+			}
+			v = v<<4 | d
+		}
+		return v, v >= 0xD800 && v < 0xE000
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '\\' || i+1 >= len(s) {
+			out = append(out, s[i])
+			i++
+			continue
+		}
+		hi, ok := surrogate(i)
+		if !ok {
+			out = append(out, s[i], s[i+1]) // any other escape, \\ included, as it is
+			i += 2
+			continue
+		}
+		if lo, ok := surrogate(i + 6); ok && hi < 0xDC00 && lo >= 0xDC00 {
+			out = append(out, s[i:i+12]...)
+			i += 12
+			continue
+		}
+		out = append(out, `\ufffd`...)
+		i += 6
+	}
+	return out
+}
+
+// validJSONText is JSON text as DuckDB's JSON type takes it: invalid UTF-8 and lone surrogate escapes
+// become U+FFFD (as Perfetto reads them).
+func validJSONText(b []byte) []byte {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		b = appendLoneSurrogatesFixed(nil, b)
+	}
+	return validUTF8(b)
 }
 
 // strContent returns the bytes between the quotes of a JSON string value, or nil for a non-string.

@@ -493,9 +493,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			return err
 		}
 		err := func() error {
-			metaJSON := metadataJSON(pf.meta, pf.metaKeys)
+			metaJSON := string(validJSONText([]byte(metadataJSON(pf.meta, pf.metaKeys))))
 			_, err := ex.ExecContext(ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
-				traceID, opts.Label, rank, path, st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
+				traceID, opts.Label, rank, pathText(path), st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
 				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm))
 			if err != nil {
 				return fmt.Errorf("insert trace row: %w", err)
@@ -642,6 +642,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	return res, err
 }
 
+// pathText is a file path as the traces tables store it: valid UTF-8 (a byte that is not becomes U+FFFD;
+// DuckDB refuses such a string, and a Linux file name may hold one).
+func pathText(path string) string { return strings.ToValidUTF8(path, "\uFFFD") }
+
 // loadedBefore returns the trace_id under which this very file (same path, size and modification
 // time) is in table (traces or nccl_traces) for label, or -1 if it is not. A row with the same path
 // and label but another size or time means that the file changed since it was loaded: an error, since
@@ -654,7 +658,7 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 	var was time.Time
 	err := db.SQL.QueryRowContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime FROM `+table+`
 		WHERE path = ? AND label = ? ORDER BY (file_bytes = ? AND file_mtime = ?) DESC, trace_id LIMIT 1`,
-		path, label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
+		pathText(path), label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
 	if errors.Is(err, sql.ErrNoRows) {
 		return -1, nil
 	} else if err != nil {

@@ -143,7 +143,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 				pid = ivs[0].pid
 			}
 			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
-				traceID, opts.Label, rank, comm, path, st.Size(), mtime, pid, int64(len(raw)), int64(len(ivs)),
+				traceID, opts.Label, rank, comm, pathText(path), st.Size(), mtime, pid, int64(len(raw)), int64(len(ivs)),
 				int64(unmatchedB), int64(unmatchedE), nullIfEmpty(quirks.String()))); err != nil {
 				return fmt.Errorf("insert nccl_traces row: %w", err)
 			}

@@ -64,11 +64,11 @@ type tracePath struct {
 	path, label string
 }
 
-// labelFlag is --label: it sets the label of the trace paths that follow it, so it also counts
-// how often it was given (parseArgs needs to know whether a path came after one).
+// labelFlag is --label: it sets the label of the trace paths that follow it, so it also keeps the
+// values given in order (parseWithPaths needs to know whether a path came after each).
 type labelFlag struct {
 	label *string
-	n     *int
+	given *[]string
 }
 
 func (f labelFlag) String() string {
@@ -83,7 +83,7 @@ func (f labelFlag) Set(v string) error {
 		return errors.New("--label: empty label")
 	}
 	*f.label = v
-	*f.n++
+	*f.given = append(*f.given, v)
 	return nil
 }
 
@@ -102,7 +102,7 @@ type options struct {
 
 func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	o := &options{label: "trace"}
-	labels := 0 // --label flags seen so far
+	var labels []string // the --label values given so far
 	fs := flag.NewFlagSet("tracesql", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // run prints a failed parse's error, in one line
 	fs.Var(scriptFlag{&o.scripts, false}, "c", "run SQL (one or more statements) and exit (repeatable)")
@@ -151,21 +151,26 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 }
 
 // parseWithPaths parses fs's flags with the trace paths among them. Flags may follow the paths: parse,
-// take one positional, repeat. Each path takes the --label (label, counted in labels) in force when it
-// is read, so `--label a A/ --label b B/` loads two trace sets; when every --label comes after every
-// path (`tracesql traces/ --label x`), the last one applies to them all.
-func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *int) ([]tracePath, error) {
+// take one positional, repeat. Each path takes the --label (label; its values given so far in labels)
+// in force when it is read, so `--label a A/ --label b B/` loads two trace sets; when every --label
+// comes after every path (`tracesql traces/ --label x`), the last one applies to them all. A --label
+// that another replaces before any path follows (`--label a --label b B/`) would label nothing: an error.
+func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *[]string) ([]tracePath, error) {
 	var traces []tracePath
 	labelledPath := false // a path came after some --label
 	for {
+		before := len(*labels)
 		if err := fs.Parse(args); err != nil {
 			return nil, err
+		}
+		if given := (*labels)[before:]; len(given) > 1 {
+			return nil, fmt.Errorf("--label %s: no trace path follows it (--label %s comes next)", given[0], given[1])
 		}
 		if fs.NArg() == 0 {
 			break
 		}
 		traces = append(traces, tracePath{fs.Arg(0), *label})
-		labelledPath = labelledPath || *labels > 0
+		labelledPath = labelledPath || len(*labels) > 0
 		args = fs.Args()[1:]
 	}
 	if !labelledPath {

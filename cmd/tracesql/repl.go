@@ -79,7 +79,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	}
 	defer rl.Close()
 	s.stdout, s.out = rl.Stdout(), rl.Stdout()
-	s.errOut = rl.Stderr()
+	s.errOut, s.terminal = rl.Stderr(), true
 	fmt.Fprintln(s.out, `Enter ".help" for usage hints; statements end with ";".`)
 	var buf stmtBuffer
 	var entry []string

@@ -253,6 +253,13 @@ func TestTerminalREPL(t *testing.T) {
 		t.Errorf("the interrupted statement was not dropped:\n%s", scr)
 	}
 
+	// Ctrl-C during a running query stops it with one plain line; the session goes on.
+	s.typeText("SELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;")
+	s.key("Enter")
+	time.Sleep(300 * time.Millisecond)
+	s.key("C-c")
+	s.waitFor(`\^C\ntracesql: query cancelled \(Ctrl-C\)\ntracesql>$`)
+
 	// Ctrl-C on a half-typed line at the main prompt clears it.
 	s.typeText("SELECT junk")
 	s.key("C-c")
@@ -283,7 +290,7 @@ func TestTerminalREPL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT 5 AS five /* note */ ;\n.quit\n"
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\n.quit\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
 	}

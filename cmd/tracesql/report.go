@@ -50,7 +50,7 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	readOnly := fs.Bool("readonly", false, "open --db read-only (beside other sessions reading it); no traces may be loaded")
 	out := fs.String("o", "report.html", "HTML file to write")
 	dir := fs.String("reports-dir", "", "directory of extra report sections (*.sql; same name = replaces a built-in one)")
-	label, labels := "trace", 0
+	label, labels := "trace", []string(nil)
 	fs.Var(labelFlag{&label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last")
 	rankFrom := fs.String("rank-from", "auto", "rank discovery: auto, file, index")
 	title := fs.String("title", "", "report title (default: tracesql report)")

@@ -34,12 +34,15 @@ type session struct {
 	failed    bool    // an error was reported (piped stdin's exit status)
 	where     string  // "FILE:LINE" of the statement running from a -f or .read file, for its error
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
+	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
 var (
 	errQuit     = errors.New("quit")
 	errReported = errors.New("error already reported")
+	// errCancelled is a statement stopped by Ctrl-C.
+	errCancelled = errors.New("query cancelled (Ctrl-C)")
 )
 
 // oneLine reduces an error to the one line the user sees. DuckDB's messages go on over further
@@ -88,6 +91,9 @@ func (s *session) reportErr(err error) {
 	if s.where != "" {
 		where = s.where + ": "
 	}
+	if errors.Is(err, errCancelled) && s.terminal {
+		fmt.Fprintln(s.errOut) // past the ^C the terminal echoed
+	}
 	fmt.Fprintf(s.errOut, "tracesql: %s%s\n", where, oneLine(err))
 }
 
@@ -111,6 +117,13 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	// Ctrl-C cancels the running query, not the session.
 	qctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	defer func() {
+		// (before stop, which cancels qctx too) DuckDB's own words for it came after Go's
+		// "context canceled" on one line.
+		if err != nil && qctx.Err() != nil && ctx.Err() == nil {
+			err = errCancelled
+		}
+	}()
 	start := time.Now()
 	rows, err := s.db.SQL.QueryContext(qctx, stmt)
 	if err != nil {
