@@ -169,6 +169,12 @@ func (db *DB) install(ctx context.Context) error {
 		}
 		if db.ReadOnly {
 			if err != nil {
+				// Someone else's database gets the same refusal as without --readonly; only a file
+				// that may be tracesql's (empty, or of a version before the marker) is worth opening
+				// once for writing.
+				if err := db.checkOwnership(ctx); err != nil {
+					return err
+				}
 				return errors.New("not written by tracesql (no tracesql schema): open it once without --readonly")
 			}
 			return errors.New("written by another version of tracesql: open it once without --readonly to bring its views up to date")

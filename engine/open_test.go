@@ -349,8 +349,21 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	if _, err := OpenReadOnly(ctx, foreign); err == nil || !strings.Contains(err.Error(), "not written by tracesql") {
+	// Someone else's file: the same refusal as a writable open, not advice to open it for writing
+	// (which is then refused too).
+	if _, err := OpenReadOnly(ctx, foreign); err == nil || !strings.Contains(err.Error(), "not a tracesql database (it has table mine") {
 		t.Errorf("read-only open of a foreign file: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.duckdb")
+	if raw, err = sql.Open("duckdb", empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if _, err := OpenReadOnly(ctx, empty); err == nil || !strings.Contains(err.Error(), "not written by tracesql (no tracesql schema): open it once without --readonly") {
+		t.Errorf("read-only open of an empty DuckDB file: %v", err)
 	}
 	if _, err := OpenReadOnly(ctx, filepath.Join(dir, "missing.duckdb")); err == nil || !strings.Contains(err.Error(), "missing.duckdb") {
 		t.Errorf("read-only open of a missing file: %v", err)
