@@ -328,6 +328,13 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		return s.runAll(ctx, "DESCRIBE "+quoteIdent(args[0]))
 	}
 	fmt.Fprintf(s.out, "%s %s\n  %s\n", d.Kind, d.Signature, d.Summary)
+	if d.Kind != "macro" {
+		cols, err := columnsWithBaseDocs(ctx, s, d)
+		if err != nil {
+			return err
+		}
+		d.Columns = cols
+	}
 	width := 0
 	for _, c := range d.Columns {
 		width = max(width, len(c.Name))
@@ -336,6 +343,71 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		fmt.Fprintf(s.out, "  %-*s  %s\n", width, c.Name, c.Doc)
 	}
 	return nil
+}
+
+// columnsWithBaseDocs lists a table's or view's columns in order with their docs. A view that
+// documents only what it adds to the rows it selects (kernels and cpu_ops: rows of events; gpu_frame:
+// hta_frame's rows and a kernel_type) gets the other columns' docs from the documented table or view
+// that has the most of them.
+func columnsWithBaseDocs(ctx context.Context, s *session, d queries.Doc) ([]queries.ColumnDoc, error) {
+	rows, err := s.db.SQL.QueryContext(ctx, `SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index`, d.Name)
+	if err != nil {
+		return nil, fmt.Errorf(".describe %s: %w", d.Name, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf(".describe %s: %w", d.Name, err)
+		}
+		names = append(names, c)
+	}
+	if err := rows.Err(); err != nil || len(names) == 0 {
+		return d.Columns, err // not in the catalog (a doc of something not installed): as documented
+	}
+	doc := map[string]string{}
+	for _, c := range d.Columns {
+		doc[c.Name] = c.Doc
+	}
+	var missing []string
+	for _, n := range names {
+		if _, ok := doc[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		var base map[string]string
+		best := 0
+		for _, b := range queries.Docs() {
+			if b.Kind == "macro" || b.Name == d.Name {
+				continue
+			}
+			m := map[string]string{}
+			for _, c := range b.Columns {
+				m[c.Name] = c.Doc
+			}
+			hits := 0
+			for _, n := range missing {
+				if _, ok := m[n]; ok {
+					hits++
+				}
+			}
+			if hits > best {
+				base, best = m, hits
+			}
+		}
+		for _, n := range missing {
+			if v, ok := base[n]; ok {
+				doc[n] = v
+			}
+		}
+	}
+	cols := make([]queries.ColumnDoc, len(names))
+	for i, n := range names {
+		cols[i] = queries.ColumnDoc{Name: n, Doc: doc[n]}
+	}
+	return cols, nil
 }
 
 // quoteIdent quotes a SQL identifier.

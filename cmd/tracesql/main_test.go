@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -847,5 +848,38 @@ func TestPipedStatementsAfterFailedLoad(t *testing.T) {
 	out, _, code = runCLI(t, "", good, bad, "--format", "csv", "-c", "SELECT count(*) AS n FROM traces")
 	if code != 1 || out != "" {
 		t.Errorf("-c: code %d, stdout %q; want 1 and no statement run", code, out)
+	}
+}
+
+// TestDescribeEveryColumn: .describe of every table and view lists each of its columns with a doc,
+// including the views that document only what they add to the rows they select (kernels: rows of
+// events; gpu_frame: hta_frame's rows and a kernel type).
+func TestDescribeEveryColumn(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	out, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND table_name NOT LIKE '\_%' ESCAPE '\'
+		UNION ALL SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal AND view_name NOT LIKE '\_%' ESCAPE '\' ORDER BY 1`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	names := strings.Fields(out)[1:]
+	if len(names) < 20 || !slices.Contains(names, "kernels") {
+		t.Fatalf("objects: %v", names)
+	}
+	for _, n := range names {
+		out, errOut, code := runCLI(t, "", "--db", db, "-c", ".describe "+n)
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if code != 0 || len(lines) < 3 {
+			t.Errorf(".describe %s: exit %d, %d lines: %s%s", n, code, len(lines), out, errOut)
+			continue
+		}
+		for _, l := range lines[2:] {
+			if len(strings.Fields(l)) < 2 {
+				t.Errorf(".describe %s: column without a doc: %q", n, l)
+			}
+		}
+	}
+	out, _, _ = runCLI(t, "", "--db", db, "-c", ".describe kernels")
+	if !regexp.MustCompile(`\n  ts +Start, ns`).MatchString(out) {
+		t.Errorf(".describe kernels lacks events' ts doc:\n%s", out)
 	}
 }

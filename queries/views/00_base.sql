@@ -95,6 +95,7 @@ SELECT * FROM events WHERE cat_class = 'python_function';
 -- @column runtime_name     e.g. cudaLaunchKernel
 -- @column runtime_ts       Start of the call, ns
 -- @column runtime_dur      Duration of the call, ns
+-- @column runtime_pid      CPU process of the call
 -- @column runtime_tid      CPU thread of the call
 -- @column ev_idx           ev_idx of the GPU event
 -- @column name             GPU event name
