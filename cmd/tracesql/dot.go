@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"sort"
@@ -161,13 +162,15 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("usage: .schema [NAME]")
 	}
-	// A named macro too, as .tables lists them (DuckDB keeps its body, normalised, without the parameters'
-	// defaults: .describe NAME shows those). A bare .schema lists tables and views, as DuckDB's CLI.
-	q := `SELECT sql FROM (
-        SELECT table_name AS name, sql FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
-        UNION ALL SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
-        UNION ALL SELECT DISTINCT function_name, 'CREATE MACRO ' || function_name || '(' || array_to_string(parameters, ', ') || ')'
-            || CASE WHEN function_type = 'table_macro' THEN ' AS TABLE ' ELSE ' AS ' END || macro_definition || ';'
+	// A named macro too, as .tables lists them. DuckDB keeps a macro's body, normalised, without its
+	// parameters' defaults; those of tracesql's own macros come from their documented signature (when
+	// the parameters are still the documented ones: a user may have replaced the macro). A bare
+	// .schema lists tables and views, as DuckDB's CLI.
+	q := `SELECT name, sql, params, body, is_table FROM (
+        SELECT table_name AS name, sql, NULL AS params, NULL AS body, NULL::BOOLEAN AS is_table
+            FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
+        UNION ALL SELECT view_name, sql, NULL, NULL, NULL FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
+        UNION ALL SELECT DISTINCT function_name, NULL, array_to_string(parameters, chr(31)), macro_definition, function_type = 'table_macro'
             FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND schema_name = 'main'
             AND macro_definition IS NOT NULL AND ?)`
 	qargs := []any{len(args) == 1}
@@ -182,11 +185,20 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
-		var sqlText string
-		if err := rows.Scan(&sqlText); err != nil {
+		var name string
+		var sqlText, params, body sql.NullString
+		var isTable sql.NullBool
+		if err := rows.Scan(&name, &sqlText, &params, &body, &isTable); err != nil {
 			return err
 		}
-		fmt.Fprintln(s.out, strings.TrimSpace(sqlText))
+		if !sqlText.Valid {
+			as := " AS "
+			if isTable.Bool {
+				as = " AS TABLE "
+			}
+			sqlText.String = "CREATE MACRO " + name + "(" + strings.Join(macroParams(name, splitParams(params.String)), ", ") + ")" + as + body.String + ";"
+		}
+		fmt.Fprintln(s.out, strings.TrimSpace(sqlText.String))
 		n++
 	}
 	if err := rows.Err(); err != nil {
@@ -408,6 +420,64 @@ func columnsWithBaseDocs(ctx context.Context, s *session, d queries.Doc) ([]quer
 		cols[i] = queries.ColumnDoc{Name: n, Doc: doc[n]}
 	}
 	return cols, nil
+}
+
+// macroParams is a macro's parameter list for .schema: with the defaults of tracesql's documented
+// signature when the parameter names are the documented ones, else the bare names.
+func macroParams(name string, params []string) []string {
+	d, ok := queries.Lookup(name)
+	if !ok || d.Kind != "macro" {
+		return params
+	}
+	open, end := strings.IndexByte(d.Signature, '('), strings.LastIndexByte(d.Signature, ')')
+	if open < 0 || end < open {
+		return params
+	}
+	documented := splitTopLevel(d.Signature[open+1 : end])
+	if len(documented) != len(params) {
+		return params
+	}
+	for i, p := range documented {
+		if n, _, _ := strings.Cut(p, ":="); strings.TrimSpace(n) != params[i] {
+			return params
+		}
+	}
+	return documented
+}
+
+// splitParams splits duckdb_functions().parameters as .schema reads it (joined by U+001F).
+func splitParams(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x1f")
+}
+
+// splitTopLevel splits a parameter list at the commas outside quotes and brackets.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, quote, start := 0, byte(0), 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case c == ')' || c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	if strings.TrimSpace(s) != "" {
+		out = append(out, strings.TrimSpace(s[start:]))
+	}
+	return out
 }
 
 // quoteIdent quotes a SQL identifier.

@@ -883,3 +883,24 @@ func TestDescribeEveryColumn(t *testing.T) {
 		t.Errorf(".describe kernels lacks events' ts doc:\n%s", out)
 	}
 }
+
+// TestSchemaMacroDefaults: .schema of a tracesql macro shows its parameters' defaults (DuckDB's catalog
+// drops them, and a copied definition without them made every argument required); a macro the user
+// replaced shows its own parameters.
+func TestSchemaMacroDefaults(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	out, errOut, code := runCLI(t, "", "--db", db, "-c", ".schema kernel_breakdown", "-c", ".schema user_annotation_breakdown",
+		"-c", "CREATE OR REPLACE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y", "-c", ".schema idle_time_breakdown")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"CREATE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL) AS TABLE SELECT ",
+		"CREATE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL, hta_compat := NULL) AS TABLE ",
+		"CREATE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y;",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
