@@ -491,7 +491,7 @@ func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
 // not fit the BIGINT columns.
 func timeError(field string, v []byte, err error) string {
 	if errors.Is(err, errRange) {
-		return fmt.Sprintf("%s %s is out of range (in ns it must fit in int64: at most %d)", field, clip(v), int64(math.MaxInt64))
+		return fmt.Sprintf("%s %s is out of range (in ns it must fit in int64: %d to %d)", field, clip(v), int64(math.MinInt64), int64(math.MaxInt64))
 	}
 	return fmt.Sprintf("%s is not a number: %s", field, clip(v))
 }

@@ -91,6 +91,9 @@ func decimalScaled(b []byte, scale int) (int64, error) {
 	if roundUp {
 		mant++
 	}
+	if neg && mant == 1<<63 {
+		return math.MinInt64, nil
+	}
 	if mant > math.MaxInt64 {
 		return 0, errRange
 	}

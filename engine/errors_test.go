@@ -54,7 +54,7 @@ func TestLoadErrors(t *testing.T) {
 		{"no traceEvents", "f2.json", []byte(`{"schemaVersion":1}`), "no traceEvents array"},
 		{"event not object", "g.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n"}, 5]}`), "event 1 is a number, want an object"},
 		{"non-numeric ts", "h.json", []byte(`{"traceEvents":[{"ph":"X","ts":"soon","dur":1,"cat":"c","name":"n"}]}`), `event 0 (byte 16): ts is not a number: "soon"`},
-		{"23-digit ts", "h2.json", []byte(`{"traceEvents":[{"ph":"X","ts":12345678901234567890123,"dur":1,"cat":"c","name":"n"}]}`), "event 0 (byte 16): ts 12345678901234567890123 is out of range (in ns it must fit in int64: at most 9223372036854775807)"},
+		{"23-digit ts", "h2.json", []byte(`{"traceEvents":[{"ph":"X","ts":12345678901234567890123,"dur":1,"cat":"c","name":"n"}]}`), "event 0 (byte 16): ts 12345678901234567890123 is out of range (in ns it must fit in int64: -9223372036854775808 to 9223372036854775807)"},
 		{"ts whose ns overflow", "h3.json", []byte(`{"traceEvents":[{"ph":"i","ts":9223372036854776}]}`), "ts 9223372036854776 is out of range"},
 		{"huge exponent ts", "h4.json", []byte(`{"traceEvents":[{"ph":"X","ts":1e999,"dur":1,"cat":"c","name":"n"}]}`), "ts 1e999 is out of range"},
 		{"23-digit dur", "h5.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":12345678901234567890123,"cat":"c","name":"n"}]}`), "dur 12345678901234567890123 is out of range"},

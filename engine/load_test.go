@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -197,6 +198,10 @@ func TestUsToNs(t *testing.T) {
 		{"", 0, true},
 		{"1.2.3", 0, true},
 		{"99999999999999999999999", 0, true},
+		{"9223372036854775.807", math.MaxInt64, false},
+		{"9223372036854775.808", 0, true},
+		{"-9223372036854775.808", math.MinInt64, false},
+		{"-9223372036854775.809", 0, true},
 	} {
 		got, err := usToNs([]byte(c.in))
 		if (err != nil) != c.err || (!c.err && got != c.want) {
