@@ -107,7 +107,7 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 				if v.drawable() && v.f < 0 {
 					left = strings.Repeat("█", int(math.Round(min(-v.f/scale, 1)*chartWidth/2)))
 				} else if v.drawable() {
-					right = barOf(v.f, scale*2)
+					right = barOf(v.f/2, scale) // half a width each side (scale*2 overflows near MaxFloat64)
 				}
 				w.WriteString(strings.Repeat(" ", chartWidth/2-utf8.RuneCountInString(left)) + left + "┊" + right)
 			} else if v.drawable() {
@@ -166,12 +166,15 @@ func barOf(v, scale float64) string {
 }
 
 // formatValue prints a float beside its bar: whole numbers without a fraction, others with two
-// decimals, and nan/inf/-inf as DuckDB spells them.
+// decimals, magnitudes from 1e15 on in exponent notation (not a 300-digit number), and nan/inf/-inf as
+// DuckDB spells them.
 func formatValue(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return string(appendFloat(nil, v, 64, false))
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+	case math.Abs(v) >= 1e15:
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	case v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)

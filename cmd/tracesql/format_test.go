@@ -229,6 +229,10 @@ func TestRenderUnicodeWidth(t *testing.T) {
 	got = render(t, db, `SELECT * FROM (VALUES ('a', 10), ('b', -20), ('c', NULL)) v(k, d)`, "bar", 0, 3)
 	check(t, "negative bars", got, "d\na │"+strings.Repeat(" ", 20)+"┊"+strings.Repeat("█", 10)+" 10\n"+
 		"b │"+strings.Repeat("█", 20)+"┊ -20\nc │"+strings.Repeat(" ", 20)+"┊ NULL\n")
+	// Near the largest float the two halves still get bars (twice the scale was +Inf), and the values
+	// are printed in exponent notation, not as 309-digit numbers.
+	got = render(t, db, `SELECT * FROM (VALUES ('x', -1e308), ('y', 1e308)) v(k, d)`, "bar", 0, 2)
+	check(t, "bars near MaxFloat64", got, "d\nx │"+strings.Repeat("█", 20)+"┊ -1e+308\ny │"+strings.Repeat(" ", 20)+"┊"+strings.Repeat("█", 20)+" 1e+308\n")
 	got = render(t, db, `SELECT repeat('日', 50) AS k`, "table", 0, 1)
 	// 39 wide characters and "…": a 40th would not fit in the 80 cells.
 	if line := strings.Split(got, "\n")[4]; line != "│ "+strings.Repeat("日", 39)+"… │" {

@@ -130,7 +130,7 @@ func TestExplainIsDrawn(t *testing.T) {
 // parameters and body; an unknown name says what was looked for; a bare .schema still lists tables and views only.
 func TestSchemaOfMacro(t *testing.T) {
 	out := mustRun(t, "", backwardJSON, "-c", ".schema idle_time_breakdown")
-	if !strings.HasPrefix(out, "CREATE MACRO idle_time_breakdown(consecutive_kernel_delay, ranks, streams, hta_compat) AS TABLE ") {
+	if !strings.HasPrefix(out, "CREATE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL) AS TABLE ") {
 		t.Errorf(".schema idle_time_breakdown:\n%.300s", out)
 	}
 	if all := mustRun(t, "", backwardJSON, "-c", ".schema"); strings.Contains(all, "CREATE MACRO") || !strings.Contains(all, "CREATE TABLE traces(") {

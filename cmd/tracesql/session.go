@@ -212,8 +212,8 @@ func (s *session) runScript(ctx context.Context, text, source string, stopOnErro
 	start := 1 // line the pending statement starts on
 	for i, line := range strings.Split(text, "\n") {
 		before := strings.TrimSpace(buf.Pending())
-		if before == "" {
-			start = i + 1
+		if before == "" || onlyComments(before) {
+			start = i + 1 // comments before a statement are not where it starts
 		}
 		if source != "" {
 			s.where = fmt.Sprintf("%s:%d", source, start)
