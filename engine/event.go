@@ -244,7 +244,7 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 			if !ok {
 				return 0, out, errUntermString
 			}
-			if esc {
+			if esc && bytes.Contains(b[j:k], []byte(`\u`)) {
 				out = appendLoneSurrogatesFixed(out, b[j:k])
 			} else {
 				out = append(out, b[j:k]...)
