@@ -93,6 +93,10 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		{`SELECT * FROM kernel_launch_stats(ranks := 0)`, "kernel_launch_stats: ranks must be a list of integers"},
 		{`SELECT * FROM kernel_launch_stats(ranks := [0.5])`, "kernel_launch_stats: ranks must be a list of integers"},
 		{`SELECT * FROM user_annotation_breakdown(allowlist_patterns := [1])`, "user_annotation_breakdown: allowlist_patterns must be a list of strings"},
+		// A rank no trace has is an error, not an empty result (a typo looked like a rank without GPU work).
+		{`SELECT * FROM idle_time_breakdown(ranks := [0, 3])`, "idle_time_breakdown: ranks: no trace with rank 3 is loaded (ranks loaded: 0)"},
+		{`SELECT * FROM idle_interval_stats(ranks := [-1])`, "idle_interval_stats: ranks: no trace with rank -1 is loaded (ranks loaded: 0)"},
+		{`SELECT * FROM kernel_launch_stats(ranks := [5])`, "kernel_launch_stats: ranks: no trace with rank 5 is loaded (ranks loaded: 0)"},
 	})
 	// (the check runs on the rows the parameter filters: a trace with ProfilerStep# and CPU annotations)
 	apErrors(t, apOpen(t, "sq_kseq_bwd.json", "trace"), []struct{ q, msg string }{

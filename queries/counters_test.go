@@ -498,7 +498,10 @@ func TestCountersDefaultFixes(t *testing.T) {
 		[][]string{{"1", "5", "10", "15", "false"}, {"2", "4", "10", "16", "false"}, {"3", "2", "5", "18", "false"}})
 	// Parameters: without memory events the memcpy's launch (corr 3) goes; ranks filters (the trace is rank 0).
 	ctWantRows(t, db.SQL, `SELECT correlation FROM kernel_launch_stats(include_memory_events := false)`, [][]string{{"1"}, {"2"}})
-	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [1])`, [][]string{{"0"}})
+	if err := db.SQL.QueryRow(`SELECT count(*) FROM kernel_launch_stats(ranks := [1])`).Scan(new(int)); err == nil ||
+		!strings.Contains(err.Error(), "kernel_launch_stats: ranks: no trace with rank 1 is loaded (ranks loaded: 0)") {
+		t.Errorf("an unknown rank: %v, want an error naming it", err)
+	}
 	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [0], runtime_cutoff := NULL)`, [][]string{{"3"}})
 	ctWantRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats(ranks := [])`, [][]string{{"3"}}) // [] = all, as idle_time_breakdown
 	// Queue: at 40 µs the memcpy launch (+1) is applied before k2's start (−1); no sync record (HTA: +1 twice, −1 at 62 µs).
@@ -533,13 +536,13 @@ func TestCountersDefaultFixes(t *testing.T) {
 	if c2 != 0 || c3 != 2 {
 		t.Errorf("compat launch stats: corr 2 ×%d (HTA 0), corr 3 ×%d (HTA 2)", c2, c3)
 	}
-	var noMemory, rank1 int
+	var noMemory, rank0 int
 	if err := conn.QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM kernel_launch_stats(include_memory_events := false)),
-		(SELECT count(*) FROM kernel_launch_stats(ranks := [1]))`).Scan(&noMemory, &rank1); err != nil {
+		(SELECT count(*) FROM kernel_launch_stats(ranks := [0]))`).Scan(&noMemory, &rank0); err != nil {
 		t.Fatal(err)
 	}
-	if noMemory != 1 || rank1 != 0 {
-		t.Errorf("compat launch stats without memory events: %d rows (want corr 1 only), rank 1: %d rows", noMemory, rank1)
+	if noMemory != 1 || rank0 != 3 {
+		t.Errorf("compat launch stats without memory events: %d rows (want corr 1 only), rank 0: %d rows (want 3)", noMemory, rank0)
 	}
 
 	// Export in default mode: plain JSON for a .json name, exact µs, numeric counter args.
