@@ -216,7 +216,7 @@ func TestWindowInstances(t *testing.T) {
 		{1, -1, true, 10, 120, ""},
 		{3, -1, true, 130, 230, ""},
 		{4, -1, true, 12, 102, ""},
-		{1, 0, false, 0, 0, "instance 1..0"},
+		{1, 0, false, 0, 0, "instance_end 0 is before instance 1"},
 	} {
 		start, stop, err := Window(f, Options{Annotation: "ProfilerStep", Instance: c.instance, InstanceEnd: c.end, Compat: c.compat})
 		switch {

@@ -423,19 +423,32 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		// launches nothing. Count the CPU annotations, which are the steps, when there are any.
 		// A copy is on a stream, or (PyTorch 2.11 writes no stream arg for them) has category
 		// gpu_user_annotation.
-		var cpu []int
+		// Without CPU ones (a GPU-only trace), the GPU annotations; never a kernel or copy, whose span
+		// is no step (a kernel name matched and gave a window of GPU time unrelated to the CPU work in it).
+		var cpu, gpuAnn []int
 		for _, r := range rows {
-			if f.Stream[r] == -1 && f.Syms[f.Cat[r]] != "gpu_user_annotation" {
+			switch {
+			case f.Syms[f.Cat[r]] == "gpu_user_annotation":
+				gpuAnn = append(gpuAnn, r)
+			case f.Stream[r] == -1:
 				cpu = append(cpu, r)
 			}
 		}
-		if len(cpu) > 0 {
+		switch {
+		case len(cpu) > 0:
 			rows = cpu
+		case len(gpuAnn) > 0:
+			rows = gpuAnn
+		default:
+			return 0, 0, fmt.Errorf("%w: only GPU work (%s, …) has a name containing %q; a window is the span of a CPU or GPU annotation", ErrAnnotationNotFound, f.Syms[f.Name[rows[0]]], o.Annotation)
 		}
 	}
 	a, b := o.Instance, o.InstanceEnd
 	if b < 0 {
 		b = a
+	}
+	if a >= 0 && a < len(rows) && b >= 0 && b < a {
+		return 0, 0, fmt.Errorf("%w: instance_end %d is before instance %d", ErrInstanceRange, b, a)
 	}
 	if a < 0 || a >= len(rows) || b < a || b >= len(rows) {
 		return 0, 0, fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)

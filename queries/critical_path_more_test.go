@@ -163,6 +163,19 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM longest_path('cp_lp_huge')`, "not a number within"},
 		{`SELECT * FROM longest_path('cp_lp_nan')`, "not a number within"},
 		{`SELECT * FROM longest_path('cp_lp_sum')`, "more than int64 nanoseconds"},
+		// Wrong types name the parameter (they were binder errors naming the internal function, a cast
+		// error, or for output_dir a directory named after the value).
+		{`SELECT * FROM critical_path(label := 1)`, "label must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM critical_path_summary(annotation := 1)`, "annotation must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM hotspots(algorithm := 1)`, "algorithm must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM cdg_nodes(aggregate := 5)`, "aggregate must be true or false, not 5 (INTEGER)"},
+		{`SELECT * FROM cdg_edges(compat := 'x')`, "compat must be true or false, not x (VARCHAR)"},
+		{`SELECT * FROM critical_path_whatif(scale := 1)`, "scale must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM export_critical_path_overlay(output_dir := ['x'])`, "output_dir must be a string, not [x] (VARCHAR[])"},
+		{`SELECT * FROM critical_path(instance := 1e30)`, "instance must be an integer, not 1e+30 (DOUBLE)"},
+		// A kernel's name is no window (it matched, and gave a span of GPU time); a reversed range says so.
+		{`SELECT * FROM critical_path(annotation := 'FillFunctor')`, "only GPU work (void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor"},
+		{`SELECT * FROM critical_path(annotation := 'FillFunctor', algorithm := 'ctda')`, "only GPU work ("},
 	} {
 		_, err := db.Query(c.q)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

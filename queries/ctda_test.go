@@ -443,3 +443,20 @@ func TestCTDAWindowEdges(t *testing.T) {
 		t.Errorf("CPU threads on the ctda path: %q (%v), want 1", onPath, err)
 	}
 }
+
+// TestWindowInstanceRange: a reversed instance range names both ends (it said "instance out of range"
+// with both in range), for both algorithms.
+func TestWindowInstanceRange(t *testing.T) {
+	db := ctdaOpen(t, "recorded/control/rank0.control.pt.trace.json.gz")
+	for _, alg := range []string{"hta", "ctda"} {
+		q := fmt.Sprintf(`SELECT * FROM critical_path_summary(instance := 2, instance_end := 1, algorithm := '%s')`, alg)
+		if _, err := db.Query(q); err == nil || !strings.Contains(err.Error(), "instance out of range: instance_end 1 is before instance 2") {
+			t.Errorf("%s: %v", q, err)
+		}
+		q = fmt.Sprintf(`SELECT count(*) FROM critical_path_summary(instance := 1, instance_end := 2, algorithm := '%s')`, alg)
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil || n == 0 {
+			t.Errorf("%s: %d rows, %v", q, n, err)
+		}
+	}
+}

@@ -49,8 +49,22 @@ CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS
              THEN x::VARCHAR::BIGINT
          WHEN (typeof(x) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(x), 'DECIMAL'))
               AND TRY_CAST(x::VARCHAR AS DOUBLE) = trunc(TRY_CAST(x::VARCHAR AS DOUBLE))
+              AND abs(TRY_CAST(x::VARCHAR AS DOUBLE)) < 9.2e18
              THEN TRY_CAST(x::VARCHAR AS DOUBLE)::BIGINT
          ELSE error(format('{} must be an integer, not {} ({})', what, x::VARCHAR, typeof(x))) END;
+
+-- _str_arg(x, dflt, what) / _bool_arg(x, dflt, what): a string / boolean parameter (dflt when NULL), or the error
+-- "what must be …, not x (type)": a list given as output_dir became a directory named [x], a number given as a
+-- label a binder error naming an internal function. (Every branch binds whatever x's type: the casts go through
+-- VARCHAR.)
+CREATE OR REPLACE MACRO _str_arg(x, dflt, what) AS
+    CASE WHEN x IS NULL THEN dflt::VARCHAR
+         WHEN typeof(x) = 'VARCHAR' THEN x::VARCHAR
+         ELSE error(format('{} must be a string, not {} ({})', what, x::VARCHAR, typeof(x))) END;
+CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS
+    CASE WHEN x IS NULL THEN dflt::BOOLEAN
+         WHEN typeof(x) = 'BOOLEAN' THEN x::VARCHAR::BOOLEAN
+         ELSE error(format('{} must be true or false, not {} ({})', what, x::VARCHAR, typeof(x))) END;
 
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::VARCHAR[]

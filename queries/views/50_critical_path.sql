@@ -17,7 +17,7 @@
 -- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
 -- longest path (compat: only those ≤ -1 µs, exactly as HTA).
 
--- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (compat: Kineto's GPU copies of each step too, as HTA).
+-- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (a trace with none: its GPU annotations; never kernels or copies; compat: Kineto's GPU copies of each step too, as HTA).
 -- @column label       Trace set
 -- @column rank        Rank
 -- @column seq         Position on the path (0 = first edge)
@@ -39,10 +39,10 @@
 CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_path(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
+SELECT * FROM _cp_path(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path.
 -- @column label           Trace set
@@ -58,10 +58,10 @@ SELECT * FROM _cp_path(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(
 CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_summary(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
+SELECT * FROM _cp_summary(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro cp_graph_nodes(same parameters as critical_path)  One row per node of the critical-path DAG (an event's start or end).
 -- @column label             Trace set
@@ -81,10 +81,10 @@ SELECT * FROM _cp_summary(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coales
 CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_nodes(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
+SELECT * FROM _cp_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro cp_graph_edges(same parameters as critical_path)  One row per edge of the critical-path DAG, in construction order.
 -- @column label             Trace set
@@ -106,21 +106,21 @@ SELECT * FROM _cp_nodes(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce
 CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_edges(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true));
+SELECT * FROM _cp_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%''').
 -- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_whatif(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesce(annotation, 'ProfilerStep'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), coalesce(algorithm, 'hta'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), coalesce(add_zero_weight_launch_edges, false),
-    coalesce(strict_negative_weights, false), coalesce(compat, _hta_mode(hta_compat)), coalesce(aggregate, true),
-    coalesce(scale, ''), coalesce(factor, 0.5)::DOUBLE);
+SELECT * FROM _cp_whatif(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
+    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
+    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'),
+    _str_arg(scale, '', 'scale'), coalesce(factor, 0.5)::DOUBLE);
 
 -- @macro longest_path(edges_table)  The longest path over any table (named by a string; not a TEMP table) with columns src_node, dst_node, weight_us: e.g. a saved cp_graph_edges result with changed weights. Ties: networkx's rule (graph/longest_path.go).
 -- @column seq             Position on the path
@@ -129,4 +129,4 @@ SELECT * FROM _cp_whatif(coalesce(label, ''), _int_arg(rank, 0, 'rank'), coalesc
 -- @column weight_us       Edge weight, µs
 -- @column path_length_us  Length of the whole path, µs
 CREATE OR REPLACE MACRO longest_path(edges_table) AS TABLE
-SELECT * FROM _longest_path(coalesce(edges_table, ''));
+SELECT * FROM _longest_path(_str_arg(edges_table, '', 'edges_table'));
