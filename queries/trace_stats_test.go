@@ -1,0 +1,40 @@
+package queries_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestTraceStats: a made trace with one event in each odd state the loader keeps: an X without dur,
+// a B without its E, a child that ends after its parent, a kernel whose launch call is missing and a
+// launch whose kernel is missing (a launch and kernel that pair, and a child that nests, count nowhere).
+func TestTraceStats(t *testing.T) {
+	trace := `{"traceEvents":[
+  {"ph":"X","cat":"cpu_op","name":"parent","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"cpu_op","name":"late_child","pid":1,"tid":1,"ts":5,"dur":10},
+  {"ph":"X","cat":"cpu_op","name":"nested","pid":1,"tid":1,"ts":6,"dur":2},
+  {"ph":"X","cat":"cpu_op","name":"no_dur","pid":1,"tid":1,"ts":20},
+  {"ph":"B","cat":"cpu_op","name":"open","pid":1,"tid":2,"ts":30},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":2,"args":{"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":50,"dur":5,"args":{"correlation":2,"stream":7,"device":0}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":60,"dur":2,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"paired","pid":0,"tid":7,"ts":70,"dur":5,"args":{"correlation":3,"stream":7,"device":0}}
+]}`
+	p := filepath.Join(t.TempDir(), "stats.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, p)
+	ctWantRows(t, db.SQL, `SELECT rank, name, value FROM trace_stats`, [][]string{
+		{"0", "x_without_dur", "1"},
+		{"0", "unpaired_begin_end", "1"},
+		{"0", "cpu_not_nested", "1"},
+		{"0", "gpu_without_launch", "1"},
+		{"0", "launch_without_gpu", "1"},
+	})
+	// A real Kineto trace has none of these but its record_function ranges that outlive the Python call
+	// opening them (36 annotations in _record_function_enter_new, and the Python frames in them).
+	rec := ctOpen(t, filepath.Join("..", "testdata", "traces", "recorded", "control"))
+	ctWantRows(t, rec.SQL, `SELECT name, value FROM trace_stats WHERE value > 0`, [][]string{{"cpu_not_nested", "72"}})
+}

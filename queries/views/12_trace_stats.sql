@@ -1,0 +1,45 @@
+-- What the loader kept but a reader may not expect, counted per trace (Perfetto's stats table has the same
+-- purpose): each row says how many events of the trace are in an odd state, and what that means for the
+-- analyses. Computed when queried, from the loaded tables. Only states that normal Kineto output does not
+-- have: its ac2g flows often lack a start (df_index_resolver: 20,083 of 42,373 finishes), its "Spans" and
+-- "Traces" lanes are strings, and its events are not in ts order on a lane; counting those would say
+-- nothing.
+
+-- @view trace_stats  One row per (trace, check): counts of loaded events in an odd state (0 = none), with what each means.
+-- @column label        Trace set
+-- @column rank         Rank
+-- @column name         The check: x_without_dur, unpaired_begin_end, cpu_not_nested, gpu_without_launch, launch_without_gpu
+-- @column value        Events in that state
+-- @column description  What the state means for the analyses
+CREATE OR REPLACE VIEW trace_stats AS
+WITH checks(name, description) AS (VALUES
+    ('x_without_dur', 'complete (X) events without dur: kept with dur NULL; duration analyses leave them out'),
+    ('unpaired_begin_end', 'B or E events without their partner on the thread: kept in other_events, not in events'),
+    ('cpu_not_nested', 'CPU events that end after the event they start in: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx and depth follow the start; the critical path clips the end'),
+    ('gpu_without_launch', 'GPU events whose correlation id no runtime or driver call of the trace has (launched before the profiler started, or a dropped record): no launch delay, no host_wait'),
+    ('launch_without_gpu', 'launch or copy calls whose correlation id no GPU event of the trace has (the work ran after the profiler stopped)')
+),
+counts AS (
+    SELECT trace_id, 'x_without_dur' AS name, count(*) AS value FROM events WHERE ph = 'X' AND dur IS NULL GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, 'unpaired_begin_end', count(*) FROM other_events WHERE ph IN ('B', 'E') GROUP BY ALL
+    UNION ALL
+    SELECT c.trace_id, 'cpu_not_nested', count(*)
+    FROM events c JOIN events p ON p.trace_id = c.trace_id AND p.ev_idx = c.parent_idx
+    WHERE c.ts + c.dur > p.ts + p.dur GROUP BY ALL
+    UNION ALL
+    SELECT g.trace_id, 'gpu_without_launch', count(*) FROM gpu_events g
+    WHERE g.correlation IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM runtime_calls r WHERE r.trace_id = g.trace_id AND r.correlation = g.correlation)
+    GROUP BY ALL
+    UNION ALL
+    SELECT r.trace_id, 'launch_without_gpu', count(*) FROM runtime_calls r
+    WHERE r.correlation IS NOT NULL AND r.name IN (SELECT name FROM _ct_launch_names())
+      AND NOT EXISTS (SELECT 1 FROM gpu_events g WHERE g.trace_id = r.trace_id AND g.correlation = r.correlation)
+    GROUP BY ALL
+)
+SELECT t.label, t.rank, k.name, coalesce(c.value, 0) AS value, k.description
+FROM traces t CROSS JOIN checks k
+LEFT JOIN counts c ON c.trace_id = t.trace_id AND c.name = k.name
+ORDER BY t.label, t.rank, t.trace_id, list_position(['x_without_dur', 'unpaired_begin_end', 'cpu_not_nested',
+    'gpu_without_launch', 'launch_without_gpu'], k.name);
