@@ -193,14 +193,14 @@ func TestWindowInstances(t *testing.T) {
 	// rows (file order): 0 CPU step#1 [0,100); 1 its GPU copy [10,120); 2 CPU step#2 [100,200); 3 its GPU copy
 	// [130,230); 4 an unrelated op.
 	// Row 5: a GPU copy of ProfilerStep#1 without a stream, as PyTorch 2.11 writes them (category
-	// gpu_user_annotation): not a step in the default mode, an instance in compat mode.
+	// gpu_user_annotation): not a step in the default mode, an instance in compat mode. Row 6: step#2's op.
 	f := &Frame{
-		EvIdx:  []int64{0, 1, 2, 3, 4, 5},
-		Name:   []int32{0, 0, 1, 1, 2, 0},
-		Cat:    []int32{3, 4, 3, 4, 5, 4},
-		TS:     []int64{0, 10, 100, 130, 5, 12},
-		Dur:    []int64{100, 110, 100, 100, 1, 90},
-		Stream: []int64{-1, 7, -1, 7, -1, -1},
+		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6},
+		Name:   []int32{0, 0, 1, 1, 2, 0, 2},
+		Cat:    []int32{3, 4, 3, 4, 5, 4, 5},
+		TS:     []int64{0, 10, 100, 130, 5, 12, 150},
+		Dur:    []int64{100, 110, 100, 100, 1, 90, 1},
+		Stream: []int64{-1, 7, -1, 7, -1, -1, -1},
 		Syms:   []string{"ProfilerStep#1", "ProfilerStep#2", "aten::mm", "user_annotation", "gpu_user_annotation", "cpu_op"},
 	}
 	for _, c := range []struct {
@@ -224,6 +224,36 @@ func TestWindowInstances(t *testing.T) {
 			t.Errorf("%+v: error %v, want %q", c, err, c.err)
 		case c.err == "" && (err != nil || start != c.start || stop != c.stop):
 			t.Errorf("%+v: window [%d, %d] %v, want [%d, %d]", c, start, stop, err, c.start, c.stop)
+		}
+	}
+}
+
+// TestWindowEmpty: a window of 0 ns, or one holding no operator, runtime call or GPU work (only
+// annotations), is an error in the default mode (hta gave no rows and ctda a path of the annotation
+// alone); compat mode keeps HTA's behaviour.
+func TestWindowEmpty(t *testing.T) {
+	f := &Frame{
+		EvIdx:  []int64{0, 1, 2, 3, 4},
+		Name:   []int32{0, 1, 2, 3, 4},
+		Cat:    []int32{5, 5, 5, 5, 6},
+		TS:     []int64{0, 100, 100, 200, 210},
+		Dur:    []int64{0, 50, 10, 50, 5},
+		Stream: []int64{-1, -1, -1, -1, -1},
+		Syms:   []string{"ProfilerStep#1", "ProfilerStep#2", "## forward ##", "ProfilerStep#3", "aten::mm", "user_annotation", "cpu_op"},
+	}
+	for _, c := range []struct {
+		ann    string
+		compat bool
+		err    string
+	}{
+		{"ProfilerStep#1", false, `empty window: instance 0 of "ProfilerStep#1" lasts 0 ns`},
+		{"ProfilerStep#2", false, `empty window: instance 0 of "ProfilerStep#2" holds no operator, runtime call or GPU work`},
+		{"ProfilerStep#2", true, ""},
+		{"ProfilerStep#3", false, ""},
+	} {
+		_, _, err := Window(f, Options{Annotation: c.ann, InstanceEnd: -1, Compat: c.compat})
+		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
 }

@@ -105,6 +105,7 @@ type Options struct {
 var (
 	ErrAnnotationNotFound = errors.New("annotation not found")
 	ErrInstanceRange      = errors.New("instance out of range")
+	ErrEmptyWindow        = errors.New("empty window")
 	ErrInvalidGraph       = errors.New("critical path graph is invalid")
 )
 
@@ -457,6 +458,23 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 	for _, r := range rows[a : b+1] {
 		start = min(start, f.TS[r])
 		end = max(end, f.TS[r]+f.Dur[r])
+	}
+	if !o.Compat {
+		// A window of 0 ns, or with no work in it, has no path: hta returned no rows, ctda a path of
+		// the annotation alone, and a 0 ns window a path longer than the window.
+		if end <= start {
+			return 0, 0, fmt.Errorf("%w: instance %d of %q lasts 0 ns", ErrEmptyWindow, a, o.Annotation)
+		}
+		work := false
+		for r := range f.TS {
+			if f.TS[r] >= start && f.TS[r] < end && BusyRow(f, int32(r)) {
+				work = true
+				break
+			}
+		}
+		if !work {
+			return 0, 0, fmt.Errorf("%w: instance %d of %q holds no operator, runtime call or GPU work", ErrEmptyWindow, a, o.Annotation)
+		}
 	}
 	return start, end, nil
 }
