@@ -151,6 +151,8 @@ type parsedBatch struct {
 	pairedDurations                           bool               // the batch pairDurationEvents made
 	sawLaunch                                 uint8              // bit set of launch-call flavours seen
 	count                                     int
+	oddLanes                                  int    // events whose pid or tid is neither an integer nor a string (lane's odd)
+	oddLaneExample                            string // the first such value
 }
 
 // laneKey names a process (tid unset) or a thread whose id was synthesised from a string.
@@ -276,8 +278,17 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 				return nil, fail("%s", timeError("ts", ev.ts, err))
 			}
 		}
-		pid, pidOK, pidText := lane(ev.pid)
-		tid, tidOK, tidText := lane(ev.tid)
+		pid, pidOK, pidText, pidOdd := lane(ev.pid)
+		tid, tidOK, tidText, tidOdd := lane(ev.tid)
+		if pidOdd || tidOdd {
+			if pb.oddLanes == 0 {
+				pb.oddLaneExample = clip(ev.tid)
+				if pidOdd {
+					pb.oddLaneExample = clip(ev.pid)
+				}
+			}
+			pb.oddLanes++
+		}
 		if pidText != "" || tidText != "" {
 			pb.nameLanes(pid, tid, pidText, tidText)
 		}
@@ -595,17 +606,17 @@ func appendIDText(b array.Builder, v, id2 []byte) {
 // lane converts a pid or tid value. Numbers (and numeric strings) are kept; other strings such as
 // "Spans" or the legacy "stream 7" get a stable synthetic id above 2^40 and are returned as text, so
 // that the threads view can show them as the process or thread name.
-func lane(v []byte) (id int64, ok bool, text string) {
+func lane(v []byte) (id int64, ok bool, text string, odd bool) {
 	if len(v) == 0 || isNull(v) {
-		return 0, false, ""
+		return 0, false, "", false
 	}
 	if v[0] != '"' {
-		n, err := parseInt(v)
-		return n, err == nil, ""
+		id, ok, odd = laneNumber(v)
+		return id, ok, "", odd
 	}
 	c, esc := strContent(v)
 	if n, err := parseInt(c); err == nil && len(c) > 0 {
-		return n, true, ""
+		return n, true, "", false
 	}
 	text = string(c)
 	if esc {
@@ -613,7 +624,39 @@ func lane(v []byte) (id int64, ok bool, text string) {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(text))
-	return int64(1<<40) | int64(h.Sum64()&(1<<40-1)), true, text
+	return int64(1<<40) | int64(h.Sum64()&(1<<40-1)), true, text, false
+}
+
+// laneNumber reads a pid or tid written as a JSON value other than a string. An integer (12, or 12.0) is
+// the id; odd reports a value that is not one: a fraction (rounded to the nearest integer, as before),
+// a number beyond int64, true/false, an object or array (no id: NULL). The loader says how many.
+func laneNumber(v []byte) (id int64, ok, odd bool) {
+	// Kineto's case, a short run of digits, without decimalScaled's generality.
+	i, neg := 0, false
+	if v[0] == '-' {
+		i, neg = 1, true
+	}
+	if n := len(v) - i; n > 0 && n <= 18 {
+		var x int64
+		j := i
+		for ; j < len(v) && v[j] >= '0' && v[j] <= '9'; j++ {
+			x = x*10 + int64(v[j]-'0')
+		}
+		if j == len(v) {
+			if neg {
+				x = -x
+			}
+			return x, true, false
+		}
+	}
+	n, err := parseInt(v)
+	if err != nil {
+		return 0, false, true
+	}
+	if milli, err := decimalScaled(v, 3); err == nil && milli%1000 != 0 {
+		return n, true, true
+	}
+	return n, true, false
 }
 
 func (pb *parsedBatch) nameLanes(pid, tid int64, pidText, tidText string) {

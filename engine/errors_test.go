@@ -671,3 +671,32 @@ func TestBrokenTextLoads(t *testing.T) {
 		t.Errorf("loading it again: %+v, want skipped as already loaded", res)
 	}
 }
+
+// TestOddLanesWarned: a pid or tid that is neither an integer nor a string (a fraction, true, a number
+// beyond int64) loads as before (rounded, or NULL) and is said once per file, with the first such value;
+// integral forms (12.0, 1e3, "7") are ids without a word.
+func TestOddLanesWarned(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+		{"ph":"X","cat":"cpu_op","name":"a","pid":12.0,"tid":1e3,"ts":1,"dur":1},
+		{"ph":"X","cat":"cpu_op","name":"b","pid":"7","tid":-3,"ts":1,"dur":1},
+		{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1.5,"ts":1,"dur":1},
+		{"ph":"X","cat":"cpu_op","name":"d","pid":true,"tid":2,"ts":1,"dur":1},
+		{"ph":"X","cat":"cpu_op","name":"e","pid":1,"tid":92233720368547758070,"ts":1,"dur":1}]}`), 0o644)
+	var warnings []string
+	db := openTestDB(t)
+	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+		t.Fatal(err)
+	}
+	want := p + ": 3 event(s) with a pid or tid that is neither an integer nor a string (the first: 1.5): a fraction is rounded to the nearest integer, any other value leaves it NULL"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", warnings, want)
+	}
+	var got string
+	if err := db.SQL.QueryRow(`SELECT string_agg(name || ':' || coalesce(pid::VARCHAR, 'NULL') || '/' || coalesce(tid::VARCHAR, 'NULL'), ' ' ORDER BY name) FROM events`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a:12/1000 b:7/-3 c:1/2 d:NULL/2 e:1/NULL"; got != want {
+		t.Errorf("lanes %s, want %s", got, want)
+	}
+}

@@ -367,11 +367,15 @@ type parsedFile struct {
 	unterminated bool
 	// noDur counts the complete (X) events without a dur: kept, with dur NULL, and said (the analyses
 	// of durations leave them out).
-	noDur     int64
-	events    int64
-	jsonBytes int64
-	sawLaunch uint8
-	laneNames map[laneKey]string
+	noDur int64
+	// oddLanes counts the events whose pid or tid is neither an integer nor a string (laneNumber), and
+	// oddLaneExample is the first such value: kept, and said.
+	oddLanes       int64
+	oddLaneExample string
+	events         int64
+	jsonBytes      int64
+	sawLaunch      uint8
+	laneNames      map[laneKey]string
 }
 
 func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
@@ -418,6 +422,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	if pf.noDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)", path, pf.noDur))
+	}
+	if pf.oddLanes > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d event(s) with a pid or tid that is neither an integer nor a string (the first: %s): a fraction is rounded to the nearest integer, any other value leaves it NULL", path, pf.oddLanes, pf.oddLaneExample))
 	}
 	info, err := readMetadata(pf.meta)
 	if err != nil {
@@ -862,6 +869,10 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 		if b.events != nil {
 			pf.noDur += int64(b.events.Column(eventsDurColumn).NullN())
 		}
+		if b.oddLanes > 0 && pf.oddLanes == 0 {
+			pf.oddLaneExample = b.oddLaneExample
+		}
+		pf.oddLanes += int64(b.oddLanes)
 		pf.sawLaunch |= b.sawLaunch
 		for k, v := range b.laneNames {
 			if pf.laneNames == nil {
