@@ -605,7 +605,8 @@ func appendIDText(b array.Builder, v, id2 []byte) {
 
 // lane converts a pid or tid value. Numbers (and numeric strings) are kept; other strings such as
 // "Spans" or the legacy "stream 7" get a stable synthetic id above 2^40 and are returned as text, so
-// that the threads view can show them as the process or thread name.
+// that the threads view can show them as the process or thread name. odd: a value that is neither an
+// integer nor a string (laneNumber).
 func lane(v []byte) (id int64, ok bool, text string, odd bool) {
 	if len(v) == 0 || isNull(v) {
 		return 0, false, "", false
