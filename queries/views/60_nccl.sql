@@ -70,11 +70,12 @@ WHERE regexp_matches(k.name, '^nccl(Dev)?Kernel')
 -- the launch call. The plugin records the whole run and Kineto a window, so sequences are matched at the
 -- shift where operation types agree most, then where the clock differences are most constant.
 CREATE OR REPLACE VIEW _nccl_pairs AS
-WITH kind AS (
+WITH un AS (FROM _nccl_units WHERE kineto_trace_id IS NOT NULL),
+kind AS (
     SELECT kineto_trace_id,
            CASE WHEN count(launch_ts) = count(*) THEN 'launch'
                 WHEN count(kernel_ts) = count(*) THEN 'kernel' ELSE 'task' END AS anchor
-    FROM _nccl_units WHERE kineto_trace_id IS NOT NULL GROUP BY ALL
+    FROM un GROUP BY ALL
 ),
 u AS (
     SELECT u.*, kind.anchor,
@@ -82,7 +83,7 @@ u AS (
            row_number() OVER (PARTITION BY u.kineto_trace_id
                               ORDER BY CASE kind.anchor WHEN 'launch' THEN launch_ts WHEN 'kernel' THEN kernel_ts ELSE task_ts END,
                                        u.trace_id, u.unit_idx) - 1 AS u_idx
-    FROM _nccl_units u JOIN kind USING (kineto_trace_id)
+    FROM un u JOIN kind USING (kineto_trace_id)
 )
 SELECT u.label, u.kineto_trace_id, u.kineto_rank, u.trace_id, u.rank, u.comm_hash, u.unit_idx, u.u_idx, u.op_type,
        u.anchor, k.ev_idx AS kineto_ev_idx, k.k_idx, k.op_type AS kineto_op_type,
@@ -94,15 +95,16 @@ WHERE u.anchor_ts IS NOT NULL;
 
 -- The chosen shift per Kineto trace.
 CREATE OR REPLACE VIEW _nccl_shift AS
-WITH s AS (
+WITH p AS (FROM _nccl_pairs),
+s AS (
     SELECT kineto_trace_id, shift, count(*) FILTER (WHERE agree) - count(*) FILTER (WHERE NOT agree) AS score,
            quantile_disc(diff, 0.5) AS med
-    FROM _nccl_pairs GROUP BY ALL
+    FROM p GROUP BY ALL
 ),
 best AS (SELECT * FROM s QUALIFY score = max(score) OVER (PARTITION BY kineto_trace_id)),
 spread AS (
     SELECT b.kineto_trace_id, b.shift, b.score, quantile_disc(abs(p.diff - b.med), 0.5) AS mad
-    FROM best b JOIN _nccl_pairs p ON p.kineto_trace_id = b.kineto_trace_id AND p.shift = b.shift AND p.agree
+    FROM best b JOIN p ON p.kineto_trace_id = b.kineto_trace_id AND p.shift = b.shift AND p.agree
     GROUP BY ALL
 )
 SELECT kineto_trace_id, shift, score, mad, count(*) OVER (PARTITION BY kineto_trace_id) - 1 AS alternatives
@@ -130,22 +132,29 @@ QUALIFY row_number() OVER (PARTITION BY kineto_trace_id ORDER BY mad, abs(shift)
 -- @column shift            Plugin operations before the first Kineto NCCL kernel (plugin order index − Kineto order index)
 -- @column alternatives     Other shifts whose types agree as well (a periodic job: the residual spread chose)
 CREATE OR REPLACE VIEW nccl_clock_alignment AS
-WITH m AS (
-    SELECT p.trace_id, p.anchor, count(*) AS matched, quantile_disc(p.diff, 0.5) AS est, any_value(s.shift) AS shift,
-           any_value(s.alternatives) AS alternatives
+-- Here and in the views above, a view used twice is named once, in a CTE: DuckDB binds and plans a CTE once,
+-- where each mention of a view expands it again (planning nccl_kernel_explain took 0.37 s, now 0.03 s).
+WITH tmap AS (FROM _nccl_trace_map),
+matched AS (
+    SELECT p.trace_id, p.anchor, p.diff, s.shift, s.alternatives
     FROM _nccl_pairs p JOIN _nccl_shift s ON s.kineto_trace_id = p.kineto_trace_id AND s.shift = p.shift
-    WHERE p.agree GROUP BY ALL
+    WHERE p.agree
+),
+m AS (
+    SELECT trace_id, anchor, count(*) AS matched, quantile_disc(diff, 0.5) AS est, any_value(shift) AS shift,
+           any_value(alternatives) AS alternatives
+    FROM matched GROUP BY ALL
 ),
 r AS (
     SELECT p.trace_id, quantile_disc(abs(p.diff - m.est), 0.5) AS p50, max(abs(p.diff - m.est)) AS mx
-    FROM _nccl_pairs p JOIN m USING (trace_id) JOIN _nccl_shift s ON s.kineto_trace_id = p.kineto_trace_id AND s.shift = p.shift
-    WHERE p.agree GROUP BY ALL
+    FROM matched p JOIN m USING (trace_id)
+    GROUP BY ALL
 ),
 units AS (SELECT trace_id, count(*) AS units FROM _nccl_units GROUP BY ALL),
 kk AS (SELECT trace_id, count(*) AS n FROM _nccl_kineto_kernels GROUP BY ALL),
 ov AS (
     SELECT f.trace_id, o.offset_ns
-    FROM nccl_traces f LEFT JOIN _nccl_trace_map tm USING (trace_id)
+    FROM nccl_traces f LEFT JOIN tmap tm USING (trace_id)
     JOIN nccl_clock_override o ON o.label = f.label
          AND (o.rank IS NULL OR o.rank = coalesce(tm.kineto_rank, f.rank))
          AND (o.comm_hash IS NULL OR o.comm_hash = f.comm_hash)
@@ -157,7 +166,7 @@ SELECT f.label, f.rank, f.comm_hash, f.trace_id, tm.kineto_trace_id, tm.kineto_r
        m.est AS estimated_ns, coalesce(m.matched, 0) AS matched, coalesce(units.units, 0) AS units,
        coalesce(kk.n, 0) AS kineto_kernels, r.p50 AS residual_p50_ns, r.mx AS residual_max_ns, m.shift, m.alternatives
 FROM nccl_traces f
-LEFT JOIN _nccl_trace_map tm USING (trace_id)
+LEFT JOIN tmap tm USING (trace_id)
 LEFT JOIN m USING (trace_id)
 LEFT JOIN r USING (trace_id)
 LEFT JOIN units USING (trace_id)
@@ -352,8 +361,8 @@ LEFT JOIN st ON st.trace_id = a.trace_id AND st.op_idx = a.op_idx AND st.channel
 -- @column seq                     SeqNum (NULL for P2P)
 -- @column ranks                   Ranks that recorded it
 -- @column aligned_ranks           Of those, ranks on Kineto's clock (compared below)
--- @column first_rank              Rank that arrived first
--- @column last_rank               Rank that arrived last: the straggler
+-- @column first_rank              Rank that arrived first (the lowest of ranks arriving at the same ns)
+-- @column last_rank               Rank that arrived last: the straggler (the lowest of ranks arriving at the same ns)
 -- @column first_arrival_ts        Its arrival, ns
 -- @column last_arrival_ts         Last arrival, ns
 -- @column arrival_spread_us       last − first arrival, µs
@@ -370,15 +379,16 @@ WITH per_rank AS (
 )
 SELECT label, comm_hash, coll_key, split_part(coll_key, '#', 1) AS op, any_value(seq) AS seq, count(*) AS ranks,
        count(*) FILTER (WHERE clock = 'kineto') AS aligned_ranks,
-       arg_min(rank, arrival) FILTER (WHERE clock = 'kineto') AS first_rank,
-       arg_max(rank, arrival) FILTER (WHERE clock = 'kineto') AS last_rank,
+       -- ties (ranks arriving at the same ns) go to the lowest rank, the same one in every column and every run
+       arg_min(rank, (arrival, rank)) FILTER (WHERE clock = 'kineto' AND arrival IS NOT NULL) AS first_rank,
+       arg_max(rank, (arrival, -rank)) FILTER (WHERE clock = 'kineto' AND arrival IS NOT NULL) AS last_rank,
        min(arrival) FILTER (WHERE clock = 'kineto') AS first_arrival_ts,
        max(arrival) FILTER (WHERE clock = 'kineto') AS last_arrival_ts,
        (max(arrival) FILTER (WHERE clock = 'kineto') - min(arrival) FILTER (WHERE clock = 'kineto')) / 1e3 AS arrival_spread_us,
        (max(k0) FILTER (WHERE clock = 'kineto') - min(k0) FILTER (WHERE clock = 'kineto')) / 1e3 AS kernel_start_spread_us,
        (max(done) FILTER (WHERE clock = 'kineto') - min(done) FILTER (WHERE clock = 'kineto')) / 1e3 AS completion_spread_us,
-       arg_max(kernel_ns, arrival) FILTER (WHERE clock = 'kineto') / 1e3 AS last_rank_kernel_us,
-       arg_min(kernel_ns, arrival) FILTER (WHERE clock = 'kineto') / 1e3 AS first_rank_kernel_us
+       arg_max_null(kernel_ns, (arrival, -rank)) FILTER (WHERE clock = 'kineto' AND arrival IS NOT NULL) / 1e3 AS last_rank_kernel_us,
+       arg_min_null(kernel_ns, (arrival, rank)) FILTER (WHERE clock = 'kineto' AND arrival IS NOT NULL) / 1e3 AS first_rank_kernel_us
 FROM per_rank
 GROUP BY label, comm_hash, coll_key;
 
@@ -404,9 +414,17 @@ GROUP BY label, comm_hash, coll_key;
 -- @column recv_gpu_wait_us    Largest per-channel RecvGpuWait, µs
 -- @column dominant            peer_arrival when waiting for the last rank covers half the kernel or more (the proxy then sits in RecvWait / SendPeerWait for it), else the largest step state: send_gpu_wait, send_peer_wait, send_wait, recv_wait, recv_flush_wait, recv_gpu_wait
 CREATE OR REPLACE VIEW nccl_kernel_explain AS
-WITH c AS (
-    SELECT c.*, s.last_arrival_ts FROM nccl_collectives c
-    LEFT JOIN nccl_rank_skew s USING (label, comm_hash, coll_key)
+-- nccl_rank_skew's last_arrival_ts, computed from the same nccl_collectives: naming nccl_rank_skew would expand
+-- nccl_collectives a second time (planning took 66 ms, now 30)
+WITH coll AS (FROM nccl_collectives),
+skew AS (
+    SELECT label, comm_hash, coll_key, max(arrival) AS last_arrival_ts
+    FROM (SELECT label, comm_hash, coll_key, rank, min(api_ts) AS arrival FROM coll WHERE clock = 'kineto' GROUP BY ALL)
+    GROUP BY ALL
+),
+c AS (
+    SELECT c.*, s.last_arrival_ts FROM coll c
+    LEFT JOIN skew s USING (label, comm_hash, coll_key)
     WHERE c.kineto_ev_idx IS NOT NULL
 ),
 b AS (
