@@ -278,6 +278,11 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 				return nil, fail("%s", timeError("ts", ev.ts, err))
 			}
 		}
+		if (len(ev.tid) == 0 || isNull(ev.tid)) && !processMetadata(&ev) {
+			// Perfetto's importer reads an event without a tid as on its process's main thread (tid = pid),
+			// so a B without a tid pairs with an E on that thread, and a thread_name names it.
+			ev.tid = ev.pid
+		}
 		pid, pidOK, pidText, pidOdd := lane(ev.pid)
 		tid, tidOK, tidText, tidOdd := lane(ev.tid)
 		if pidOdd || tidOdd {
@@ -368,7 +373,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			if err := appendCounters(bld.counters, idx, &ev, pid, pidOK, tid, tidOK, ts, hasTS); err != nil {
 				return nil, fail("%v", err)
 			}
-		case "i", "I":
+		case "i", "I", "R": // R, a mark, is an instant to Perfetto too
 			b := bld.instants
 			b.Field(0).(*array.Int64Builder).Append(idx)
 			appendText(b.Field(1), ph)
@@ -391,7 +396,8 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			if !rb.durationPass {
 				// Paired once the whole file is read (pairDurationEvents): a pair may span batches.
 				pb.durationEvents = append(pb.durationEvents, durationEvent{idx: idx, off: off, begin: ph == "B", pid: pid, tid: tid,
-					pidOK: pidOK, tidOK: tidOK, ts: ts, hasTS: hasTS, raw: append([]byte(nil), raw...)})
+					pidOK: pidOK, tidOK: tidOK, ts: ts, hasTS: hasTS, raw: append([]byte(nil), raw...),
+					name: matchText(ev.name, ev.nameEsc), cat: matchText(ev.cat, ev.catEsc)})
 				continue
 			}
 			fallthrough // an unpaired B or E

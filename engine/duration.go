@@ -17,11 +17,32 @@ type durationEvent struct {
 	ts           int64
 	hasTS        bool
 	raw          []byte
+	// name and cat, unescaped; nil when absent or empty. An E that has them closes only a B with the
+	// same (durationCloses).
+	name, cat []byte
 }
 
-// pairDurationEvents pairs the file's B and E events as Perfetto and the Chrome trace viewer do:
-// per thread (pid, tid), in timestamp order (file order at equal timestamps), an E closes the latest
-// B still open. A pair becomes one complete event at the B's ev_idx, whose dur is E.ts − B.ts and
+// matchText is a B/E event's name or cat as pairing compares it: the string's text, or nil for none.
+func matchText(v []byte, esc bool) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	if esc {
+		return []byte(unescape(v))
+	}
+	return append([]byte(nil), v...)
+}
+
+// durationCloses reports whether the E event e may close the open B event b, as Perfetto's slice tracker
+// decides: an E with a category closes only a B of that category, an E with a name only a B of that name
+// or without one.
+func durationCloses(e, b *durationEvent) bool {
+	return (e.cat == nil || bytes.Equal(e.cat, b.cat)) && (e.name == nil || b.name == nil || bytes.Equal(e.name, b.name))
+}
+
+// pairDurationEvents pairs the file's B and E events as Perfetto does: per thread (pid, tid), in
+// timestamp order (file order at equal timestamps), an E closes the latest B still open that it may
+// close (durationCloses: the latest of all when the E has neither name nor category, as most do). A pair becomes one complete event at the B's ev_idx, whose dur is E.ts − B.ts and
 // whose args are the B's with the E's merged in (the E's win on a shared key; both must be objects,
 // else the B's stay as they are); it goes to events like an X event, so nesting, steps and every
 // analysis see it. An E with no open B and a B never closed stay as they were, in other_events. The
@@ -62,10 +83,16 @@ func pairDurationEvents(batches []*parsedBatch, bld *builders) ([]*parsedBatch, 
 		switch {
 		case d.begin:
 			open[key] = append(stack, i)
-		case len(stack) > 0:
-			b := stack[len(stack)-1]
-			open[key] = stack[:len(stack)-1]
-			endOf[b], endOf[i] = i, -2
+		default:
+			j := len(stack) - 1
+			for j >= 0 && !durationCloses(&all[i], &all[stack[j]]) {
+				j--
+			}
+			if j >= 0 {
+				b := stack[j]
+				open[key] = slices.Delete(stack, j, j+1)
+				endOf[b], endOf[i] = i, -2
+			}
 		}
 	}
 

@@ -190,6 +190,33 @@ func TestDurationPairEdgeCases(t *testing.T) {
 			t.Errorf("x: parent_idx*10+depth = %d, want 1 (child of event 0)", got)
 		}
 	})
+	t.Run("an E with a name or category closes the latest open B that has them", func(t *testing.T) {
+		// Perfetto's slice tracker: E "A" closes A under the open B, which the unnamed E at 40 then closes;
+		// an E of another category, or of a name nothing open has, closes nothing; "B" without a name is
+		// closed by any name.
+		db := openTestDB(t)
+		mustLoad(t, db, write(t,
+			`{"ph":"B","name":"A","cat":"c","pid":1,"tid":1,"ts":10,"args":{"x":1,"y":1}}`,
+			`{"ph":"B","name":"B","cat":"c","pid":1,"tid":1,"ts":20}`,
+			`{"ph":"E","name":"A","cat":"c","pid":1,"tid":1,"ts":30,"args":{"y":2,"z":3}}`,
+			`{"ph":"E","pid":1,"tid":1,"ts":40}`,
+			`{"ph":"B","name":"\u0041","cat":"c","pid":1,"tid":2,"ts":10}`,
+			`{"ph":"E","name":"A","cat":"other","pid":1,"tid":2,"ts":11}`,
+			`{"ph":"E","name":"Zzz","pid":1,"tid":2,"ts":12}`,
+			`{"ph":"E","name":"A","cat":"c","pid":1,"tid":2,"ts":13}`,
+			`{"ph":"B","cat":"c","pid":1,"tid":3,"ts":10}`,
+			`{"ph":"E","name":"any","pid":1,"tid":3,"ts":14}`))
+		var got string
+		if err := db.SQL.QueryRow(`SELECT string_agg(ev_idx || ':' || coalesce(name, '-') || ':' || dur || ':' || coalesce(args::VARCHAR, '-'), ' ' ORDER BY ev_idx) FROM events`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := `0:A:20000:{"x":1,"y":2,"z":3} 1:B:20000:- 4:A:3000:- 8:-:4000:-`; got != want {
+			t.Errorf("pairs %s\nwant  %s", got, want)
+		}
+		if got := queryInt(t, db, `SELECT count(*) FROM other_events WHERE ph = 'E'`); got != 2 {
+			t.Errorf("%d unpaired E rows, want 2 (the other category's and Zzz)", got)
+		}
+	})
 	t.Run("args the strict encoders refuse, and non-object args", func(t *testing.T) {
 		db := openTestDB(t)
 		mustLoad(t, db, write(t,

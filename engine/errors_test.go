@@ -700,3 +700,36 @@ func TestOddLanesWarned(t *testing.T) {
 		t.Errorf("lanes %s, want %s", got, want)
 	}
 }
+
+// TestMissingTidIsPid: an event without a tid (or with tid null) is on its process's main thread, as
+// Perfetto's importer reads it: a B without a tid pairs with an E that has tid = pid, and a thread_name
+// without a tid names that thread. Process metadata keeps tid NULL.
+func TestMissingTidIsPid(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+		{"ph":"M","name":"thread_name","pid":5,"args":{"name":"main"}},
+		{"ph":"M","name":"process_name","pid":5,"args":{"name":"proc"}},
+		{"ph":"X","cat":"cpu_op","name":"a","pid":5,"tid":null,"ts":1,"dur":1},
+		{"ph":"B","cat":"cpu_op","name":"b","pid":5,"ts":3},
+		{"ph":"E","pid":5,"tid":5,"ts":4},
+		{"ph":"X","cat":"cpu_op","name":"c","ts":5,"dur":1}]}`), 0o644)
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	for _, c := range []struct{ query, want string }{
+		{`SELECT string_agg(name || ':' || coalesce(pid::VARCHAR, 'NULL') || '/' || coalesce(tid::VARCHAR, 'NULL') || '/' || dur, ' ' ORDER BY name) FROM events`,
+			"a:5/5/1000 b:5/5/1000 c:NULL/NULL/1000"},
+		{`SELECT string_agg(pid || '/' || coalesce(tid::VARCHAR, 'NULL') || '/' || process_name || '/' || thread_name || '/' || events, ' ') FROM threads WHERE pid = 5`,
+			"5/5/proc/main/2"},
+		{`SELECT string_agg(name || ':' || coalesce(tid::VARCHAR, 'NULL'), ' ' ORDER BY name) FROM metadata_events`,
+			"process_name:NULL thread_name:5"},
+		{`SELECT count(*)::VARCHAR FROM other_events`, "0"},
+	} {
+		var got string
+		if err := db.SQL.QueryRow(c.query).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.query, got, c.want)
+		}
+	}
+}

@@ -490,3 +490,9 @@ func argInt(v []byte) (int64, bool) {
 	n, err := parseInt(numberText(v))
 	return n, err == nil
 }
+
+// processMetadata reports whether ev is metadata about a whole process (process_name, process_labels,
+// process_sort_index, …), which names no thread even when it carries no tid.
+func processMetadata(ev *rawEvent) bool {
+	return len(ev.ph) == 1 && ev.ph[0] == 'M' && bytes.HasPrefix(ev.name, []byte("process_"))
+}

@@ -58,7 +58,7 @@ func TestEveryTraceLoads(t *testing.T) {
 					var args map[string]json.RawMessage
 					json.Unmarshal(e["args"], &args)
 					counterRows += int64(len(args))
-				case "i", "I":
+				case "i", "I", "R":
 					want["instants"]++
 				default:
 					want["other_events"]++

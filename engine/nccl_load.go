@@ -26,13 +26,16 @@ import (
 // ncclFileName is the plugin's output name, <prefix>_<commHash>_<rank>.json (plugin.cc).
 var ncclFileName = regexp.MustCompile(`_(\d+)_(\d+)\.json(?:\.gz)?$`)
 
-// ncclSniffCat finds a plugin event category in the first bytes of a file.
-var ncclSniffCat = regexp.MustCompile(`"cat"\s*:\s*"(?:GROUP_API|COLL_API|P2P_API|KERNEL_LAUNCH|GROUP|COLL|P2P|PROXY|NET|GPU|NET_IB|NET_SOCK|CE_COLL|CE_SYNC|CE_BATCH)"\s*,\s*"ph"\s*:\s*"[be]"`)
+// ncclSniffCat finds a plugin event in the first bytes of a file: a b/e event of a category only the plugin
+// writes, or of one of its generic categories (GPU, NET, GROUP) under a name the plugin gives it. A Chrome
+// trace's async events may well be of category "GPU" or "NET": those stay Chrome events.
+var ncclSniffCat = regexp.MustCompile(`"cat"\s*:\s*"(?:GROUP_API|COLL_API|P2P_API|KERNEL_LAUNCH|COLL|P2P|PROXY|NET_IB|NET_SOCK|CE_COLL|CE_SYNC|CE_BATCH)"\s*,\s*"ph"\s*:\s*"[be]"` +
+	`|"name"\s*:\s*"(?:KernelCh|Group|SendGpuWait|SendPeerWait|SendWait|RecvWait|RecvFlushWait|RecvGpuWait)"\s*,\s*"cat"\s*:\s*"(?:GPU|NET|GROUP)"\s*,\s*"ph"\s*:\s*"[be]"`)
 
 // IsNCCLProfile reports whether path holds NCCL profiler-plugin output rather than a Kineto trace:
-// a JSON array whose first events are b/e events of the plugin's categories, or a file named like the
-// plugin's output that starts as an array but holds no event yet (a truncated dump, which the NCCL
-// loader then reports as such).
+// a JSON array whose first events are the plugin's b/e events (ncclSniffCat), or a file named like the
+// plugin's output that holds nothing but the array's opening bracket (a dump killed before its first
+// event, which the NCCL loader then reports as such).
 func IsNCCLProfile(path string) bool {
 	// Not openTrace: its read-ahead would decompress megabytes to look at 4 KB, for every file loaded.
 	f, err := os.Open(path)
@@ -46,6 +49,7 @@ func IsNCCLProfile(path string) bool {
 	}
 	head := make([]byte, 4096)
 	k, _ := io.ReadFull(rd, head)
+	whole := k < len(head)
 	head = head[:k]
 	for _, c := range ncclCurly {
 		head = bytes.ReplaceAll(head, c, []byte{'"'})
@@ -57,7 +61,7 @@ func IsNCCLProfile(path string) bool {
 	if ncclSniffCat.Match(head) {
 		return true
 	}
-	return ncclFileName.MatchString(filepath.Base(path)) && !bytes.Contains(head, []byte(`"ph"`))
+	return whole && len(bytes.TrimSpace(t[1:])) == 0 && ncclFileName.MatchString(filepath.Base(path))
 }
 
 // loadNCCLFile loads one plugin file in its own transaction. Its trace_id is drawn from the same

@@ -40,6 +40,15 @@ func TestNCCLSniff(t *testing.T) {
 		{write("whatever.json", `[`+"\n"+`{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 1.0},`), true},
 		// A plugin-named file that is only the array opening (killed before finalize) goes to the NCCL loader.
 		{write("dump_77_1.json", "[\n"), true},
+		// Chrome async events of categories the plugin also uses, under other names, are Chrome's.
+		{write("arr_gpu.json", `[{"name":"frame","cat":"GPU","ph":"b","id":1,"pid":1,"tid":1,"ts":10},{"name":"frame","cat":"GPU","ph":"e","id":1,"pid":1,"tid":1,"ts":20}]`), false},
+		{write("net.json", `[{"name": "fetch", "cat": "NET", "ph": "b", "id": 1, "pid": 1, "tid": 1, "ts": 1}]`), false},
+		// A plugin-like name does not make an array trace the plugin's: an empty one, or one whose first
+		// event's "ph" comes after 4 KB of args.
+		{write("run_1_2.json", "[]"), false},
+		{write("trace_0_1700000000.json", `[{"name": "a", "args": {"x": "`+strings.Repeat("y", 5000)+`"}, "ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": 1}]`), false},
+		// The plugin's generic categories under its own names are still recognised.
+		{write("kch.json", `[`+"\n"+`{"name": "KernelCh", "cat": "GPU", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 1.0},`), true},
 	} {
 		if got := IsNCCLProfile(c.path); got != c.want {
 			t.Errorf("IsNCCLProfile(%s) = %v, want %v", c.path, got, c.want)
@@ -172,9 +181,11 @@ func TestNCCLBadFiles(t *testing.T) {
 		{"killed_1_0.json", "[\n", "truncated after 0 events"},
 		{"badts_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": soon},{}]`, "ts is not a number"},
 		{"bigts_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 12345678901234567890123},{}]`, "ts 12345678901234567890123 is out of range"},
-		{"notplugin_1_0.json", `[{"hello": "world"}]`, "not a plugin event"},
+		{"notplugin_1_0.json", `[{"name": "Group API", "cat": "GROUP_API", "ph": "b", "id": 0, "pid": 1, "tid": 1, "ts": 1.0},{"hello": "world"}]`, "not a plugin event"},
+		// Under the plugin's file name, content that is not the plugin's is read (and refused) as a Chrome trace.
+		{"hello_1_0.json", `[{"hello": "world"}]`, "not a Chrome trace"},
 		{"junk_1_0.json", "[\n{\"name\": \"Group API\", \"cat\": \"GROUP_API\", \"ph\": \"b\", \"id\": 0, \"pid\": 1, \"tid\": 1, \"ts\": 1.0}\n<<garbage>>", "expected"},
-		{"empty_1_0.json", "[\n{}]\n", "holds no events"},
+		{"empty_1_0.json", "[\n{}]\n", "not a Chrome trace"},
 		// ranks are INTEGER columns: one that does not fit is named, not DuckDB's conversion error
 		{"bigrank.json", strings.Replace(text, `"Rank": 0`, `"Rank": 99999999999`, 1), "Rank 99999999999 is out of range"},
 		{"bigname_4242_99999999999.json", strings.Replace(text, `"Rank": 0`, `"Rank": "zero"`, 1), "99999999999 in the file name is out of range"},

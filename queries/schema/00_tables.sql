@@ -97,10 +97,10 @@ CREATE TABLE IF NOT EXISTS counters (
     key VARCHAR, value DOUBLE
 );
 
--- @table instants  One row per instant event (ph i or I), e.g. [memory] allocations.
+-- @table instants  One row per instant event (ph i, I or R), e.g. [memory] allocations.
 -- @column trace_id  Loaded file
 -- @column ev_idx    Position in traceEvents
--- @column ph        i or I
+-- @column ph        i or I (R, a mark, also lands here, as Perfetto reads it)
 -- @column cat       Category
 -- @column name      Name
 -- @column pid       Process id
