@@ -3,6 +3,10 @@ package queries_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"tracesql/engine"
@@ -73,5 +77,50 @@ func TestKernelRuleMatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Errorf("name %q, pattern %q: got %v (valid %v), want %v (RE2)", name, pattern, got.Bool, got.Valid, want)
+	}
+}
+
+// TestKernelClassTies: two rules of one priority that both match a name give the type of the first pattern in
+// sort order, whichever was inserted first; a rule of NULL priority never applies.
+func TestKernelClassTies(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "k.json")
+	var evs []string
+	for i, name := range []string{"myKernel", "myOp", "aKernel"} {
+		evs = append(evs, fmt.Sprintf(`{"ph":"X","cat":"kernel","name":%q,"pid":0,"tid":7,"ts":%d,"dur":5,"args":{"stream":7,"device":0,"correlation":%d}}`, name, 10*i, i+1))
+	}
+	if err := os.WriteFile(trace, []byte(`{"traceEvents":[`+strings.Join(evs, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]string{
+		{`(5, '^my', 'COMMUNICATION', 'all')`, `(5, 'Kernel', 'MEMORY', 'all')`},
+		{`(5, 'Kernel', 'MEMORY', 'all')`, `(5, '^my', 'COMMUNICATION', 'all')`},
+	} {
+		db, err := engine.Open(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range append(order, `(NULL, 'Kernel', 'OTHER', 'all')`) {
+			if _, err := db.SQL.Exec(`INSERT INTO kernel_classes VALUES ` + row); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Load(context.Background(), []string{trace}, engine.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// 'Kernel' sorts before '^my' (K is 0x4B, ^ is 0x5E)
+		want := "aKernel:MEMORY myKernel:MEMORY myOp:COMMUNICATION"
+		for _, q := range []string{
+			`SELECT string_agg(name || ':' || kernel_type, ' ' ORDER BY name) FROM kernel_types`,
+			`SELECT string_agg(name || ':' || kernel_type, ' ' ORDER BY name) FROM kernel_breakdown()`,
+		} {
+			var got string
+			if err := db.SQL.QueryRow(q).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("rules inserted as %v: %s\n got %s\nwant %s", order, q, got, want)
+			}
+		}
+		db.Close()
 	}
 }

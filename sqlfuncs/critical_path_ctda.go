@@ -20,7 +20,7 @@ import (
 // ctdaPhaseRules reads phase_rules in priority order and compiles the patterns.
 func ctdaPhaseRules(ctx context.Context, env *Env) ([]graph.PhaseRule, string, error) {
 	rows, err := env.DB.QueryContext(ctx, `SELECT priority, pattern, phase FROM phase_rules
-		WHERE pattern IS NOT NULL AND phase IS NOT NULL ORDER BY priority NULLS LAST, rowid`)
+		WHERE pattern IS NOT NULL AND phase IS NOT NULL ORDER BY priority NULLS LAST, pattern, phase`)
 	if err != nil {
 		return nil, "", fmt.Errorf("read phase_rules: %w", err)
 	}

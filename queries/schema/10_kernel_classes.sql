@@ -1,7 +1,7 @@
 -- @table kernel_classes  Kernel classification as data: the first row (lowest priority) whose pattern matches a
 -- GPU event's name gives its kernel type. Every analysis reads it; insert rows to teach tracesql new kernels, e.g.
 -- INSERT INTO kernel_classes VALUES (5, '^myCollective', 'COMMUNICATION', 'all').
--- @column priority     Lower wins
+-- @column priority     Lower wins (NULL: never applies); between rules of one priority, the first pattern in sort order
 -- @column pattern      Regular expression searched in the name (RE2; anchor with ^ for a prefix)
 -- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER
 -- @column applies_to   all; default (only outside compat mode); hta_compat (only when hta_compat is set)

@@ -2,7 +2,7 @@
 -- event's phase is that of the first rule (lowest priority) whose pattern matches its name, else its innermost
 -- classified enclosing event's on the same thread. Edit the rows to teach tracesql a framework's markers, e.g.
 -- INSERT INTO phase_rules VALUES (5, '^my_train_loop\.fetch', 'DataLoad').
--- @column priority  Lower wins
+-- @column priority  Lower wins (NULL: after every other rule); between rules of one priority, the first pattern in sort order
 -- @column pattern   Regular expression searched in the event name (RE2; anchor with ^ for a prefix)
 -- @column phase     DataLoad, Forward, Loss, Backward, Communication or Update (any text is accepted)
 CREATE TABLE IF NOT EXISTS phase_rules (priority INTEGER, pattern VARCHAR, phase VARCHAR);

@@ -373,7 +373,9 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE st
 
 -- _kernel_class_rules(compat_mode): the kernel_classes rows that apply in that mode. A name's kernel type is
 -- the kernel_type of the lowest-priority rule whose pattern it matches (_kernel_rule_matches): kernel_types,
--- _stale_gpu_rows, _bd_name_stats_default. DuckDB compiles a regex that is not a constant once per row it
+-- _stale_gpu_rows, _bd_name_stats_default. Rules of one priority are ordered by their pattern (rule_pattern,
+-- before the split into alternatives), not by insertion: a rule a user adds at a taken priority then gives the
+-- same type in every run, and after a Parquet export and import (which writes the rules sorted). DuckDB compiles a regex that is not a constant once per row it
 -- tests (~5 µs; HTA's big OTHER alternation ~17 µs), while LIKE needs no compiling, so every alternative that
 -- LIKE can say gets a like_pattern:
 --   a pattern without ( ) [ ] or \ comes as one row per alternative (its | are all top level);
@@ -383,19 +385,20 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE st
 -- With the seeded rules no alternative is left to the regex engine: typing 51 kernel names takes ~0.5 ms.
 CREATE OR REPLACE MACRO _kernel_class_rules(compat_mode) AS TABLE
 WITH alternatives AS (
-    SELECT priority, kernel_type,
+    SELECT priority, pattern AS rule_pattern, kernel_type,
            unnest(CASE WHEN regexp_matches(pattern, '[()\[\]\\]') THEN [pattern] ELSE string_split(pattern, '|') END) AS pattern
     FROM kernel_classes
-    WHERE applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END
+    WHERE (applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END)
+      AND priority IS NOT NULL
 ),
 expanded AS (
-    SELECT priority, kernel_type,
+    SELECT priority, rule_pattern, kernel_type,
            unnest(CASE WHEN regexp_full_match(pattern, '\^?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\([^.^$*+?()\[\]{}|\\]+\)\?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\$?')
                        THEN [regexp_replace(pattern, '\(([^()]+)\)\?', '\1'), regexp_replace(pattern, '\([^()]+\)\?', '')]
                        ELSE [pattern] END) AS pattern
     FROM alternatives
 )
-SELECT priority, pattern, kernel_type,
+SELECT priority, rule_pattern, pattern, kernel_type,
        CASE WHEN regexp_full_match(pattern, '\^?(?:[^.^$*+?()\[\]{}|\\]|\.\*)*\$?')
             THEN CASE WHEN starts_with(pattern, '^') THEN '' ELSE '%' END
                  || replace(replace(replace(regexp_replace(pattern, '^\^|\$$', '', 'g'), '%', '\%'), '_', '\_'), '.*', '%')
@@ -414,7 +417,7 @@ CREATE OR REPLACE MACRO _kernel_rule_matches(name, like_pattern, pattern) AS
 -- macros' hta_compat parameter may override it for one call); the GPU-side names are picked when the query is
 -- bound (query()).
 CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
-SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+SELECT n.name, arg_min(k.kernel_type, (k.priority, k.rule_pattern, k.kernel_type)) AS kernel_type
 FROM (SELECT DISTINCT name
       FROM query(CASE WHEN compat_mode THEN 'FROM _hta_frame_compat WHERE stream <> -1' ELSE 'FROM _gpu_frame_default' END)
       WHERE name IS NOT NULL) n

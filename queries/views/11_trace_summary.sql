@@ -53,7 +53,7 @@ g AS (
     WHERE f.trace_id BETWEEN span.lo AND span.hi AND f.trace_id IN (SELECT trace_id FROM todo) AND f.gpu_work
 ),
 types AS (
-    SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+    SELECT n.name, arg_min(k.kernel_type, (k.priority, k.rule_pattern, k.kernel_type)) AS kernel_type
     FROM (SELECT DISTINCT name FROM g WHERE name IS NOT NULL) n
     JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
     GROUP BY n.name

@@ -59,7 +59,7 @@ WITH per_name AS (
     GROUP BY ALL
 ),
 types AS (
-    SELECT n.name, arg_min(k.kernel_type, k.priority) AS kernel_type
+    SELECT n.name, arg_min(k.kernel_type, (k.priority, k.rule_pattern, k.kernel_type)) AS kernel_type
     FROM (SELECT DISTINCT name FROM per_name WHERE name IS NOT NULL) n
     JOIN _kernel_class_rules(false) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
     GROUP BY n.name
