@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -105,4 +107,36 @@ func jsonString(raw json.RawMessage) string {
 	var s string
 	json.Unmarshal(raw, &s)
 	return s
+}
+
+// countdownCtx is a context that is cancelled after a given number of looks at it (Err or Done), so that a
+// test can cancel a long writer at each point where it checks, deterministically.
+type countdownCtx struct {
+	context.Context
+	left atomic.Int64
+	done chan struct{}
+	once sync.Once
+}
+
+func newCountdownCtx(looks int64) *countdownCtx {
+	c := &countdownCtx{Context: context.Background(), done: make(chan struct{})}
+	c.left.Store(looks)
+	return c
+}
+
+func (c *countdownCtx) tick() bool {
+	if c.left.Add(-1) < 0 {
+		c.once.Do(func() { close(c.done) })
+		return true
+	}
+	return false
+}
+
+func (c *countdownCtx) Done() <-chan struct{} { c.tick(); return c.done }
+
+func (c *countdownCtx) Err() error {
+	if c.tick() {
+		return context.Canceled
+	}
+	return nil
 }

@@ -34,8 +34,9 @@ type InflateOptions struct {
 
 // InflateVersion changes whenever Inflate writes different bytes for the same input and options, so
 // that inputs cached by the benchmarks are made again. 2: replicas after the GPU work of the previous
-// one, GPU annotations with their steps, step numbers with gaps.
-const InflateVersion = 2
+// one, GPU annotations with their steps, step numbers with gaps. 3: events spanning the window span
+// every copy; the events after a last copy cut short follow its end.
+const InflateVersion = 3
 
 var stepName = regexp.MustCompile(`^(ProfilerStep\s*#\s*)(\d+)$`)
 
@@ -101,17 +102,19 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	}
 	var out []string
 	for r := 0; r < opts.Ranks; r++ {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
 		name := fmt.Sprintf("%s_rank%d.json", base, r)
 		if opts.Gzip {
 			name += ".gz"
 		}
 		path := filepath.Join(opts.OutDir, name)
 		if err := tr.writeRank(ctx, path, r, opts); err != nil {
-			os.Remove(path) // a truncated file would fail the load of the whole directory
-			return out, fmt.Errorf("inflate %s: write %s: %w", src, path, err)
+			// A truncated file would fail the load of the whole directory, and the ranks already written
+			// would pass for a smaller job: the directory is left as it was found.
+			for _, p := range append(out, path) {
+				os.Remove(p)
+			}
+			outdir.RemoveEmpty(created)
+			return nil, fmt.Errorf("inflate %s: write %s: %w", src, path, err)
 		}
 		out = append(out, path)
 	}
@@ -409,6 +412,20 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	if lastCopySteps < perCopy {
 		cutLast = tr.steps[lastCopySteps]
 	}
+	shifts := make([]int64, copies)
+	for c := range shifts {
+		jitter := int64(0)
+		if c > 0 {
+			jitter = rng.Int64N(inflateGap / 2)
+		}
+		shifts[c] = rankOffset + int64(c)*period + jitter
+	}
+	// The events after the window follow the last copy as they followed the window; a last copy cut
+	// short (--steps not a multiple of the source's steps) ends where its first dropped step began.
+	tailShift := shifts[copies-1]
+	if cutLast < tr.winEnd {
+		tailShift -= tr.winEnd - cutLast
+	}
 
 	bw.WriteString("{\n")
 	for _, k := range tr.topKeys {
@@ -424,7 +441,15 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	bw.WriteString("  \"traceEvents\": [\n")
 	first := true
 	emit := func(ev *inflEvent, copyIdx int, shift int64) error {
-		b, err := json.Marshal(tr.replica(ev, copyIdx, shift))
+		out := tr.replica(ev, copyIdx, shift)
+		if ev.phase == 0 && ev.hasTS && ev.end >= tr.winEnd {
+			// An event written once that spans the whole window (the profiler's own span, a thread-long
+			// range) spans every copy: its end moves with the events after the window.
+			if _, ok := out["dur"].(json.Number); ok {
+				out["dur"] = json.Number(nsToUs(ev.end - ev.ts + tailShift - shift))
+			}
+		}
+		b, err := json.Marshal(out)
 		if err != nil {
 			return err
 		}
@@ -442,14 +467,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 			}
 		}
 	}
-	var lastShift int64
-	for c := 0; c < copies; c++ {
-		jitter := int64(0)
-		if c > 0 {
-			jitter = rng.Int64N(inflateGap / 2)
-		}
-		shift := rankOffset + int64(c)*period + jitter
-		lastShift = shift
+	for c, shift := range shifts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -465,7 +483,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	}
 	for i := range tr.events {
 		if ev := &tr.events[i]; ev.phase == 2 {
-			if err := emit(ev, copies-1, lastShift); err != nil {
+			if err := emit(ev, copies-1, tailShift); err != nil {
 				return err
 			}
 		}

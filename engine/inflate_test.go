@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -103,6 +105,7 @@ func TestInflateErrors(t *testing.T) {
 // events before and after the steps.
 const inflateSource = `{"schemaVersion": 1, "traceEvents": [
 {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+{"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": 1, "tid": 0, "ts": 40, "dur": 300},
 {"ph": "X", "cat": "cpu_op", "name": "setup", "pid": 1, "tid": 1, "ts": 50, "dur": 10, "args": {"External id": 1}},
 {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 100, "args": {"External id": 2}},
 {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 110, "dur": 20, "args": {"External id": 3}},
@@ -124,7 +127,9 @@ const inflateSource = `{"schemaVersion": 1, "traceEvents": [
 // TestInflateInvariants inflates inflateSource and checks each rank file directly (no database: the
 // test is fast): steps numbered without repeats and each with its GPU range, no stream running two
 // kernels at once, every kernel launched by a call of its own copy, every flow one start and one end,
-// and the events outside the steps written once.
+// the events outside the steps written once, those after the steps as far after the last step as in the
+// source (also when the last copy is cut short: 5 steps of a 2-step source), and the profiler's span
+// around them all.
 func TestInflateInvariants(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "syn_rank0.json")
 	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
@@ -170,6 +175,7 @@ func checkInflated(t *testing.T, path string, steps int) {
 	launches, kernels := map[string]int{}, map[string]int{}
 	flows := map[string]string{}
 	names := map[string]int{}
+	var lastStepEnd, teardownTs, teardownEnd, profilerEnd float64
 	for _, raw := range events {
 		var ev struct {
 			Ph, Cat, Name string
@@ -184,9 +190,16 @@ func checkInflated(t *testing.T, path string, steps int) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		names[ev.Name]++
+		switch ev.Name {
+		case "teardown":
+			teardownTs, teardownEnd = ev.Ts, ev.Ts+ev.Dur
+		case "PyTorch Profiler (0)":
+			profilerEnd = ev.Ts + ev.Dur
+		}
 		switch {
 		case ev.Cat == "user_annotation":
 			cpuSteps[ev.Name]++
+			lastStepEnd = max(lastStepEnd, ev.Ts+ev.Dur)
 		case ev.Cat == "gpu_user_annotation":
 			gpuSteps[ev.Name]++
 		case ev.Cat == "cuda_runtime":
@@ -231,7 +244,12 @@ func checkInflated(t *testing.T, path string, steps int) {
 			t.Errorf("%s: flow %s has %q, want one start and one end", path, id, phs)
 		}
 	}
-	if names["setup"] != 1 || names["teardown"] != 1 || names["process_name"] != 1 {
+	// The source's teardown starts 20 µs after the last step's end and ends 10 µs before the profiler's span.
+	if math.Abs(teardownTs-lastStepEnd-20) > 1e-6 || math.Abs(profilerEnd-teardownEnd-10) > 1e-6 {
+		t.Errorf("%s: teardown starts %.3f µs after the last step and ends %.3f µs before the profiler span, want 20 and 10",
+			path, teardownTs-lastStepEnd, profilerEnd-teardownEnd)
+	}
+	if names["setup"] != 1 || names["teardown"] != 1 || names["process_name"] != 1 || names["PyTorch Profiler (0)"] != 1 {
 		t.Errorf("%s: events outside the steps: setup %d, teardown %d, metadata %d; want each once", path, names["setup"], names["teardown"], names["process_name"])
 	}
 }
@@ -389,5 +407,33 @@ func TestDiskFree(t *testing.T) {
 	}
 	if free := diskFree("/proc/self"); free != -1 {
 		t.Errorf("diskFree(/proc/self) = %d, want -1", free)
+	}
+}
+
+// TestInflateCancelled: a job cancelled at any point (Ctrl-C) leaves no file, not even the ranks it had
+// finished, and no directory it created.
+func TestInflateCancelled(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "syn_rank0.json")
+	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	finished := false
+	for looks := int64(0); looks < 100 && !finished; looks++ {
+		out := filepath.Join(t.TempDir(), "a", "out")
+		paths, err := Inflate(newCountdownCtx(looks), src, InflateOptions{Ranks: 3, Steps: 4, OutDir: out})
+		if err == nil {
+			finished = len(paths) == 3
+			continue
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled after %d looks: %v", looks, err)
+		}
+		if _, serr := os.Stat(filepath.Dir(out)); !errors.Is(serr, os.ErrNotExist) {
+			ents, _ := os.ReadDir(out)
+			t.Errorf("cancelled after %d looks: %s left behind (%d files)", looks, filepath.Dir(out), len(ents))
+		}
+	}
+	if !finished {
+		t.Error("the job never finished within 100 looks at its context")
 	}
 }

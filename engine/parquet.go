@@ -14,6 +14,8 @@ package engine
 //	DIR/rules/<table>.parquet             the classification rules the analyses used (kernel_classes,
 //	                                      phase_rules): a fresh database importing the export adopts
 //	                                      them, one holding other traces keeps its own (and says so)
+//	DIR/settings/<table>.parquet          settings per trace set (nccl_clock_override): an import adds
+//	                                      the rows of the labels it brings
 //	DIR/tracesql_export.json              what was written: format version, tables, layout, rows,
 //	                                      columns, and each file with its row count
 //
@@ -32,6 +34,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
+
+	"tracesql/internal/outdir"
 )
 
 // parquetManifest is DIR/tracesql_export.json.
@@ -42,8 +47,11 @@ type parquetManifest struct {
 	Traces int64          `json:"traces"`
 	// Rules are the classification tables (ruleTables), written as single files under rules/; absent from
 	// exports written before them.
-	Rules   []ParquetTable `json:"rules,omitempty"`
-	Written string         `json:"written"` // UTC time of the export
+	Rules []ParquetTable `json:"rules,omitempty"`
+	// Settings are the tables of per-label settings (settingTables), written as single files under
+	// settings/; absent from exports written before them.
+	Settings []ParquetTable `json:"settings,omitempty"`
+	Written  string         `json:"written"` // UTC time of the export
 }
 
 // ParquetTable is one table of an export: its name, layout and row count.
@@ -79,6 +87,10 @@ const parquetFormat = 2
 
 // ruleTables are the tables of rules (no trace_id) that the analyses read and users edit.
 var ruleTables = []string{"kernel_classes", "phase_rules"}
+
+// settingTables are tables of settings per trace set (a label column, no trace_id) that users set and the
+// views read: an import adds the rows of the labels it brings.
+var settingTables = []string{"nccl_clock_override"}
 
 // rankJoined are the Kineto per-event tables without a rank column: every row has a traces row.
 var rankJoined = map[string]bool{"metadata_events": true, "flows": true, "counters": true, "instants": true, "other_events": true}
@@ -116,16 +128,43 @@ func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) +
 
 // ExportParquet writes every trace table to dir (created; it must not exist or be empty) with one
 // COPY per table, and a manifest. It returns the manifest's tables.
-func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, error) {
+func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, err error) {
+	final := dir
 	fail := func(err error) ([]ParquetTable, error) {
-		return nil, fmt.Errorf("export parquet %s: %w", dir, err)
+		return nil, fmt.Errorf("export parquet %s: %w", final, err)
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+	if ents, err := os.ReadDir(final); err == nil && len(ents) > 0 {
 		return fail(errors.New("directory is not empty (refusing to mix two exports)"))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Written beside dir under a hidden name and renamed into place when whole: half an export (a Parquet
+	// file cut off by Ctrl-C, tables without a manifest) never appears under the name given.
+	created, err := outdir.Make(filepath.Dir(final))
+	if err != nil {
 		return fail(err)
 	}
+	dir, err = os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".partial-")
+	if err != nil {
+		outdir.RemoveEmpty(created)
+		return fail(err)
+	}
+	defer func() {
+		if err == nil {
+			os.Remove(final) // an empty directory, checked above
+			if rerr := os.Rename(dir, final); rerr != nil {
+				err = fmt.Errorf("export parquet %s: %w", final, rerr)
+			}
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			if ctx.Err() != nil {
+				// An interrupted COPY's last tasks may still create a partition directory just after
+				// DuckDB returns.
+				time.Sleep(100 * time.Millisecond)
+				os.RemoveAll(dir)
+			}
+			outdir.RemoveEmpty(created)
+		}
+	}()
 	names, hasRank, err := db.traceTables(ctx)
 	if err != nil {
 		return fail(err)
@@ -173,30 +212,47 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) ([]ParquetTable, er
 		}
 		man.Tables = append(man.Tables, t)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "rules"), 0o755); err != nil {
-		return fail(err)
-	}
-	for _, name := range ruleTables {
-		t := ParquetTable{Name: name, Layout: "single"}
-		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
-			return fail(err)
+	for _, group := range []struct {
+		sub    string
+		tables []string
+		into   *[]ParquetTable
+	}{{"rules", ruleTables, &man.Rules}, {"settings", settingTables, &man.Settings}} {
+		for _, name := range group.tables {
+			t, err := db.exportWhole(ctx, dir, group.sub, name)
+			if err != nil {
+				return fail(fmt.Errorf("table %s: %w", name, err))
+			}
+			*group.into = append(*group.into, t)
 		}
-		if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
-			return fail(fmt.Errorf("table %s: %w", name, err))
-		}
-		path := filepath.Join(dir, "rules", name+".parquet")
-		q := fmt.Sprintf("COPY (SELECT * FROM %s ORDER BY ALL) TO %s (FORMAT parquet, COMPRESSION zstd)", sqlIdent(name), sqlString(path))
-		if _, err := db.SQL.ExecContext(ctx, q); err != nil {
-			return fail(fmt.Errorf("table %s: %w", name, err))
-		}
-		t.Files = []ParquetFile{{Path: "rules/" + name + ".parquet", Rows: t.Rows}}
-		man.Rules = append(man.Rules, t)
 	}
 	b, _ := json.MarshalIndent(man, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, manifestName), append(b, '\n'), 0o644); err != nil {
 		return fail(err)
 	}
 	return man.Tables, nil
+}
+
+// exportWhole writes table name, sorted, as the one file dir/sub/name.parquet (the rules and settings tables:
+// small, and the same rows give the same file).
+func (db *DB) exportWhole(ctx context.Context, dir, sub, name string) (ParquetTable, error) {
+	t := ParquetTable{Name: name, Layout: "single"}
+	if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+		return t, err
+	}
+	if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
+		return t, err
+	}
+	var err error
+	if t.Columns, err = tableColumns(ctx, db.SQL, name); err != nil {
+		return t, err
+	}
+	rel := sub + "/" + name + ".parquet"
+	q := fmt.Sprintf("COPY (SELECT * FROM %s ORDER BY ALL) TO %s (FORMAT parquet, COMPRESSION zstd)", sqlIdent(name), sqlString(filepath.Join(dir, filepath.FromSlash(rel))))
+	if _, err := db.SQL.ExecContext(ctx, q); err != nil {
+		return t, err
+	}
+	t.Files = []ParquetFile{{Path: rel, Rows: t.Rows}}
+	return t, nil
 }
 
 // lossyColumns is the REPLACE clause that writes the columns Parquet cannot hold exactly as text:
@@ -414,6 +470,9 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 		// Before the frames are built: they classify kernels with the rules.
 		notes, err = importRules(ctx, conn, dir, man.Rules, firstID == 0)
 	}
+	if err == nil {
+		err = importSettings(ctx, conn, dir, man.Settings, firstID)
+	}
 	imported := fmt.Sprintf("trace_id >= %d", firstID)
 	if err == nil && man.Format == 1 {
 		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
@@ -492,6 +551,38 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 		}
 	}
 	return notes, nil
+}
+
+// importSettings adds the rows of each settings table of an export whose label is one of the imported
+// traces' (those from firstID on), except rows the database holds already.
+func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []ParquetTable, firstID int64) error {
+	for _, t := range settings {
+		if !slices.Contains(settingTables, t.Name) || len(t.Files) != 1 || t.Files[0].Path != "settings/"+t.Name+".parquet" {
+			return fmt.Errorf("%s: unexpected settings entry %q", manifestName, t.Name)
+		}
+		f := t.Files[0]
+		rows, err := fileRows(ctx, conn, dir, []string{f.Path})
+		if err != nil {
+			return fmt.Errorf("settings %s: %w", t.Name, err)
+		}
+		if rows[0] != t.Rows {
+			return fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[0], t.Rows)
+		}
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = sqlIdent(c.Name)
+		}
+		list := strings.Join(cols, ", ")
+		file := sqlString(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		q := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s)
+			SELECT %[2]s FROM read_parquet(%[3]s)
+			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[4]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[4]d)
+			EXCEPT SELECT %[2]s FROM %[1]s`, sqlIdent(t.Name), list, file, firstID)
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("settings %s: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool, offset int64) (int64, error) {

@@ -230,6 +230,10 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Hand-set clock offsets go with the export: the one of label a, not the one of a label the export lacks.
+	if _, err := src.SQL.Exec(`INSERT INTO nccl_clock_override VALUES ('a', 0, NULL, 42), ('zz', 0, NULL, 7)`); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "export")
 	if _, err := src.ExportParquet(ctx, dir); err != nil {
 		t.Fatal(err)
@@ -257,6 +261,13 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 	q := `SELECT n.label, n.rank, count(*) FROM nccl_events JOIN nccl_traces n USING (trace_id) WHERE n.label = 'a' GROUP BY ALL`
 	if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
 		t.Errorf("NCCL events by trace:\nsource:\n%s\nimported:\n%s", a, b)
+	}
+	if got := queryText(t, dst, `SELECT label || ' ' || rank || ' ' || offset_ns FROM nccl_clock_override`); got != "a 0 42\t\n" {
+		t.Errorf("nccl_clock_override after the import: %q, want the export's row of label a", got)
+	}
+	q = `SELECT source, offset_ns FROM nccl_clock_alignment WHERE label = 'a'`
+	if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || !strings.Contains(a, "override") {
+		t.Errorf("nccl_clock_alignment of label a:\nsource:\n%s\nimported:\n%s", a, b)
 	}
 
 	// An export of NCCL traces alone, imported twice: the second is refused, the database unchanged.
@@ -471,5 +482,33 @@ func TestParquetDamagedExport(t *testing.T) {
 	}
 	if got := queryInt(t, fresh, `SELECT count(*) FROM my_single`); got != 2 {
 		t.Errorf("my_single: %d rows, want 2", got)
+	}
+}
+
+// TestParquetExportCancelled: an export cancelled at any point (Ctrl-C) leaves the directory it was given as
+// it found it: no Parquet file cut short, no tables without a manifest, no partial directory beside it.
+func TestParquetExportCancelled(t *testing.T) {
+	db := openTestDB(t)
+	mustLoad(t, db, filepath.Join("..", "testdata", "traces", "alexnet"))
+	finished, cancelled := false, 0
+	// Every 17th point where the export looks at its context: COPYs starting, running, and between two.
+	for looks := int64(0); looks < 2000 && !finished; looks += 17 {
+		parent := t.TempDir()
+		out := filepath.Join(parent, "pq")
+		_, err := db.ExportParquet(newCountdownCtx(looks), out)
+		if err == nil {
+			finished = true
+			if _, err := os.Stat(filepath.Join(out, manifestName)); err != nil {
+				t.Errorf("finished export: %v", err)
+			}
+			continue
+		}
+		cancelled++
+		if ents, _ := os.ReadDir(parent); len(ents) > 0 {
+			t.Errorf("cancelled after %d looks (%v): %s left behind", looks, err, ents[0].Name())
+		}
+	}
+	if !finished || cancelled < 10 {
+		t.Errorf("finished %v after %d cancelled exports; want it finished after at least 10", finished, cancelled)
 	}
 }

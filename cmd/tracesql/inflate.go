@@ -39,6 +39,10 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	paths, err := engine.Inflate(ctx, fs.Arg(0), engine.InflateOptions{Ranks: *ranks, Steps: *steps, Seed: *seed, Gzip: *gz, OutDir: *out})
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "tracesql: inflate %s: cancelled; the files it had written are removed\n", fs.Arg(0))
+			return 1
+		}
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1
 	}

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/chzyer/readline"
@@ -184,6 +186,14 @@ func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *[]st
 	return traces, nil
 }
 
+// cancelStatus is 130 (a shell's status for SIGINT) when ctx was cancelled by a signal, else status.
+func cancelStatus(ctx context.Context, status int) int {
+	if status != 0 && ctx.Err() != nil {
+		return 130
+	}
+	return status
+}
+
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -197,11 +207,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			status = 1
 		}
 	}()
-	if len(args) > 0 && (args[0] == "export-parquet" || args[0] == "import-parquet") {
-		return runParquet(ctx, args[0], args[1:], stdout, stderr) // parquet.go
-	}
-	if len(args) > 0 && args[0] == "inflate" {
-		return runInflate(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 && (args[0] == "export-parquet" || args[0] == "import-parquet" || args[0] == "inflate") {
+		// These write files for minutes: Ctrl-C or a kill cancels the context, and the writer removes
+		// what it wrote instead of dying with a half-written file under its final name.
+		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if args[0] == "inflate" {
+			return cancelStatus(sctx, runInflate(sctx, args[1:], stdout, stderr))
+		}
+		return cancelStatus(sctx, runParquet(sctx, args[0], args[1:], stdout, stderr)) // parquet.go
 	}
 	if len(args) > 0 && args[0] == "report" {
 		return runReport(ctx, args[1:], stderr)

@@ -119,6 +119,10 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	tables, err := db.ExportParquet(ctx, *out)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "tracesql: export parquet %s: cancelled; the files it had written are removed\n", *out)
+			return 1
+		}
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1
 	}
