@@ -1,7 +1,9 @@
 package queries_test
 
 import (
+	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracesql/engine"
 	"tracesql/internal/htaref"
 )
 
@@ -295,5 +298,57 @@ func TestCPOverlayArgs(t *testing.T) {
 	// Annotation not found: the critical path's error.
 	if _, err := db.Exec(`SELECT * FROM export_critical_path_overlay(output_dir := ?, annotation := 'no such thing')`, out); err == nil {
 		t.Error("missing annotation: no error")
+	}
+}
+
+// TestCPOverlayArrayForm: a trace in the plain array form (the events alone) gets the same overlay as the
+// same events in the object form, written in the object form.
+func TestCPOverlayArrayForm(t *testing.T) {
+	src := "../testdata/traces/alexnet/benchmark_result_2869224_1695835535_trace.json.gz"
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole struct {
+		TraceEvents json.RawMessage `json:"traceEvents"`
+	}
+	err = json.NewDecoder(zr).Decode(&whole)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	object := filepath.Join(dir, "object.json")
+	array := filepath.Join(dir, "array.json")
+	for p, text := range map[string][]byte{object: append(append([]byte(`{"traceEvents": `), whole.TraceEvents...), '}'), array: whole.TraceEvents} {
+		if err := os.WriteFile(p, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events [2][]map[string]any
+	for i, p := range []string{object, array} {
+		db, err := engine.Open(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Load(context.Background(), []string{p}, engine.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, fmt.Sprint(i))
+		var path string
+		if err := db.SQL.QueryRow(`SELECT path FROM export_critical_path_overlay(output_dir := ?, annotation := '')`, out).Scan(&path); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		events[i] = ovRead(t, path).events
+	}
+	a, _ := json.Marshal(events[0])
+	b, _ := json.Marshal(events[1])
+	if len(events[0]) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("overlays differ: object form %d events, array form %d", len(events[0]), len(events[1]))
 	}
 }

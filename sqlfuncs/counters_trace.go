@@ -193,6 +193,19 @@ type counterArgs struct {
 	compat     bool
 }
 
+// countersName is the name of the counters trace written for the trace file named base: HTA's replaces every
+// ".json" of the name by "_with_counters.json" (and keeps a name without one); the default mode, the last only
+// (a.json.b.json.gz → a.json.b_with_counters.json.gz), or appends "_with_counters.json".
+func countersName(base string, compat bool) string {
+	if compat {
+		return strings.ReplaceAll(base, ".json", "_with_counters.json")
+	}
+	if i := strings.LastIndex(base, ".json"); i >= 0 {
+		return base[:i] + "_with_counters" + base[i:]
+	}
+	return base + "_with_counters.json"
+}
+
 // exportCounters writes <output_dir>/<trace file name, ".json" → "_with_counters.json"> = the rank's original trace
 // with Chrome counter events (ph "C") for the queue length of each stream and the memory bandwidth of each memory
 // kind appended to traceEvents, as HTA's generate_trace_with_counters does. The original file is streamed through
@@ -203,6 +216,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	if a.outputDir == "" {
 		return "", 0, errors.New("output_dir is required")
 	}
+	a.outputDir = expandHome(a.outputDir)
 	var queue, membw bool
 	for _, s := range strings.Split(a.timeSeries, ",") {
 		switch strings.ToLower(strings.TrimSpace(s)) {
@@ -332,11 +346,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	}
 
 	// The output file.
-	base := filepath.Base(src)
-	outName := strings.ReplaceAll(base, ".json", "_with_counters.json")
-	if outName == base && !a.compat {
-		outName = base + "_with_counters.json"
-	}
+	outName := countersName(filepath.Base(src), a.compat)
 	out := filepath.Join(a.outputDir, outName)
 	if absOut, _ := filepath.Abs(out); absOut == src {
 		return "", 0, fmt.Errorf("%s would overwrite the trace itself", out)

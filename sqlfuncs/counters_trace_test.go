@@ -63,3 +63,22 @@ func TestAppendPyFloat(t *testing.T) {
 		}
 	}
 }
+
+func TestCountersName(t *testing.T) {
+	for _, c := range []struct {
+		base   string
+		compat bool
+		want   string
+	}{
+		{"rank0.json.gz", false, "rank0_with_counters.json.gz"},
+		{"rank0.json.gz", true, "rank0_with_counters.json.gz"},
+		{"a.json.b.json.gz", false, "a.json.b_with_counters.json.gz"},
+		{"a.json.b.json.gz", true, "a_with_counters.json.b_with_counters.json.gz"},
+		{"trace.gz", false, "trace.gz_with_counters.json"},
+		{"trace.gz", true, "trace.gz"},
+	} {
+		if got := countersName(c.base, c.compat); got != c.want {
+			t.Errorf("countersName(%q, %v) = %q, want %q", c.base, c.compat, got, c.want)
+		}
+	}
+}

@@ -99,6 +99,7 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir st
 	if dir == "" {
 		return res, errors.New("output_dir is required (export_critical_path_overlay(output_dir := '...'))")
 	}
+	dir = expandHome(dir)
 	if err := lf.unchanged(); err != nil {
 		return res, err
 	}
@@ -131,7 +132,8 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir st
 	return res, err
 }
 
-// ovStream copies the top-level object of r to w, rewriting traceEvents.
+// ovStream copies the top-level object of r to w, rewriting traceEvents. A trace in the plain array form
+// (the events alone, which the loader accepts too) comes out in the object form, {"traceEvents": [...]}.
 func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[int64]bool,
 	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
 	dec := json.NewDecoder(r)
@@ -140,8 +142,16 @@ func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[in
 	if err != nil {
 		return fmt.Errorf("read JSON: %w", err)
 	}
+	if d, isDelim := tok.(json.Delim); isDelim && d == '[' {
+		w.WriteString(`{"traceEvents":`)
+		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
+			return err
+		}
+		w.WriteString("}\n")
+		return nil
+	}
 	if d, isDelim := tok.(json.Delim); !isDelim || d != '{' {
-		return errors.New("the trace is not a JSON object")
+		return errors.New("the trace is neither a JSON object nor an array of events")
 	}
 	w.WriteByte('{')
 	first := true
@@ -175,107 +185,9 @@ func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[in
 		if d, isDelim := tok.(json.Delim); !isDelim || d != '[' {
 			return errors.New("traceEvents is not an array")
 		}
-		w.WriteString("[\n")
-		n := int64(0)
-		idx := int64(-1)
-		var ev json.RawMessage
-		for dec.More() {
-			idx++
-			if idx&0xffff == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			ev = ev[:0]
-			if err := dec.Decode(&ev); err != nil {
-				return fmt.Errorf("read event %d: %w", idx, err)
-			}
-			fields, isObj := ovFields(ev)
-			if !isObj {
-				// Not an object: kept as is (HTA would fail on it; nothing to mark).
-				ovWriteEvent(w, &n, ev)
-				continue
-			}
-			if ep := ends[idx]; ep != nil {
-				ep.seen = true
-				// Copies: ev's buffer is reused by the next event.
-				cp := func(k string) json.RawMessage {
-					if v := fields.get(ev, k); v != nil {
-						return append(json.RawMessage{}, v...)
-					}
-					return nil
-				}
-				ep.pid, ep.tid, ep.ts, ep.dur = cp("pid"), cp("tid"), cp("ts"), cp("dur")
-				if args := fields.get(ev, "args"); args != nil {
-					if af, ok := ovFields(args); ok {
-						if d := af.get(args, "device"); d != nil {
-							if v, err := strconv.ParseFloat(string(d), 64); err == nil && v >= 0 {
-								ep.gpu = true
-							}
-						}
-					}
-				}
-			}
-			if critical[idx] {
-				ev = ovMarkCritical(ev, fields)
-				res.CriticalEvents++
-				ovWriteEvent(w, &n, ev)
-				continue
-			}
-			ph, cat := ovJSONString(fields.get(ev, "ph")), ovJSONString(fields.get(ev, "cat"))
-			if o.OnlyCritical && ph == "X" && cat != "user_annotation" && cat != "python_function" {
-				res.Dropped++
-				continue
-			}
-			if cat == "critical_path" && (ph == "s" || ph == "f") {
-				// A flow of an earlier overlay (the source is an overlaid trace): left out, or its
-				// ids would collide with the new ones (HTA keeps them).
-				res.Dropped++
-				continue
-			}
-			ovWriteEvent(w, &n, ev)
+		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
+			return err
 		}
-		if _, err := dec.Token(); err != nil {
-			return fmt.Errorf("read traceEvents: %w", err)
-		}
-		// Flow pairs, ids 0, 1, 2, ...
-		var buf []byte
-		for i, fl := range flows {
-			se, de := ends[fl.src], ends[fl.dst]
-			if !se.seen || !de.seen {
-				return fmt.Errorf("critical-path event %d or %d is not in the trace file (was the file changed after loading?)", fl.src, fl.dst)
-			}
-			for k, ph := range [2]string{"s", "f"} {
-				ep, start := se, fl.srcStart
-				if k == 1 {
-					ep, start = de, fl.dstStart
-				}
-				buf = buf[:0]
-				buf = append(buf, `{"ph":"`...)
-				buf = append(buf, ph...)
-				buf = append(buf, `","id":`...)
-				buf = strconv.AppendInt(buf, int64(i), 10)
-				buf = append(buf, `,"pid":`...)
-				buf = ovAppendRaw(buf, ep.pid)
-				buf = append(buf, `,"tid":`...)
-				buf = ovAppendRaw(buf, ep.tid)
-				buf = append(buf, `,"ts":`...)
-				buf = ovAppendFlowTS(buf, ep, start)
-				buf = append(buf, `,"cat":"critical_path","name":"critical_path","args":{"weight":`...)
-				buf = strconv.AppendInt(buf, fl.weight, 10)
-				buf = append(buf, `,"critical":`...)
-				buf = strconv.AppendBool(buf, fl.critical)
-				buf = append(buf, `,"type":"`...)
-				buf = append(buf, graph.EdgeTypeName(fl.typ)...)
-				buf = append(buf, `"}`...)
-				if k == 1 {
-					buf = append(buf, `,"bp":"e"`...)
-				}
-				buf = append(buf, '}')
-				ovWriteEvent(w, &n, buf)
-			}
-			res.FlowPairs++
-		}
-		w.WriteString("\n]")
-		res.Events = n
 	}
 	if _, err := dec.Token(); err != nil {
 		return fmt.Errorf("read JSON: %w", err)
@@ -284,6 +196,114 @@ func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[in
 	if !sawEvents {
 		return errors.New("the trace has no traceEvents")
 	}
+	return nil
+}
+
+// ovEvents copies the events array whose '[' dec has just read to w, marking the critical events, leaving
+// out what o drops, and appending the critical path's flow pairs.
+func ovEvents(ctx context.Context, dec *json.Decoder, w *bufio.Writer, critical map[int64]bool,
+	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
+	w.WriteString("[\n")
+	n := int64(0)
+	idx := int64(-1)
+	var ev json.RawMessage
+	for dec.More() {
+		idx++
+		if idx&0xffff == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		ev = ev[:0]
+		if err := dec.Decode(&ev); err != nil {
+			return fmt.Errorf("read event %d: %w", idx, err)
+		}
+		fields, isObj := ovFields(ev)
+		if !isObj {
+			// Not an object: kept as is (HTA would fail on it; nothing to mark).
+			ovWriteEvent(w, &n, ev)
+			continue
+		}
+		if ep := ends[idx]; ep != nil {
+			ep.seen = true
+			// Copies: ev's buffer is reused by the next event.
+			cp := func(k string) json.RawMessage {
+				if v := fields.get(ev, k); v != nil {
+					return append(json.RawMessage{}, v...)
+				}
+				return nil
+			}
+			ep.pid, ep.tid, ep.ts, ep.dur = cp("pid"), cp("tid"), cp("ts"), cp("dur")
+			if args := fields.get(ev, "args"); args != nil {
+				if af, ok := ovFields(args); ok {
+					if d := af.get(args, "device"); d != nil {
+						if v, err := strconv.ParseFloat(string(d), 64); err == nil && v >= 0 {
+							ep.gpu = true
+						}
+					}
+				}
+			}
+		}
+		if critical[idx] {
+			ev = ovMarkCritical(ev, fields)
+			res.CriticalEvents++
+			ovWriteEvent(w, &n, ev)
+			continue
+		}
+		ph, cat := ovJSONString(fields.get(ev, "ph")), ovJSONString(fields.get(ev, "cat"))
+		if o.OnlyCritical && ph == "X" && cat != "user_annotation" && cat != "python_function" {
+			res.Dropped++
+			continue
+		}
+		if cat == "critical_path" && (ph == "s" || ph == "f") {
+			// A flow of an earlier overlay (the source is an overlaid trace): left out, or its
+			// ids would collide with the new ones (HTA keeps them).
+			res.Dropped++
+			continue
+		}
+		ovWriteEvent(w, &n, ev)
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("read traceEvents: %w", err)
+	}
+	// Flow pairs, ids 0, 1, 2, ...
+	var buf []byte
+	for i, fl := range flows {
+		se, de := ends[fl.src], ends[fl.dst]
+		if !se.seen || !de.seen {
+			return fmt.Errorf("critical-path event %d or %d is not in the trace file (was the file changed after loading?)", fl.src, fl.dst)
+		}
+		for k, ph := range [2]string{"s", "f"} {
+			ep, start := se, fl.srcStart
+			if k == 1 {
+				ep, start = de, fl.dstStart
+			}
+			buf = buf[:0]
+			buf = append(buf, `{"ph":"`...)
+			buf = append(buf, ph...)
+			buf = append(buf, `","id":`...)
+			buf = strconv.AppendInt(buf, int64(i), 10)
+			buf = append(buf, `,"pid":`...)
+			buf = ovAppendRaw(buf, ep.pid)
+			buf = append(buf, `,"tid":`...)
+			buf = ovAppendRaw(buf, ep.tid)
+			buf = append(buf, `,"ts":`...)
+			buf = ovAppendFlowTS(buf, ep, start)
+			buf = append(buf, `,"cat":"critical_path","name":"critical_path","args":{"weight":`...)
+			buf = strconv.AppendInt(buf, fl.weight, 10)
+			buf = append(buf, `,"critical":`...)
+			buf = strconv.AppendBool(buf, fl.critical)
+			buf = append(buf, `,"type":"`...)
+			buf = append(buf, graph.EdgeTypeName(fl.typ)...)
+			buf = append(buf, `"}`...)
+			if k == 1 {
+				buf = append(buf, `,"bp":"e"`...)
+			}
+			buf = append(buf, '}')
+			ovWriteEvent(w, &n, buf)
+		}
+		res.FlowPairs++
+	}
+	w.WriteString("\n]")
+	res.Events = n
 	return nil
 }
 

@@ -8,8 +8,9 @@ package sqlfuncs
 // The events of the top_k patterns (each root op, everything below it, and its GPU events) get
 // args.Patterns = {pattern: count, ...}. With compress, every other complete (ph X) event loses its args and its
 // name is replaced by a symbol id (the position of the name among the trace's distinct event names in file order);
-// the "PyTorch Profiler" span (pid "Spans") gets the id → name dictionary as its args (as HTA; when the trace has no
-// such span the dictionary is written as the top-level key "tracesqlSymbols" instead, so it is never lost).
+// the "PyTorch Profiler" span (pid "Spans"; outside compat mode also the 2021 profiler's, pid "Traces") gets the
+// id → name dictionary as its args (as HTA; when the trace has no such span the dictionary is written as the
+// top-level key "tracesqlSymbols" instead, so it is never lost).
 //
 // The original file is streamed: each event is copied byte for byte unless it changes, and only the changed fields
 // are rewritten. Output is compact JSON, gzip-compressed when the output name ends in .gz (compat: always, as HTA,
@@ -124,6 +125,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.OutputDir == "" {
 		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
 	}
+	req.OutputDir = expandHome(req.OutputDir)
 	if req.OperatorName == "" {
 		return res, errors.New("export_kernel_sequences_overlay: operator_name is required (a substring of the CPU op names, e.g. 'aten::linear')")
 	}
@@ -236,7 +238,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 
 	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(lf.path))
 	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
-		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz")})
+		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz"), legacySpan: !req.Compat})
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
 	}
@@ -265,6 +267,8 @@ type overlayEdit struct {
 	symNames []string
 	compress bool
 	gzipOut  bool
+	// legacySpan: the 2021 profiler's span (pid "Traces") takes the dictionary too; HTA looks for pid "Spans" only.
+	legacySpan bool
 }
 
 // writeOverlay streams src (plain or gzip JSON, object or bare-array form) to dst with the edits applied and returns
@@ -445,7 +449,8 @@ func (o *overlayWriter) event(idx int64, raw []byte) error {
 		newArgs = withPatterns(get(`"args"`), mark)
 	default:
 		name := get(`"name"`)
-		span := string(get(`"pid"`)) == `"Spans"` && bytes.Contains(name, []byte("PyTorch Profiler"))
+		pid := string(get(`"pid"`))
+		span := (pid == `"Spans"` || o.ed.legacySpan && pid == `"Traces"`) && bytes.Contains(name, []byte("PyTorch Profiler"))
 		if span {
 			o.sawSpans = true
 			newArgs = o.dictionary()

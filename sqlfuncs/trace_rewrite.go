@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -206,4 +207,17 @@ func (ra *readAhead) Close() {
 	close(ra.stop)
 	for range ra.blocks {
 	}
+}
+
+// expandHome reads a leading "~" of an output_dir as the user's home directory, as DuckDB's COPY does; a
+// directory named "~" is what nobody means.
+func expandHome(dir string) string {
+	if dir != "~" && !strings.HasPrefix(dir, "~/") {
+		return dir
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return dir
+	}
+	return filepath.Join(home, dir[1:])
 }

@@ -219,3 +219,14 @@ func TestRewriteTraceErrors(t *testing.T) {
 		rwNoTemp(t, out, "o.json")
 	})
 }
+
+func TestExpandHome(t *testing.T) {
+	t.Setenv("HOME", "/home/u")
+	for _, c := range []struct{ in, want string }{
+		{"~", "/home/u"}, {"~/out", "/home/u/out"}, {"~other/out", "~other/out"}, {"/tmp/~", "/tmp/~"}, {"out", "out"},
+	} {
+		if got := expandHome(c.in); got != c.want {
+			t.Errorf("expandHome(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

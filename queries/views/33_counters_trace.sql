@@ -1,7 +1,7 @@
 -- Trace with counters (HTA generate_trace_with_counters).
 
 -- @macro export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw', hta_compat := NULL)  Writes
--- <output_dir>/<trace file name with ".json" → "_with_counters.json"> = the rank's original trace plus Chrome
+-- <output_dir>/<trace file name with its last ".json" → "_with_counters.json" (compat: every ".json", as HTA)> = the rank's original trace plus Chrome
 -- counter events (ph "C") for the queue length of every stream ("Queue Length", id = stream) and the memory
 -- bandwidth of every memory kind ("Memcpy HtoD", … with args "Memcpy BW"), viewable in Perfetto / chrome://tracing.
 -- label selects the trace set when the rank is loaded more than once; time_series is a comma-separated subset of
