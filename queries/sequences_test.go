@@ -466,3 +466,56 @@ func BenchmarkSQ(b *testing.B) {
 		}
 	}
 }
+
+// TestSQKernelSequencesOverlayLegacySpan: the 2021 profiler writes its span with pid "Traces"; outside compat
+// mode it gets the symbol dictionary as HTA's "Spans" span does, and no top-level tracesqlSymbols key is needed.
+func TestSQKernelSequencesOverlayLegacySpan(t *testing.T) {
+	db := sqOpen(t, "trace", "../testdata/traces/legacy_resnet50/worker0.1623143089861.pt.trace.json.gz")
+	out := t.TempDir()
+	var path string
+	if err := db.SQL.QueryRow(`SELECT path FROM export_kernel_sequences_overlay('aten::conv2d', ?, hta_compat := false)`, out).Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	tr := ovRead(t, path)
+	if _, ok := tr.top["tracesqlSymbols"]; ok {
+		t.Error("the dictionary went to the top-level tracesqlSymbols key")
+	}
+	names := 0
+	for _, e := range tr.events {
+		if e["ph"] == "X" && e["pid"] == "Traces" {
+			args, _ := e["args"].(map[string]any)
+			names = len(args)
+		}
+	}
+	if names < 50 {
+		t.Errorf("the Traces span holds %d names, want the dictionary", names)
+	}
+}
+
+// TestSQKernelSequencesLaunchAtEventZero: a kernel whose launch call is traceEvents[0] belongs to the operator
+// around that call. HTA's index_correlation cannot say so (0 means "no partner"), so compat mode leaves it out.
+func TestSQKernelSequencesLaunchAtEventZero(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ev0.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+		{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":1,"ts":2,"dur":1,"args":{"correlation":1}},
+		{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":10,"tid":1,"ts":0,"dur":20},
+		{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":1,"ts":5,"dur":1,"args":{"correlation":2}},
+		{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":1,"ts":8,"dur":1,"args":{"correlation":3}},
+		{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":5,"args":{"stream":7,"correlation":1}},
+		{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":16,"dur":5,"args":{"stream":7,"correlation":2}},
+		{"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":22,"dur":5,"args":{"stream":7,"correlation":3}}]}`), 0o644)
+	db := sqOpen(t, "trace", p)
+	for _, c := range []struct {
+		compat bool
+		want   string
+	}{{false, "aten::mm|k1|k2|k3 15.0"}, {true, "aten::mm|k2|k3 10.0"}} {
+		var got string
+		if err := db.SQL.QueryRow(`SELECT string_agg(pattern || ' ' || gpu_kernel_duration_us, '; ')
+			FROM frequent_kernel_sequences('aten::mm', min_pattern_len := 1, hta_compat := ?)`, c.compat).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("hta_compat %v: %s, want %s", c.compat, got, c.want)
+		}
+	}
+}

@@ -22,7 +22,7 @@
 CREATE OR REPLACE MACRO _sq_kseq_nodes(compat, rnk, lbl) AS TABLE
 WITH f AS (
     SELECT h.trace_id, h.label, h.rank, h.ev_idx, h.name, h.pid, h.tid, h.ts, h.dur, h.end_ts, h.stream,
-           h.index_correlation, h.gpu_work, e.parent_idx, e.depth
+           h.index_correlation, h.gpu_work, e.parent_idx, e.depth, e.link_idx
     FROM (SELECT * FROM _hta_frame_compat WHERE compat UNION ALL SELECT * FROM _hta_frame_default WHERE NOT compat) h
     JOIN events e ON e.trace_id = h.trace_id AND e.ev_idx = h.ev_idx
     WHERE h.rank = rnk AND (lbl IS NULL OR h.label = lbl)
@@ -82,8 +82,10 @@ cpu_nodes AS (
 SELECT * FROM cpu_nodes
 UNION ALL
 SELECT g.trace_id, g.label, g.rank, g.ev_idx, g.name, g.ts, g.dur, true AS is_gpu, c.ev_idx AS parent, c.depth + 1 AS depth
-FROM f g JOIN cpu_nodes c ON c.trace_id = g.trace_id AND c.ev_idx = g.index_correlation
-WHERE g.index_correlation > 0 AND CASE WHEN compat THEN g.stream > 0 ELSE g.gpu_work END;
+-- compat: HTA's index_correlation, whose 0 means no partner (so a launch that is event #0 launches nothing);
+-- default: the launch found by correlation, event #0 included
+FROM f g JOIN cpu_nodes c ON c.trace_id = g.trace_id AND c.ev_idx = CASE WHEN compat THEN g.index_correlation ELSE g.link_idx END
+WHERE CASE WHEN compat THEN g.index_correlation > 0 AND g.stream > 0 ELSE g.gpu_work END;
 
 -- _sq_kseq_roots(compat, operator_name, min_pattern_len, rnk, lbl): one row per root occurrence with its pattern and
 -- the ev_idx of every event of its subtree (for the overlay).
@@ -180,7 +182,7 @@ SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_d
 ) x
 ORDER BY x.label, x.rank, x.count DESC, x.pattern;
 
--- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL, hta_compat := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's). One row.
+-- @macro export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0, compress_other_kernels := true, label := NULL, hta_compat := NULL)  Writes output_dir/overlaid_<trace file name>: the trace of that rank with args.Patterns = {pattern: count} on every event of the top_k patterns of frequent_kernel_sequences (top_k 0 or less: all); with compress_other_kernels every other complete event loses its args and gets a symbol id for a name, and the "PyTorch Profiler" span the id → name dictionary (HTA get_frequent_cuda_kernel_sequences' output file; a trace without that span gets the dictionary as the top-level key tracesqlSymbols). Output is gzip when the name ends in .gz (compat: always, as HTA). label NULL = the only trace of that rank. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's). One row.
 -- @column path           The file written
 -- @column patterns       Patterns overlaid
 -- @column marked_events  Events that got args.Patterns
