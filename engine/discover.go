@@ -34,7 +34,8 @@ func ParseRankFrom(s string) (RankFrom, error) {
 
 // Discover expands the arguments into trace files: a directory contributes the files directly
 // inside it (not recursive) named *.json or *.json.gz (which covers *.pt.trace.json[.gz]), sorted
-// by name; a file is taken as given. A file named more than once (`T T`, a file and its directory,
+// by name, except the files tracesql's exports write (writtenBy: listed in repeated, skipped); a file
+// is taken as given. A file named more than once (`T T`, a file and its directory,
 // a symbolic link to a file already named) is kept the first time and the others are listed in
 // repeated, with why: loaded twice into one set, it would count twice, as two ranks, or clash with
 // itself over its rank. A directory entry that is a link to a directory is not a trace: left out.
@@ -96,10 +97,29 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 		}
 		sort.Strings(found)
 		for _, f := range found {
+			if by := writtenBy(filepath.Base(f)); by != "" {
+				// Beside its source it has the source's rank: loading both would be a rank clash.
+				repeated = append(repeated, LoadResult{Path: f, Skipped: "written by " + by + " (name the file to load it)"})
+				continue
+			}
 			add(f, true)
 		}
 	}
 	return files, fromDir, repeated, nil
+}
+
+// writtenBy names the tracesql (and HTA) export that writes files named like name, or "": overlays and
+// counters traces are copies of a trace, found beside it when written into the trace directory.
+func writtenBy(name string) string {
+	switch {
+	case strings.HasPrefix(name, "overlaid_critical_path_"):
+		return "export_critical_path_overlay"
+	case strings.HasPrefix(name, "overlaid_"):
+		return "export_kernel_sequences_overlay"
+	case strings.Contains(name, "_with_counters.json"):
+		return "export_counters_trace"
+	}
+	return ""
 }
 
 // rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3"; rankSpans keeps those that

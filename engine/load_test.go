@@ -274,3 +274,40 @@ func TestStripRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverSkipsExports: the files the exports write (overlays, counters traces) are copies of a trace with
+// its rank; in the trace's directory they are skipped, with why, and load when named.
+func TestDiscoverSkipsExports(t *testing.T) {
+	dir := t.TempDir()
+	trace := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"x","pid":1,"tid":1,"ts":1,"dur":2}]}`
+	for _, n := range []string{"rank0.json", "rank0_with_counters.json", "overlaid_critical_path_rank0.json", "overlaid_rank0.json"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(trace), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := openTestDB(t)
+	res, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loaded, skipped []string
+	for _, r := range res {
+		if r.Skipped != "" {
+			skipped = append(skipped, filepath.Base(r.Path)+": "+r.Skipped)
+		} else {
+			loaded = append(loaded, filepath.Base(r.Path))
+		}
+	}
+	want := []string{
+		"overlaid_critical_path_rank0.json: written by export_critical_path_overlay (name the file to load it)",
+		"overlaid_rank0.json: written by export_kernel_sequences_overlay (name the file to load it)",
+		"rank0_with_counters.json: written by export_counters_trace (name the file to load it)",
+	}
+	if fmt.Sprint(loaded) != "[rank0.json]" || fmt.Sprint(skipped) != fmt.Sprint(want) {
+		t.Errorf("loaded %v, skipped %q", loaded, skipped)
+	}
+	// Named, an export loads (as another label: it has the trace's rank).
+	if _, err := db.Load(context.Background(), []string{filepath.Join(dir, "overlaid_rank0.json")}, LoadOptions{Label: "overlay"}); err != nil {
+		t.Fatal(err)
+	}
+}
