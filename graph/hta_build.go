@@ -165,6 +165,13 @@ var launchNames = map[string]bool{"cudaLaunchKernel": true, "cudaLaunchKernelExC
 	"runFunction - job_prep_and_submit_for_execution": true, "hipLaunchKernel": true,
 	"hipExtModuleLaunchKernel": true, "hipMemsetAsync": true, "hipMemcpyAsync": true, "hipMemcpyWithStream": true}
 
+// nodeCats are the categories of the CPU events that become graph nodes: HTA's three, and outside compat mode
+// also the 2021 profiler's spellings of two of them (Operator, Runtime), which HTA does not know, so that its
+// graph of such a trace held GPU work alone.
+func nodeCats(compat bool) map[string]bool {
+	return map[string]bool{"cpu_op": true, "cuda_runtime": true, "cuda_driver": true, "Operator": !compat, "Runtime": !compat}
+}
+
 // symSet returns, per symbol id, whether the symbol is in names.
 func symSet(syms []string, names map[string]bool) []bool {
 	out := make([]bool, len(syms))
@@ -240,7 +247,7 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	}
 
 	// 3. Nodes.
-	isNodeCat := symSet(f.Syms, map[string]bool{"cpu_op": true, "cuda_runtime": true, "cuda_driver": true})
+	isNodeCat := symSet(f.Syms, nodeCats(o.Compat))
 	isDataLoad := make([]bool, len(f.Syms))
 	for i, s := range f.Syms {
 		for _, p := range o.DataLoadEvents {
@@ -513,7 +520,7 @@ func (g *CPGraph) validate() error {
 func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32, t uint8, zero bool) int32, attribute func(int32, int32)) {
 	f := g.F
 	// Forward/backward thread merge.
-	cpuOp, userAnn := symID(f.Syms, "cpu_op"), symID(f.Syms, "user_annotation")
+	isOp := symSet(f.Syms, map[string]bool{"cpu_op": true, "user_annotation": true, "Operator": !g.opts.Compat})
 	tidFor := func(sub string) (int64, bool) {
 		match := make([]bool, len(f.Syms))
 		for i, s := range f.Syms {
@@ -523,7 +530,7 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		count := 0
 		seen := map[int64]bool{}
 		for _, r := range g.Clipped {
-			if match[f.Name[r]] && (f.Cat[r] == cpuOp || f.Cat[r] == userAnn) && !seen[f.Tid[r]] {
+			if match[f.Name[r]] && isOp[f.Cat[r]] && !seen[f.Tid[r]] {
 				seen[f.Tid[r]] = true
 				tid = f.Tid[r]
 				count++

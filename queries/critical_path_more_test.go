@@ -253,3 +253,34 @@ func TestCriticalPathChildOutlivesParent(t *testing.T) {
 		t.Errorf("compat mode: %v, want HTA's cycle", err)
 	}
 }
+
+// TestCPLegacyCategories: the 2021 profiler spells its CPU categories Operator and Runtime. HTA 0.6.1 knows
+// only cpu_op / cuda_runtime, so its graph of such a trace (compat) holds GPU work alone; the default mode
+// makes them nodes, with launch edges, and the path covers the step.
+func TestCPLegacyCategories(t *testing.T) {
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Load(context.Background(), []string{"../testdata/traces/legacy_resnet50"}, engine.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		compat      bool
+		cpuNodes    bool
+		minCoverage float64
+	}{{false, true, 0.9}, {true, false, 0}} {
+		var cpu, launches int
+		var cpcr float64
+		if err := db.SQL.QueryRow(`SELECT (SELECT count(*) FROM cp_graph_nodes(annotation := '', compat := $1) WHERE cat IN ('Operator', 'Runtime')),
+			(SELECT count(*) FROM cp_graph_edges(annotation := '', compat := $1) WHERE edge_type = 'critical_path_kernel_launch_delay'),
+			(SELECT max(cpcr) FROM critical_path_summary(annotation := '', compat := $1))`, c.compat).Scan(&cpu, &launches, &cpcr); err != nil {
+			t.Fatal(err)
+		}
+		if (cpu > 0) != c.cpuNodes || (launches > 0) != c.cpuNodes || cpcr < c.minCoverage {
+			t.Errorf("compat %v: %d Operator/Runtime nodes, %d launch edges, CPCR %.3f; want CPU nodes %v, CPCR ≥ %.1f",
+				c.compat, cpu, launches, cpcr, c.cpuNodes, c.minCoverage)
+		}
+	}
+}
