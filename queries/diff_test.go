@@ -233,3 +233,55 @@ func TestSQTraceDiffWithoutSteps(t *testing.T) {
 			steps, names, rows, unchanged, ops)
 	}
 }
+
+// TestSQTraceDiffRanks: with ranks left NULL the two sides compare the same rank (the lowest both sets have),
+// not each set's lowest: a test run that lost ranks 0-2 of dlrm_8ranks is unchanged, not a regression of rank 3
+// against rank 0. A rank given on one side is the other side's too; sets sharing no rank are an error. Compat
+// keeps HTA's each-set's-lowest.
+func TestSQTraceDiffRanks(t *testing.T) {
+	dir := t.TempDir()
+	part, other := filepath.Join(dir, "part"), filepath.Join(dir, "other")
+	for _, d := range []string{part, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, _ := filepath.Glob("../testdata/traces/dlrm_8ranks/worker*.json.gz")
+	for _, p := range src {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := part
+		if n := filepath.Base(p)[len("worker")]; n < '3' {
+			if n > '1' {
+				continue
+			}
+			d = other
+		}
+		if err := os.WriteFile(filepath.Join(d, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := sqOpen(t, "")
+	for _, s := range [][2]string{{"control", "../testdata/traces/dlrm_8ranks"}, {"test", part}, {"other", other}} {
+		if _, err := db.Load(context.Background(), []string{s[1]}, engine.LoadOptions{Label: s[0]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ q, want string }{
+		{`SELECT string_agg(DISTINCT category, ',') FROM ops_diff('control', 'test')`, "unchanged"},
+		{`SELECT string_agg(DISTINCT category, ',') FROM ops_diff('control', 'test', control_rank := 5)`, "unchanged"},
+		{`SELECT string_agg(category, ',' ORDER BY category) FROM (SELECT DISTINCT category FROM ops_diff('control', 'test', hta_compat := true))`, "added,decreased,increased,unchanged"},
+		{`SELECT count(*)::VARCHAR FROM trace_diff('control', 'test', control_rank := 1)`, "trace_diff: trace set test has no rank 1 (test_rank, which defaults to control_rank)"},
+		{`SELECT count(*)::VARCHAR FROM trace_diff('other', 'test')`, "trace_diff: trace sets other and test have no rank in common"},
+	} {
+		var got string
+		if err := db.SQL.QueryRow(c.q).Scan(&got); err != nil {
+			got = "error: " + err.Error()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: %s, want %s", c.q, got, c.want)
+		}
+	}
+}

@@ -98,7 +98,17 @@ classified AS (
 )
 SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = it.n;
 
--- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- _sq_diff_rank(compat, lbl, other_lbl, rnk, other_rnk): the rank compared on side lbl. Given, it is used; else in
+-- compat NULL (_sq_diff_ops then takes the label's lowest rank, as HTA); else the other side's given rank, or the
+-- lowest rank both sets have (NULL when they share none). Comparing each side's lowest rank compared rank 0 of one
+-- run with rank 3 of the other when the second lacked ranks 0-2, and called the difference a regression.
+CREATE OR REPLACE MACRO _sq_diff_rank(compat, lbl, other_lbl, rnk, other_rnk) AS
+CASE WHEN rnk IS NOT NULL THEN rnk
+     WHEN compat THEN NULL
+     WHEN other_rnk IS NOT NULL THEN other_rnk
+     ELSE (SELECT min(a.rank) FROM traces a JOIN traces b ON a.rank = b.rank WHERE a.label = lbl AND b.label = other_lbl) END;
+
+-- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
 -- @column control_counts             Occurrences in the control side
 -- @column control_total_duration_us  Sum of their durations, µs
@@ -126,6 +136,15 @@ WITH sel AS (
                    THEN error(format('trace_diff: trace set {} has no rank {} (control_rank)', control_label, control_rank))
                WHEN test_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = test_rank)
                    THEN error(format('trace_diff: trace set {} has no rank {} (test_rank)', test_label, test_rank))
+               WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NULL
+                    AND _sq_diff_rank(false, control_label, test_label, NULL, NULL) IS NULL
+                   THEN error(format('trace_diff: trace sets {} and {} have no rank in common: name control_rank and test_rank', control_label, test_label))
+               WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = test_rank)
+                   THEN error(format('trace_diff: trace set {} has no rank {} (control_rank, which defaults to test_rank)', control_label, test_rank))
+               WHEN NOT _hta_mode(hta_compat) AND test_rank IS NULL AND control_rank IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
+                   THEN error(format('trace_diff: trace set {} has no rank {} (test_rank, which defaults to control_rank)', test_label, control_rank))
                WHEN control_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
                         WHERE t.label = control_label AND p.step = control_iteration)
                    THEN error(format('trace_diff: trace set {} has no ProfilerStep#{} (control_iteration)', control_label, control_iteration))
@@ -138,13 +157,15 @@ WITH sel AS (
 ),
 ctl AS (
     SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(_hta_mode(hta_compat), control_label, control_rank, control_iteration) o, sel
+    FROM _sq_diff_ops(_hta_mode(hta_compat), control_label,
+                      _sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank), control_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 ),
 tst AS (
     SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(_hta_mode(hta_compat), test_label, test_rank, test_iteration) o, sel
+    FROM _sq_diff_ops(_hta_mode(hta_compat), test_label,
+                      _sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank), test_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 )
