@@ -139,8 +139,18 @@ func TestDuplicateRank(t *testing.T) {
 	os.WriteFile(b, []byte(body), 0o644)
 	db := openTestDB(t)
 	_, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
-	if err == nil || !strings.HasPrefix(err.Error(), "load "+b+": rank 3 (from distributedInfo.rank) is also the rank of "+a+" (from distributedInfo.rank)") {
+	if err == nil || !strings.HasPrefix(err.Error(), "load "+b+": rank 3 (from distributedInfo.rank) is also the rank of "+a+" (from distributedInfo.rank)") ||
+		!strings.Contains(err.Error(), "remove or move the extra file") {
 		t.Fatalf("got %v", err)
+	}
+	// --rank-from index numbers the files already: the hint does not offer it again.
+	idx := openTestDB(t)
+	if _, err := idx.Load(context.Background(), []string{a}, LoadOptions{RankFrom: RankIndex}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idx.Load(context.Background(), []string{b}, LoadOptions{RankFrom: RankIndex}); err == nil ||
+		!strings.Contains(err.Error(), "remove or move the extra file") || strings.Contains(err.Error(), "--rank-from index") {
+		t.Errorf("a second rank 0 under --rank-from index: %v", err)
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM traces"); n != 0 {
 		t.Fatalf("%d traces, want 0: the set was half loaded", n)

@@ -470,7 +470,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	var other string
 	err = db.SQL.QueryRowContext(ctx, `SELECT path FROM traces WHERE label = ? AND rank = ? LIMIT 1`, opts.Label, rank).Scan(&other)
 	if err == nil {
-		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (two files with one rank; use --rank-from index or another --label)", rank, other, opts.Label)
+		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (%s)", rank, other, opts.Label, rankClashHint(opts))
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return res, err
 	}

@@ -151,14 +151,24 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 			continue
 		}
 		if other, ok := loaded[rank]; ok {
-			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is already loaded from %s in trace set %q (two files with one rank; use --rank-from index or another --label)",
-				rank, src, other, opts.Label)}
+			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is already loaded from %s in trace set %q (%s)",
+				rank, src, other, opts.Label, rankClashHint(opts))}
 		}
 		if o, ok := seen[rank]; ok {
-			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is also the rank of %s (from %s) in trace set %q (two files with one rank; use --rank-from index or another --label)",
-				rank, src, o.path, o.src, opts.Label)}
+			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is also the rank of %s (from %s) in trace set %q (%s)",
+				rank, src, o.path, o.src, opts.Label, rankClashHint(opts))}
 		}
 		seen[rank] = owner{path, src}
 	}
 	return nil
+}
+
+// rankClashHint says what to do about two files of one rank in a trace set. The likely cause is an extra file
+// (a copy, another run's file) in the directory: numbering the files in order would hide it and shift every
+// later rank, so that is offered last, and not to a load that numbers them already.
+func rankClashHint(opts LoadOptions) string {
+	if opts.RankFrom == RankIndex {
+		return "two files with one rank: remove or move the extra file, or load it under another --label"
+	}
+	return "two files with one rank: remove or move the extra file, load it under another --label, or, if the files' ranks are wrong, number them in order with --rank-from index"
 }
