@@ -158,6 +158,10 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM cp_graph_nodes(algorithm := 'ctda')`, "cdg_nodes"},
 		{`SELECT * FROM critical_path(algorithm := 'x')`, "unknown algorithm"},
 		{`SELECT * FROM critical_path_whatif(scale := 'no_such_column = 1')`, "scale predicate"},
+		// Re-weighting nothing is an error, not the unchanged path (which reads as "no gain").
+		{`SELECT * FROM critical_path_whatif()`, "scale is required"},
+		{`SELECT * FROM critical_path_whatif(scale := 'name = ''no such kernel''')`, "matches no event of the trace"},
+		{`SELECT * FROM critical_path_whatif(scale := 'ts < 0 OR ev_idx = 0')`, "none with a span in this window's graph"},
 		{`SELECT * FROM longest_path('no_such_table')`, "no_such_table"},
 		{`SELECT * FROM critical_path_whatif(scale := 'true', factor := 1e300)`, "longer than int64 nanoseconds"},
 		{`SELECT * FROM longest_path('cp_lp_huge')`, "not a number within"},

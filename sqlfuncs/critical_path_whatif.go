@@ -2,6 +2,7 @@ package sqlfuncs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -38,8 +39,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if scale == "" {
+			return nil, errors.New("critical_path_whatif: scale is required: a SQL predicate on events naming what to re-weight (e.g. scale := 'name LIKE ''%gemm%''')")
+		}
 		match := map[int64]bool{}
-		if scale != "" {
+		{
 			rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM events WHERE trace_id = ? AND (`+scale+`)`, tr.id)
 			if err != nil {
 				return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
@@ -60,8 +64,10 @@ func init() {
 		w := make([]int64, len(g.GW))
 		copy(w, g.GW)
 		var total float64
+		scaledEdges := 0
 		for e := range w {
 			if r := g.Attr[e]; r >= 0 && g.G.Type[e] == graph.EdgeOperator && match[g.EvIdx(r)] {
+				scaledEdges++
 				scaled := math.Round(float64(w[e]) * factor)
 				total += math.Abs(scaled)
 				if total < 1<<62 {
@@ -70,6 +76,14 @@ func init() {
 				continue
 			}
 			total += math.Abs(float64(w[e]))
+		}
+		// A predicate that re-weights nothing (a typo, 'kernel' for a 2021 trace's 'Kernel') would return the
+		// unchanged path, which reads as "this change gains nothing".
+		if len(match) == 0 {
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches no event of the trace", scale)
+		}
+		if scaledEdges == 0 {
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches %d event(s) of the trace, none with a span in this window's graph", scale, len(match))
 		}
 		if total >= 1<<62 {
 			return nil, fmt.Errorf("critical_path_whatif: factor %v makes the path longer than int64 nanoseconds can hold", factor)

@@ -111,7 +111,7 @@ SELECT * FROM _cp_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'),
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
--- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%''').
+-- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%'''); a predicate that re-weights no span of the window's graph is an error, not the unchanged path.
 -- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
