@@ -101,6 +101,8 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 	// (the check runs on the rows the parameter filters: a trace with ProfilerStep# and CPU annotations)
 	apErrors(t, apOpen(t, "sq_kseq_bwd.json", "trace"), []struct{ q, msg string }{
 		{`SELECT * FROM potential_stragglers(profiler_steps := 1)`, "potential_stragglers: profiler_steps must be a list of integers"},
+		// a step no trace has was an empty result, which read as "no stragglers"
+		{`SELECT * FROM potential_stragglers(profiler_steps := [99])`, "potential_stragglers: profiler_steps: no trace has ProfilerStep#99 (steps loaded: "},
 		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
 			"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
 	})

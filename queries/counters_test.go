@@ -609,7 +609,10 @@ func TestPotentialStragglers(t *testing.T) {
 	db := ctOpen(t, "../testdata/hta/ct_straggler_rank0.json", "../testdata/hta/ct_straggler_rank1.json")
 	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1)`, [][]string{{"1", "2"}})
 	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, profiler_steps := [2])`, [][]string{{"1", "1"}})
-	ctWantRows(t, db.SQL, `SELECT rank FROM potential_stragglers(profiler_steps := [7])`, nil)
+	// a step no trace has is an error (it was an empty result: "no stragglers")
+	if _, err := db.SQL.Exec(`SELECT rank FROM potential_stragglers(profiler_steps := [7])`); err == nil || !strings.Contains(err.Error(), "no trace has ProfilerStep#7 (steps loaded: 1, 2)") {
+		t.Errorf("profiler_steps := [7]: %v", err)
+	}
 	// an empty list is every step, as NULL is (it was no step at all)
 	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, profiler_steps := [])`, [][]string{{"1", "2"}})
 	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {

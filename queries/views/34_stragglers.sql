@@ -25,9 +25,16 @@ steps AS (
     SELECT DISTINCT label, TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
     FROM _hta_frame_mode(_hta_mode(hta_compat)) WHERE starts_with(name, 'ProfilerStep')
 ),
+-- a listed step no trace has is an error: an empty result read as "no stragglers"
+step_check AS (
+    SELECT coalesce((SELECT error(format('potential_stragglers: profiler_steps: no trace has ProfilerStep#{} (steps loaded: {})', x,
+                                         coalesce((SELECT string_agg(s::VARCHAR, ', ' ORDER BY s) FROM (SELECT DISTINCT step AS s FROM steps WHERE step IS NOT NULL)), 'none')))
+                     FROM unnest(coalesce(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), [])) u(x)
+                     WHERE x NOT IN (SELECT step FROM steps WHERE step IS NOT NULL) LIMIT 1), true) AS ok
+),
 valid AS (
-    SELECT label, step FROM steps
-    WHERE step IS NOT NULL
+    SELECT label, step FROM steps, step_check
+    WHERE step IS NOT NULL AND step_check.ok
       AND coalesce(list_contains(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), step), true)
 ),
 df AS (
