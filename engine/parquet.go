@@ -129,7 +129,7 @@ func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) +
 // ExportParquet writes every trace table to dir (created; it must not exist or be empty) with one
 // COPY per table, and a manifest. It returns the manifest's tables.
 func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, err error) {
-	final := dir
+	final := filepath.Clean(dir) // "job.parquet/": its parent is ., not job.parquet
 	fail := func(err error) ([]ParquetTable, error) {
 		return nil, fmt.Errorf("export parquet %s: %w", final, err)
 	}
@@ -143,7 +143,11 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 		return fail(err)
 	}
 	dir, err = os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".partial-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755) // MkdirTemp's 0700 would become the export's
+	}
 	if err != nil {
+		os.Remove(dir)
 		outdir.RemoveEmpty(created)
 		return fail(err)
 	}

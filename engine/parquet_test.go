@@ -512,3 +512,32 @@ func TestParquetExportCancelled(t *testing.T) {
 		t.Errorf("finished %v after %d cancelled exports; want it finished after at least 10", finished, cancelled)
 	}
 }
+
+// TestParquetExportPaths: an output named with a trailing slash, or an empty directory that exists, gets the
+// export itself (it is written beside under another name and renamed), readable by others as a directory of
+// os.MkdirAll's would be.
+func TestParquetExportPaths(t *testing.T) {
+	db := openTestDB(t)
+	mustLoad(t, db, filepath.Join("..", "testdata", "traces", "alexnet"))
+	parent := t.TempDir()
+	existing := filepath.Join(parent, "existing")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{filepath.Join(parent, "slash") + "/", existing} {
+		if _, err := db.ExportParquet(context.Background(), out); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		st, err := os.Stat(filepath.Join(out, manifestName))
+		if err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if dst, _ := os.Stat(out); dst.Mode().Perm()&0o055 != 0o055 || st.Size() == 0 {
+			t.Errorf("%s: mode %v", out, dst.Mode())
+		}
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 2 {
+		t.Errorf("%d entries beside the exports, want the 2 exports", len(ents))
+	}
+}
