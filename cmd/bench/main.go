@@ -314,9 +314,13 @@ func publicAnalyses(label, opName, outDir string) []analysis {
 			var args []string
 			for _, prm := range params {
 				if pname, _, ok := strings.Cut(prm, ":="); ok {
-					// Defaults stand, except an output directory (NULL means "required" there).
-					if strings.TrimSpace(pname) == "output_dir" {
+					// Defaults stand, except an output directory (NULL means "required" there) and what-if's
+					// scale (required too): every kernel, a what-if a user would ask.
+					switch strings.TrimSpace(pname) {
+					case "output_dir":
 						args = append(args, "output_dir := "+sqlQuote(filepath.Join(outDir, name)))
+					case "scale":
+						args = append(args, "scale := "+sqlQuote("cat_class = 'kernel'"))
 					}
 					continue
 				}
