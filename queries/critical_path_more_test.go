@@ -101,12 +101,13 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	db := htaref.Open(t, d).SQL
 	for _, fn := range []string{"critical_path", "critical_path_summary", "cp_graph_nodes", "cp_graph_edges", "critical_path_whatif"} {
 		var omitted, nulls int
-		if err := db.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s()`, fn)).Scan(&omitted); err != nil {
-			t.Fatalf("%s(): %v", fn, err)
-		}
-		extra := ""
+		// what-if's scale is required (a NULL one is an error of its own, below)
+		required, extra := "", ""
 		if fn == "critical_path_whatif" {
-			extra = ", scale := NULL, factor := NULL"
+			required, extra = "scale := 'true'", ", scale := 'true', factor := NULL"
+		}
+		if err := db.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s(%s)`, fn, required)).Scan(&omitted); err != nil {
+			t.Fatalf("%s(%s): %v", fn, required, err)
 		}
 		q := fmt.Sprintf(`SELECT count(*) FROM %s(rank := NULL, annotation := NULL, instance := NULL, instance_end := NULL,
 			algorithm := NULL, label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := NULL,
