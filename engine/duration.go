@@ -42,10 +42,10 @@ func durationCloses(e, b *durationEvent) bool {
 
 // pairDurationEvents pairs the file's B and E events as Perfetto does: per thread (pid, tid), in
 // timestamp order (file order at equal timestamps), an E closes the latest B still open that it may
-// close (durationCloses: the latest of all when the E has neither name nor category, as most do). A pair becomes one complete event at the B's ev_idx, whose dur is E.ts − B.ts and
-// whose args are the B's with the E's merged in (the E's win on a shared key; both must be objects,
-// else the B's stay as they are); it goes to events like an X event, so nesting, steps and every
-// analysis see it. An E with no open B and a B never closed stay as they were, in other_events. The
+// close (durationCloses: the latest of all when the E has neither name nor category, as most do). A
+// pair becomes one complete event at the B's ev_idx, whose dur is E.ts − B.ts and whose args are the
+// B's with the E's merged in (the E's win on a shared key; both must be objects, else the B's stay as
+// they are); it goes to events like an X event, so nesting, steps and every analysis see it. An E with no open B and a B never closed stay as they were, in other_events. The
 // result is the batches to append to the file's (none when it has no B or E event), at most
 // batchMaxEvents events each like the scan's; their events were already counted in their own batches.
 func pairDurationEvents(batches []*parsedBatch, bld *builders) ([]*parsedBatch, error) {
