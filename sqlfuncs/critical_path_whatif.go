@@ -43,23 +43,21 @@ func init() {
 			return nil, errors.New("critical_path_whatif: scale is required: a SQL predicate on events naming what to re-weight (e.g. scale := 'name LIKE ''%gemm%''')")
 		}
 		match := map[int64]bool{}
-		{
-			rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM events WHERE trace_id = ? AND (`+scale+`)`, tr.id)
-			if err != nil {
-				return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
+		rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM events WHERE trace_id = ? AND (`+scale+`)`, tr.id)
+		if err != nil {
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
+		}
+		for rows.Next() {
+			var ev int64
+			if err := rows.Scan(&ev); err != nil {
+				rows.Close()
+				return nil, err
 			}
-			for rows.Next() {
-				var ev int64
-				if err := rows.Scan(&ev); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				match[ev] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
-			}
+			match[ev] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
 		}
 		w := make([]int64, len(g.GW))
 		copy(w, g.GW)
