@@ -263,14 +263,7 @@ func TestCriticalPathChildOutlivesParent(t *testing.T) {
 // only cpu_op / cuda_runtime, so its graph of such a trace (compat) holds GPU work alone; the default mode
 // makes them nodes, with launch edges, and the path covers the step.
 func TestCPLegacyCategories(t *testing.T) {
-	db, err := engine.Open(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Load(context.Background(), []string{"../testdata/traces/legacy_resnet50"}, engine.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	db := sqOpen(t, "trace", "../testdata/traces/legacy_resnet50")
 	for _, c := range []struct {
 		compat      bool
 		cpuNodes    bool
