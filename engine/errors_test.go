@@ -436,8 +436,8 @@ func TestReloadChangedFile(t *testing.T) {
 		change func(t *testing.T, p string)
 		how    string
 	}{
-		{"grown, --db", true, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "load it into a new --db, or with another --label"},
-		{"grown, in memory", false, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "start tracesql again"},
+		{"grown, --db", true, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "load it with --replace (.load --replace in the REPL) to replace the older version, into a new --db, or with another --label"},
+		{"grown, in memory", false, func(t *testing.T, p string) { appendFile(t, p, "\n") }, "load it with .load --replace to replace the older version, start tracesql again"},
 		{"touched", true, func(t *testing.T, p string) {
 			later := time.Now().Add(time.Hour)
 			if err := os.Chtimes(p, later, later); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"tracesql/internal/procmem"
+	"tracesql/sqlfuncs"
 )
 
 // LoadOptions configures Load.
@@ -35,6 +36,10 @@ type LoadOptions struct {
 	// Warn, if set, receives one-line warnings about irregularities tolerated in the files loaded.
 	// Skipped files are not warned about: each has a LoadResult with Skipped set.
 	Warn func(string)
+	// Replace loads a file that changed since it was loaded (same path and label, another size or
+	// modification time) in place of its older version, in the same transaction: if the new version
+	// fails, the old one stays. Without it such a file is an error.
+	Replace bool
 
 	ahead *lookahead // set by Load: parses the next file while the current one is inserted
 }
@@ -57,6 +62,7 @@ type LoadResult struct {
 	Events    int64
 	JSONBytes int64  // decompressed size
 	Skipped   string // why the file was not loaded ("" if it was)
+	Replaced  bool   // the file replaced its older version (LoadOptions.Replace)
 	Elapsed   time.Duration
 }
 
@@ -139,7 +145,55 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		}
 		results = append(results, res)
 	}
+	for _, r := range results {
+		if r.Skipped == "" && opts.Warn != nil {
+			db.warnMissingRanks(ctx, opts)
+			break
+		}
+	}
 	return results, errors.Join(failed...)
+}
+
+// warnMissingRanks warns when a trace set holds several ranks but fewer than its traces' world size:
+// a file missing from a job's directory changes every cross-rank analysis (stragglers, NCCL views,
+// per-rank comparisons) without an error. One rank alone is the usual way to look at a job and is not
+// warned about.
+func (db *DB) warnMissingRanks(ctx context.Context, opts LoadOptions) {
+	var worldSize sql.NullInt64
+	var ranks []int64
+	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT rank, max(world_size) OVER () FROM traces WHERE label = ? ORDER BY rank`, opts.Label)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r int64
+		if rows.Scan(&r, &worldSize) != nil {
+			return
+		}
+		ranks = append(ranks, r)
+	}
+	if rows.Err() != nil || len(ranks) < 2 || !worldSize.Valid || int64(len(ranks)) >= worldSize.Int64 {
+		return
+	}
+	have := map[int64]bool{}
+	for _, r := range ranks {
+		have[r] = true
+	}
+	var missing []string
+	n := 0
+	for r := int64(0); r < worldSize.Int64; r++ {
+		if !have[r] {
+			if n++; n <= 8 {
+				missing = append(missing, strconv.FormatInt(r, 10))
+			}
+		}
+	}
+	list := strings.Join(missing, ", ")
+	if n > len(missing) {
+		list += fmt.Sprintf(" and %d more", n-len(missing))
+	}
+	opts.Warn(fmt.Sprintf("trace set %q holds %d of the %d ranks its traces' world_size names (missing: %s): cross-rank analyses see only these", opts.Label, len(ranks), worldSize.Int64, list))
 }
 
 // loadGCPercent is the Go GC target while loading. The parsed copy of a file is pointer-free Arrow
@@ -320,7 +374,7 @@ func (la *lookahead) start(ctx context.Context, db *DB, index int, current int64
 	if err != nil || current+estJSON(path, st.Size()) > lookaheadBudget {
 		return // loadFile reports a stat error in its turn
 	}
-	if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil || existing >= 0 {
+	if existing, _, err := db.loadedBefore(ctx, "traces", path, st, opts); err != nil || existing >= 0 {
 		return // already loaded (loadFile skips it), or changed since, or a query error: loadFile says
 	}
 	pctx, cancel := context.WithCancel(ctx)
@@ -389,7 +443,8 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return res, err
 	}
 	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
-	if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil {
+	existing, replaces, err := db.loadedBefore(ctx, "traces", path, st, opts)
+	if err != nil {
 		return res, err
 	} else if existing >= 0 {
 		res.TraceID, res.Skipped = existing, "already loaded"
@@ -468,7 +523,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	db.loadMu.Lock()
 	defer db.loadMu.Unlock()
 	var other string
-	err = db.SQL.QueryRowContext(ctx, `SELECT path FROM traces WHERE label = ? AND rank = ? LIMIT 1`, opts.Label, rank).Scan(&other)
+	err = db.SQL.QueryRowContext(ctx, `SELECT path FROM traces WHERE label = ? AND rank = ? AND trace_id <> ? LIMIT 1`, opts.Label, rank, replaces).Scan(&other)
 	if err == nil {
 		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (%s)", rank, other, opts.Label, rankClashHint(opts))
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -479,6 +534,12 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return res, err
 	}
 	res.TraceID = traceID
+	var replaceTables []string
+	if replaces >= 0 {
+		if replaceTables, err = db.perFileTables(ctx); err != nil {
+			return res, err
+		}
+	}
 
 	unordered := db.Path == "" && db.memoryRoom(ctx) > unorderedInsertFactor*pf.jsonBytes
 
@@ -500,6 +561,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			return err
 		}
 		err := func() error {
+			if err := deleteTraceRows(ctx, ex, replaceTables, int64(replaces)); err != nil {
+				return err
+			}
 			metaJSON := string(validJSONText([]byte(metadataJSON(pf.meta, pf.metaKeys))))
 			_, err := ex.ExecContext(ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
 				traceID, opts.Label, rank, pathText(path), st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
@@ -646,6 +710,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return err
 	})
 	res.Elapsed = time.Since(start)
+	if err == nil && replaces >= 0 {
+		res.Replaced = true
+		sqlfuncs.ResetCriticalPathCache()
+	}
 	return res, err
 }
 
@@ -654,33 +722,37 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 func pathText(path string) string { return strings.ToValidUTF8(path, "\uFFFD") }
 
 // loadedBefore returns the trace_id under which this very file (same path, size and modification
-// time) is in table (traces or nccl_traces) for label, or -1 if it is not. A row with the same path
+// time) is in table (traces or nccl_traces) for opts.Label, or -1 if it is not. A row with the same path
 // and label but another size or time means that the file changed since it was loaded: an error, since
 // loading it again would put two versions of one file in the trace set (and, for a Kineto trace, its
-// rank would clash with its own older version).
-func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileInfo, label string) (int, error) {
+// rank would clash with its own older version); with opts.Replace, that row's trace_id is returned
+// as replaces instead (-1 otherwise).
+func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileInfo, opts LoadOptions) (same, replaces int, _ error) {
 	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
 	var id, rank int
 	var size int64
 	var was time.Time
 	err := db.SQL.QueryRowContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime FROM `+table+`
 		WHERE path = ? AND label = ? ORDER BY (file_bytes = ? AND file_mtime = ?) DESC, trace_id LIMIT 1`,
-		pathText(path), label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
+		pathText(path), opts.Label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
 	if errors.Is(err, sql.ErrNoRows) {
-		return -1, nil
+		return -1, -1, nil
 	} else if err != nil {
-		return -1, err
+		return -1, -1, err
 	}
 	if size == st.Size() && was.Equal(mtime) {
-		return id, nil
+		return id, -1, nil
 	}
-	how := "load it into a new --db, or with another --label to keep both versions"
+	if opts.Replace {
+		return -1, id, nil
+	}
+	how := "load it with --replace (.load --replace in the REPL) to replace the older version, into a new --db, or with another --label to keep both versions"
 	if db.Path == "" {
-		how = "start tracesql again to load it afresh, or load it with another --label to keep both versions"
+		how = "load it with .load --replace to replace the older version, start tracesql again to load it afresh, or load it with another --label to keep both versions"
 	}
 	const stamp = "2006-01-02 15:04:05.999999 UTC"
-	return -1, fmt.Errorf("changed since it was loaded as rank %d of trace set %q (then %d bytes, modified %s; now %d bytes, modified %s), and a loaded file is not replaced: %s",
-		rank, label, size, was.UTC().Format(stamp), st.Size(), mtime.Format(stamp), how)
+	return -1, -1, fmt.Errorf("changed since it was loaded as rank %d of trace set %q (then %d bytes, modified %s; now %d bytes, modified %s), and a loaded file is not replaced: %s",
+		rank, opts.Label, size, was.UTC().Format(stamp), st.Size(), mtime.Format(stamp), how)
 }
 
 func named(vals ...any) []driver.NamedValue {

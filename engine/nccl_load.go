@@ -74,7 +74,8 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 		return res, err
 	}
 	mtime := st.ModTime().UTC().Truncate(time.Microsecond)
-	if existing, err := db.loadedBefore(ctx, "nccl_traces", path, st, opts.Label); err != nil {
+	existing, replaces, err := db.loadedBefore(ctx, "nccl_traces", path, st, opts)
+	if err != nil {
 		return res, err
 	} else if existing >= 0 {
 		res.TraceID, res.Skipped = existing, "already loaded"
@@ -130,6 +131,12 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 		return res, err
 	}
 	res.TraceID = traceID
+	var replaceTables []string
+	if replaces >= 0 {
+		if replaceTables, err = db.perFileTables(ctx); err != nil {
+			return res, err
+		}
+	}
 	conn, err := db.SQL.Conn(ctx)
 	if err != nil {
 		return res, err
@@ -142,6 +149,9 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 			return err
 		}
 		err := func() error {
+			if err := deleteTraceRows(ctx, ex, replaceTables, int64(replaces)); err != nil {
+				return err
+			}
 			var pid any
 			if len(ivs) > 0 {
 				pid = ivs[0].pid
@@ -188,6 +198,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 		return err
 	})
 	res.Elapsed = time.Since(start)
+	res.Replaced = err == nil && replaces >= 0
 	return res, err
 }
 

@@ -106,19 +106,31 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 		path string
 		src  rankSource
 	}
+	// With opts.Replace, the older versions of the set's changed files are not in the way: they go
+	// when their files load.
+	replaced := map[int]bool{}
+	if opts.Replace {
+		for _, path := range files {
+			if st, err := os.Stat(path); err == nil && !IsNCCLProfile(path) {
+				if _, old, err := db.loadedBefore(ctx, "traces", path, st, opts); err == nil && old >= 0 {
+					replaced[old] = true
+				}
+			}
+		}
+	}
 	loaded := map[int]string{}
-	rows, err := db.SQL.QueryContext(ctx, `SELECT rank, path FROM traces WHERE label = ? ORDER BY trace_id`, opts.Label)
+	rows, err := db.SQL.QueryContext(ctx, `SELECT rank, path, trace_id FROM traces WHERE label = ? ORDER BY trace_id`, opts.Label)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var r int
+		var r, id int
 		var p string
-		if err := rows.Scan(&r, &p); err != nil {
+		if err := rows.Scan(&r, &p, &id); err != nil {
 			rows.Close()
 			return err
 		}
-		if _, dup := loaded[r]; !dup {
+		if _, dup := loaded[r]; !dup && !replaced[id] {
 			loaded[r] = p
 		}
 	}
@@ -138,7 +150,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 		if err != nil {
 			continue // loadFile reports it in its turn
 		}
-		if existing, err := db.loadedBefore(ctx, "traces", path, st, opts.Label); err != nil {
+		if existing, _, err := db.loadedBefore(ctx, "traces", path, st, opts); err != nil {
 			continue // changed since it was loaded: loadFile says so
 		} else if existing >= 0 {
 			continue // skipped: its rank is its own

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,35 +13,15 @@ import (
 
 // Unload removes loaded files from the database: every row of every table that carries one of the
 // trace ids (events, the side tables, the stored frames, NCCL tables; traces itself last), in one
-// transaction, so a failure leaves all of them. The CLI uses it to drop the bundled sample once the
-// user's own traces are in: left beside them, it was summed into every aggregate over events.
+// transaction, so a failure leaves all of them. The CLI uses it for .unload, and to drop the bundled
+// sample once the user's own traces are in: left beside them, it was summed into every aggregate over
+// events.
 func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 	if len(traceIDs) == 0 {
 		return nil
 	}
-	ids := make([]string, len(traceIDs))
-	for i, id := range traceIDs {
-		ids[i] = strconv.FormatInt(id, 10)
-	}
-	in := "(" + strings.Join(ids, ", ") + ")"
-	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT c.table_name FROM duckdb_columns() c
-		JOIN duckdb_tables() t ON t.schema_name = c.schema_name AND t.table_name = c.table_name
-		WHERE c.schema_name = 'main' AND c.column_name = 'trace_id' AND NOT t.temporary
-		ORDER BY c.table_name = 'traces', c.table_name`)
+	tables, err := db.perFileTables(ctx)
 	if err != nil {
-		return fmt.Errorf("unload: %w", err)
-	}
-	var tables []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return fmt.Errorf("unload: %w", err)
-		}
-		tables = append(tables, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("unload: %w", err)
 	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
@@ -47,10 +29,8 @@ func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 		return fmt.Errorf("unload: %w", err)
 	}
 	defer tx.Rollback()
-	for _, t := range tables {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+sqlIdent(t)+" WHERE trace_id IN "+in); err != nil {
-			return fmt.Errorf("unload from %s: %w", t, err)
-		}
+	if err := deleteTraceRows(ctx, txExecer{tx}, tables, traceIDs...); err != nil {
+		return fmt.Errorf("unload: %w", err)
 	}
 	// A clock offset set for a label none of whose files is left goes with them.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM nccl_clock_override WHERE label NOT IN
@@ -64,4 +44,80 @@ func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 	// again (it takes the largest id + 1).
 	sqlfuncs.ResetCriticalPathCache()
 	return nil
+}
+
+// perFileTables lists every table of the database that holds rows per file (those with a trace_id column),
+// traces last, so that deleting in this order never leaves rows whose traces row is gone.
+func (db *DB) perFileTables(ctx context.Context) ([]string, error) {
+	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT c.table_name FROM duckdb_columns() c
+		JOIN duckdb_tables() t ON t.schema_name = c.schema_name AND t.table_name = c.table_name
+		WHERE c.schema_name = 'main' AND c.column_name = 'trace_id' AND NOT t.temporary
+		ORDER BY c.table_name = 'traces', c.table_name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return tables, rows.Err()
+}
+
+// deleteTraceRows deletes the rows of traceIDs (negative ids are ignored) from tables, inside the
+// caller's transaction.
+func deleteTraceRows(ctx context.Context, ex driver.ExecerContext, tables []string, traceIDs ...int64) error {
+	var ids []string
+	for _, id := range traceIDs {
+		if id >= 0 {
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	in := "(" + strings.Join(ids, ", ") + ")"
+	for _, t := range tables {
+		if _, err := ex.ExecContext(ctx, "DELETE FROM "+sqlIdent(t)+" WHERE trace_id IN "+in, nil); err != nil {
+			return fmt.Errorf("delete from %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// txExecer runs deleteTraceRows' statements in a database/sql transaction.
+type txExecer struct{ tx *sql.Tx }
+
+func (e txExecer) ExecContext(ctx context.Context, query string, _ []driver.NamedValue) (driver.Result, error) {
+	return e.tx.ExecContext(ctx, query)
+}
+
+// LoadedFile is one file in the database: a Kineto trace or an NCCL profiler-plugin file.
+type LoadedFile struct {
+	TraceID int64
+	Label   string
+	Path    string // absolute, as loaded
+}
+
+// LoadedFiles lists the loaded files in trace_id order.
+func (db *DB) LoadedFiles(ctx context.Context) ([]LoadedFile, error) {
+	rows, err := db.SQL.QueryContext(ctx, `SELECT trace_id, label, path FROM traces
+		UNION ALL SELECT trace_id, label, path FROM nccl_traces ORDER BY trace_id`)
+	if err != nil {
+		return nil, fmt.Errorf("loaded files: %w", err)
+	}
+	defer rows.Close()
+	var out []LoadedFile
+	for rows.Next() {
+		var f LoadedFile
+		if err := rows.Scan(&f.TraceID, &f.Label, &f.Path); err != nil {
+			return nil, fmt.Errorf("loaded files: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"tracesql/engine"
 	"tracesql/queries"
 )
 
@@ -30,7 +33,8 @@ func init() {
 		"mode":     {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
 		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
-		"load":     {".load PATH... [--label L]", "load trace files or directories", (*session).dotLoad},
+		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories (--replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
+		"unload":   {".unload PATH... | --label L", "remove loaded files (a directory: its files) or a whole trace set from the database", (*session).dotUnload},
 		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
 		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
 		"ranks":    {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
@@ -117,9 +121,13 @@ func (s *session) dotHelp(_ context.Context, _ []string) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
+	for _, n := range names {
+		width = max(width, len(dotCommands[n].usage))
+	}
 	for _, n := range names {
 		c := dotCommands[n]
-		fmt.Fprintf(s.out, "%-28s %s\n", c.usage, c.help)
+		fmt.Fprintf(s.out, "%-*s  %s\n", width, c.usage, c.help)
 	}
 	return nil
 }
@@ -259,9 +267,12 @@ func (s *session) dotRead(ctx context.Context, args []string) error {
 
 func (s *session) dotLoad(ctx context.Context, args []string) error {
 	opts := s.loadOpts
+	opts.Replace = false // asked for per .load, not carried over from the command line
 	var paths []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
+		case a == "--replace" || a == "-replace":
+			opts.Replace = true
 		case a == "--label" || a == "-label":
 			if i+1 == len(args) {
 				return fmt.Errorf(".load: --label needs a value")
@@ -278,9 +289,94 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 		return fmt.Errorf(".load: --label: empty label")
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("usage: .load PATH... [--label L]")
+		return fmt.Errorf("usage: .load PATH... [--label L] [--replace]")
 	}
 	return loadTraces(ctx, s, paths, opts)
+}
+
+// dotUnload removes loaded files: those named (a directory names the files loaded from it, not from its
+// subdirectories), of every trace set or of --label's; or, with --label alone, the whole set. A path that
+// names nothing loaded is an error, and then nothing is removed.
+func (s *session) dotUnload(ctx context.Context, args []string) error {
+	const usage = "usage: .unload PATH... [--label L] | .unload --label L"
+	label, hasLabel := "", false
+	var paths []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--label" || a == "-label":
+			if i+1 == len(args) {
+				return fmt.Errorf(".unload: --label needs a value")
+			}
+			label, hasLabel = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--label="):
+			label, hasLabel = strings.TrimPrefix(a, "--label="), true
+		case strings.HasPrefix(a, "-") && a != "-":
+			return fmt.Errorf(".unload: unknown flag %s (%s)", a, usage)
+		default:
+			paths = append(paths, a)
+		}
+	}
+	if len(paths) == 0 && !hasLabel {
+		return errors.New(usage)
+	}
+	if s.db.ReadOnly {
+		return fmt.Errorf(".unload: %w", engine.ErrReadOnly)
+	}
+	files, err := s.db.LoadedFiles(ctx)
+	if err != nil {
+		return fmt.Errorf(".unload: %w", err)
+	}
+	if hasLabel {
+		known := false
+		for _, f := range files {
+			known = known || f.Label == label
+		}
+		if !known {
+			return fmt.Errorf(".unload: no trace set %q is loaded (.ranks lists them)", label)
+		}
+	}
+	var ids []int64
+	picked := map[int64]bool{}
+	pick := func(f engine.LoadedFile) {
+		if !picked[f.TraceID] {
+			picked[f.TraceID] = true
+			ids = append(ids, f.TraceID)
+		}
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf(".unload %s: %w", p, err)
+		}
+		n := 0
+		for _, f := range files {
+			if (hasLabel && f.Label != label) || (f.Path != abs && filepath.Dir(f.Path) != abs) {
+				continue
+			}
+			pick(f)
+			n++
+		}
+		if n == 0 {
+			where := ""
+			if hasLabel {
+				where = fmt.Sprintf(" in trace set %q", label)
+			}
+			return fmt.Errorf(".unload %s: no file loaded from it%s (.ranks lists the loaded files)", p, where)
+		}
+	}
+	if len(paths) == 0 {
+		for _, f := range files {
+			if f.Label == label {
+				pick(f)
+			}
+		}
+	}
+	if err := s.db.Unload(ctx, ids); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.errOut, "unloaded %d file(s)\n", len(ids))
+	return nil
 }
 
 func (s *session) dotOutput(ctx context.Context, args []string) error {

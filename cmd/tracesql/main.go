@@ -100,6 +100,7 @@ type options struct {
 	traces   []tracePath
 	// ncclOffset is --nccl-clock-offset: NCCL profiler-plugin → Kineto clock offset(s), ns.
 	ncclOffset string
+	replace    bool // --replace: changed files replace their older versions
 }
 
 func parseArgs(args []string, errOut io.Writer) (*options, error) {
@@ -115,6 +116,7 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
+	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error)")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
 	fs.Usage = func() {}
 	var err error
@@ -141,6 +143,9 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	}
 	if o.readOnly && len(o.traces) > 0 {
 		return nil, fmt.Errorf("--readonly: cannot load %s into a read-only database", o.traces[0].path)
+	}
+	if o.replace && len(o.traces) == 0 {
+		return nil, errors.New("--replace: no trace path to load")
 	}
 	if o.readOnly && o.ncclOffset != "" {
 		return nil, errors.New("--readonly: --nccl-clock-offset changes the database")
@@ -254,7 +259,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer s.closeOutput()
 	rf, _ := engine.ParseRankFrom(o.rankFrom)
 	// .load without --label takes the last --label of the command line, else "trace".
-	s.loadOpts = engine.LoadOptions{Label: o.label, RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
+	s.loadOpts = engine.LoadOptions{Label: o.label, RankFrom: rf, Replace: o.replace, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
 	if isTerminal(stderr) {
 		s.loadOpts.Progress = progressPrinter(stderr)
 	}
@@ -421,10 +426,25 @@ func checkNCCLOffset(spec string) error {
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
 	results, err := s.db.Load(ctx, paths, opts)
 	loaded := 0
+	var already []string
 	for _, r := range results {
-		if r.Skipped != "" {
+		if r.Skipped == "already loaded" {
+			already = append(already, r.Path)
+		}
+	}
+	if len(already) > 2 {
+		// Re-running a command on a --db of a whole job: one line, not one per rank.
+		fmt.Fprintf(s.errOut, "tracesql: %d files already loaded, skipped (%s … %s)\n", len(already), already[0], already[len(already)-1])
+	}
+	for _, r := range results {
+		switch {
+		case r.Skipped == "already loaded" && len(already) > 2:
+		case r.Skipped != "":
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
-		} else {
+		case r.Replaced:
+			fmt.Fprintf(s.errOut, "tracesql: %s: changed since it was loaded; replaced its older version\n", r.Path)
+			loaded++
+		default:
 			loaded++
 		}
 	}

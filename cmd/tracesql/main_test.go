@@ -907,3 +907,80 @@ func TestSchemaMacroDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceAndUnload: a trace file changed since --db loaded it is an error that names --replace; with
+// --replace it takes its older version's place (one line says so); .unload removes named files, the files
+// of a directory or a whole label, and refuses a path or label that names nothing (exit 1, nothing removed).
+// Several files already loaded are reported in one line.
+func TestReplaceAndUnload(t *testing.T) {
+	src, err := filepath.Glob(filepath.Join("..", "..", "testdata", "traces", "dlrm_8ranks", "worker[0-3]_*.json.gz"))
+	if err != nil || len(src) != 4 {
+		t.Fatalf("dlrm_8ranks: %v %v", src, err)
+	}
+	dir := t.TempDir()
+	traces := filepath.Join(dir, "job")
+	if err := os.Mkdir(traces, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range src {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(traces, filepath.Base(p))
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	db := filepath.Join(dir, "t.duckdb")
+	const ranks = "SELECT string_agg(rank::VARCHAR, ' ' ORDER BY rank) AS r FROM traces"
+	// Four ranks of eight: loaded, with a warning naming the missing ones.
+	out, errOut, code := runCLI(t, "", "--db", db, traces, "--format", "csv", "-c", ranks)
+	if code != 0 || out != "r\n0 1 2 3\n" || errOut != "tracesql: warning: trace set \"trace\" holds 4 of the 8 ranks its traces' world_size names (missing: 4, 5, 6, 7): cross-rank analyses see only these\n" {
+		t.Fatalf("first load: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "", "--db", db, traces, "-c", "SELECT 1")
+	if code != 0 || errOut != fmt.Sprintf("tracesql: 4 files already loaded, skipped (%s … %s)\n", files[0], files[3]) {
+		t.Errorf("reload: exit %d, stderr %q", code, errOut)
+	}
+
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(files[2], later, later); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, "", "--db", db, traces, "-c", "SELECT 1")
+	if code != 1 || !strings.Contains(errOut, files[2]+": changed since it was loaded") || !strings.Contains(errOut, "--replace") {
+		t.Errorf("changed file without --replace: exit %d, stderr %q", code, errOut)
+	}
+	out, errOut, code = runCLI(t, "", "--db", db, traces, "--replace", "--format", "csv", "-c", ranks+"; SELECT count(*) AS n FROM traces WHERE path = '"+files[2]+"'")
+	if code != 0 || out != "r\n0 1 2 3\nn\n1\n" || !strings.Contains(errOut, "tracesql: "+files[2]+": changed since it was loaded; replaced its older version\n") {
+		t.Errorf("--replace: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(t, "", "--replace", "-c", "SELECT 1"); code != 2 || !strings.Contains(errOut, "--replace: no trace path") {
+		t.Errorf("--replace without paths: exit %d, stderr %q", code, errOut)
+	}
+
+	for _, c := range []struct {
+		script, wantOut, wantErr string
+		code                     int
+	}{
+		{".unload " + files[1] + "\n" + ranks + ";\n", "r\n0 2 3\n", "unloaded 1 file(s)\n", 0},
+		{".unload " + filepath.Join(dir, "nothere.json") + "\n", "", "no file loaded from it", 1},
+		{".unload --label other\n", "", `no trace set "other" is loaded`, 1},
+		{".unload " + dir + " --label trace\n", "", `no file loaded from it in trace set "trace"`, 1},
+		{".unload --bogus\n", "", "unknown flag --bogus", 1},
+		{".unload\n", "", "usage: .unload", 1},
+		{".unload " + traces + "\n" + "SELECT count(*) AS n FROM events;\n", "n\n0\n", "unloaded 3 file(s)\n", 0},
+		{".load " + traces + "\n.unload --label trace\nSELECT count(*) AS n FROM traces;\n", "n\n0\n", "unloaded 4 file(s)\n", 0},
+	} {
+		out, errOut, code := runCLI(t, c.script, "--db", db, "--format", "csv")
+		if code != c.code || out != c.wantOut || !strings.Contains(errOut, c.wantErr) {
+			t.Errorf("%q: exit %d (want %d), stdout %q (want %q), stderr %q (want %q)", c.script, code, c.code, out, c.wantOut, errOut, c.wantErr)
+		}
+	}
+	if _, errOut, code := runCLI(t, ".unload --label trace\n", "--db", db, "--readonly"); code != 1 || !strings.Contains(errOut, "read-only") {
+		t.Errorf(".unload read-only: exit %d, stderr %q", code, errOut)
+	}
+}

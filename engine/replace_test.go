@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// perFileDigest describes every per-file table (perFileTables) by its rows without trace_id and the
+// traces row's load time, in a fixed order: two databases that hold the same files in any trace ids
+// have the same digest.
+func perFileDigest(t *testing.T, db *DB) string {
+	t.Helper()
+	tables, err := db.perFileTables(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, table := range tables {
+		exclude := "trace_id"
+		if table == "traces" {
+			exclude = "trace_id, loaded_at"
+		}
+		var n int64
+		var digest string
+		q := fmt.Sprintf(`SELECT count(*), coalesce(md5(string_agg(r, '|' ORDER BY r)), '') FROM
+			(SELECT (x::VARCHAR) AS r FROM (SELECT * EXCLUDE (%s) FROM %s) x)`, exclude, sqlIdent(table))
+		if err := db.SQL.QueryRow(q).Scan(&n, &digest); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		fmt.Fprintf(&b, "%s=%d:%s\n", table, n, digest)
+	}
+	return b.String()
+}
+
+func copyTestFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplaceChangedFile: with LoadOptions.Replace, a file that changed since it was loaded takes its
+// older version's place: the database then holds exactly what a fresh load of the new files gives, in
+// every per-file table (stored frames included), even when the new version has another rank. A new
+// version that fails to load, or whose rank another file of the set holds, leaves the old one and the
+// database as they were.
+func TestReplaceChangedFile(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join("..", "testdata", "traces", "dlrm_8ranks")
+	rankFile := func(r int) string {
+		m, err := filepath.Glob(filepath.Join(src, fmt.Sprintf("worker%d_*.json.gz", r)))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("worker%d: %v %v", r, m, err)
+		}
+		return m[0]
+	}
+	for _, c := range []struct {
+		name    string
+		newRank int    // the rank whose file replaces b.json.gz (b was rank 1)
+		newBody []byte // or this content
+		wantErr string // "" = replaced
+	}{
+		{"same rank, new content", 1, nil, ""},
+		{"another rank", 2, nil, ""},
+		{"truncated", -1, []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,`), "truncated JSON"},
+		{"rank of another file", 0, nil, "rank 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a, b := filepath.Join(dir, "a.json.gz"), filepath.Join(dir, "b.json.gz")
+			copyTestFile(t, rankFile(0), a)
+			copyTestFile(t, rankFile(1), b)
+			db, err := Open(ctx, filepath.Join(dir, "t.duckdb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			mustLoad(t, db, dir)
+			before := perFileDigest(t, db)
+
+			if c.newBody != nil {
+				if err := os.WriteFile(b, c.newBody, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				copyTestFile(t, rankFile(c.newRank), b)
+			}
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(b, later, later); err != nil {
+				t.Fatal(err)
+			}
+			res, err := db.Load(ctx, []string{dir}, LoadOptions{Replace: true})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), b) {
+					t.Fatalf("error %v: want one naming %s and %q", err, b, c.wantErr)
+				}
+				if after := perFileDigest(t, db); after != before {
+					t.Errorf("database changed by a failed replacement:\n%s→\n%s", before, after)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var replaced, skipped int
+			for _, r := range res {
+				if r.Replaced {
+					replaced++
+					if r.Path != b || r.Rank != c.newRank {
+						t.Errorf("replaced %s as rank %d, want %s as rank %d", r.Path, r.Rank, b, c.newRank)
+					}
+				}
+				if r.Skipped == "already loaded" {
+					skipped++
+				}
+			}
+			if replaced != 1 || skipped != 1 {
+				t.Errorf("results %+v: want one replaced, one already loaded", res)
+			}
+			fresh, err := Open(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fresh.Close()
+			mustLoad(t, fresh, dir)
+			if got, want := perFileDigest(t, db), perFileDigest(t, fresh); got != want {
+				t.Errorf("after the replacement:\n%s\na fresh load:\n%s", got, want)
+			}
+			// The replacement is loaded like any file: loading again skips it.
+			res, err = db.Load(ctx, []string{b}, LoadOptions{Replace: true})
+			if err != nil || len(res) != 1 || res[0].Skipped != "already loaded" {
+				t.Errorf("load again: %+v, %v", res, err)
+			}
+		})
+	}
+}
