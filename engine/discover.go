@@ -95,7 +95,7 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 		if len(found) == 0 {
 			return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
 		}
-		sort.Strings(found)
+		sort.Slice(found, func(i, j int) bool { return naturalLess(found[i], found[j]) })
 		for _, f := range found {
 			if by := writtenBy(filepath.Base(f)); by != "" {
 				// Beside its source it has the source's rank: loading both would be a rank clash.
@@ -177,3 +177,43 @@ func rankDigitsInName(path string) (string, bool) {
 	last := spans[len(spans)-1]
 	return base[last[2]:last[3]], true
 }
+
+// naturalLess orders file names as people number them: runs of digits compare by value (trace_2 before
+// trace_10, where byte order puts trace_10 first), everything else byte by byte. File order numbers the
+// ranks of files that carry no rank themselves (--rank-from index, or auto's last resort), so byte order
+// gave the eleventh file rank 2. Equal values with different zero padding (07, 7) fall back to byte order.
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			ei, ej := i, j
+			for ei < len(a) && isDigit(a[ei]) {
+				ei++
+			}
+			for ej < len(b) && isDigit(b[ej]) {
+				ej++
+			}
+			na := strings.TrimLeft(a[i:ei], "0")
+			nb := strings.TrimLeft(b[j:ej], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			i, j = ei, ej
+			continue
+		}
+		if a[i] != b[j] {
+			return a[i] < b[j]
+		}
+		i++
+		j++
+	}
+	if i < len(a) || j < len(b) {
+		return len(a)-i < len(b)-j
+	}
+	return a < b
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracesql/engine"
 )
 
 // toFlowKey names a flow by what Perfetto binds its s and f events on.
@@ -325,5 +327,57 @@ func TestChromeTraceCheckerRejects(t *testing.T) {
 	phs := toCheckChromeTrace(t, "good", []byte(ok), nil)
 	if phs["X"] != 1 || phs["s"] != 1 || phs["C"] != 1 {
 		t.Errorf("counts %v", phs)
+	}
+}
+
+// TestTraceOutputsSharedNames: two trace sets whose rank-0 files have one name (control/trace.json,
+// test/trace.json) exported into one directory get one file each, "<label>_rank<rank>_" before the name,
+// instead of the second overwriting the first; a name no other loaded file has is kept as HTA writes it.
+func TestTraceOutputsSharedNames(t *testing.T) {
+	orig := ctReadBytes(t, filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), false)
+	dir := t.TempDir()
+	src := map[string]string{}
+	for _, label := range []string{"control", "test"} {
+		src[label] = filepath.Join(dir, label, "trace.json")
+		if err := os.MkdirAll(filepath.Dir(src[label]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(src[label], orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	single := ctOpen(t, src["control"])
+	db := ctOpen(t)
+	ctx := context.Background()
+	for _, label := range []string{"control", "test"} {
+		if _, err := db.Load(ctx, []string{src[label]}, engine.LoadOptions{Label: label}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ query, name string }{
+		{`SELECT path FROM export_critical_path_overlay(rank := 0, output_dir := ?, annotation := '', label := ?)`, "overlaid_critical_path_%strace.json"},
+		{`SELECT path FROM export_counters_trace(0, ?, label := ?)`, "%strace_with_counters.json"},
+		{`SELECT path FROM export_kernel_sequences_overlay('aten::linear', ?, label := ?)`, "overlaid_%strace.json"},
+	} {
+		out := t.TempDir()
+		var path string
+		if err := single.SQL.QueryRowContext(ctx, c.query, out, "").Scan(&path); err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(out, fmt.Sprintf(c.name, "")); path != want {
+			t.Errorf("one set: wrote %s, want %s", path, want)
+		}
+		out = t.TempDir()
+		for _, label := range []string{"control", "test"} {
+			if err := db.SQL.QueryRowContext(ctx, c.query, out, label).Scan(&path); err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(out, fmt.Sprintf(c.name, label+"_rank0_")); path != want {
+				t.Errorf("label %s: wrote %s, want %s", label, path, want)
+			}
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 2 {
+			t.Errorf("%s: %d files in the output directory, want 2", c.query, len(ents))
+		}
 	}
 }

@@ -244,7 +244,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	defer conn.ExecContext(context.Background(), "RESET VARIABLE hta_compat")
 
 	// The trace.
-	rows, err := conn.QueryContext(ctx, `SELECT label, path, file_bytes, file_mtime FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+	rows, err := conn.QueryContext(ctx, `SELECT label, path, file_bytes, file_mtime, `+nameSharedSQL+` FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
 		a.rank, a.label, a.label)
 	if err != nil {
 		return "", 0, err
@@ -254,10 +254,11 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	for rows.Next() {
 		var l string
 		var f loadedFile
-		if err := rows.Scan(&l, &f.path, &f.bytes, &f.mtime); err != nil {
+		if err := rows.Scan(&l, &f.path, &f.bytes, &f.mtime, &f.nameShared); err != nil {
 			rows.Close()
 			return "", 0, err
 		}
+		f.label, f.rank = l, a.rank
 		labels, paths = append(labels, l), append(paths, f)
 	}
 	rows.Close()
@@ -346,7 +347,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	}
 
 	// The output file.
-	outName := countersName(filepath.Base(src), a.compat)
+	outName := countersName(lf.exportBase(), a.compat)
 	out := filepath.Join(a.outputDir, outName)
 	if absOut, _ := filepath.Abs(out); absOut == src {
 		return "", 0, fmt.Errorf("%s would overwrite the trace itself", out)

@@ -125,7 +125,7 @@ func loadedRanks(ctx context.Context, db interface {
 }
 
 func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
-	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, file_bytes, file_mtime, coalesce(events, 0) FROM traces
+	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, file_bytes, file_mtime, coalesce(events, 0), `+nameSharedSQL+` FROM traces
 		WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`, rank, label, label)
 	if err != nil {
 		return cpTrace{}, fmt.Errorf("find trace: %w", err)
@@ -134,9 +134,10 @@ func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cp
 	var found []cpTrace
 	for rows.Next() {
 		var t cpTrace
-		if err := rows.Scan(&t.id, &t.label, &t.rank, &t.file.path, &t.file.bytes, &t.file.mtime, &t.events); err != nil {
+		if err := rows.Scan(&t.id, &t.label, &t.rank, &t.file.path, &t.file.bytes, &t.file.mtime, &t.events, &t.file.nameShared); err != nil {
 			return cpTrace{}, err
 		}
+		t.file.label, t.file.rank = t.label, t.rank
 		found = append(found, t)
 	}
 	if err := rows.Err(); err != nil {

@@ -103,7 +103,7 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir st
 	if err := lf.unchanged(); err != nil {
 		return res, err
 	}
-	res.Path = filepath.Join(dir, "overlaid_critical_path_"+filepath.Base(src))
+	res.Path = filepath.Join(dir, "overlaid_critical_path_"+lf.exportBase())
 
 	critical := map[int64]bool{}
 	for _, v := range g.Path.Nodes {

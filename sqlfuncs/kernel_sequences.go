@@ -132,7 +132,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.MinPatternLen < 1 {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 1, not %d", req.MinPatternLen)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, file_bytes, file_mtime, label FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
+	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, file_bytes, file_mtime, label, `+nameSharedSQL+` FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
 		req.Rank, req.Label, req.Label)
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
@@ -143,11 +143,12 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	var labels []string
 	for rows.Next() {
 		var lbl string
-		if err := rows.Scan(&traceID, &lf.path, &lf.bytes, &lf.mtime, &lbl); err != nil {
+		if err := rows.Scan(&traceID, &lf.path, &lf.bytes, &lf.mtime, &lbl, &lf.nameShared); err != nil {
 			rows.Close()
 			return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
 		}
 		labels = append(labels, lbl)
+		lf.label, lf.rank = lbl, req.Rank
 		n++
 	}
 	rows.Close()
@@ -236,7 +237,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		rows.Close()
 	}
 
-	out := filepath.Join(req.OutputDir, "overlaid_"+filepath.Base(lf.path))
+	out := filepath.Join(req.OutputDir, "overlaid_"+lf.exportBase())
 	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
 		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz"), legacySpan: !req.Compat})
 	if err != nil {

@@ -30,6 +30,32 @@ type loadedFile struct {
 	path  string
 	bytes sql.NullInt64
 	mtime sql.NullTime
+	// label, rank and nameShared (nameSharedSQL) name what exportBase writes.
+	label      string
+	rank       int64
+	nameShared bool
+}
+
+// nameSharedSQL, a column of a query over traces, says whether another loaded trace file (another path) has
+// the row's file name: two sets' rank-0 files are often both named the same.
+const nameSharedSQL = `EXISTS (SELECT 1 FROM traces o WHERE o.path <> traces.path
+	AND regexp_extract(o.path, '[^/]+$') = regexp_extract(traces.path, '[^/]+$'))`
+
+// exportBase is the file name that the exports written from f's trace start from: the trace file's own name,
+// as HTA's, or, when another loaded trace file has that name too, "<label>_rank<rank>_<name>", so that the
+// exports of both, written to one directory, do not overwrite each other.
+func (f loadedFile) exportBase() string {
+	base := filepath.Base(f.path)
+	if !f.nameShared {
+		return base
+	}
+	label := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r < ' ' {
+			return '_'
+		}
+		return r
+	}, f.label)
+	return fmt.Sprintf("%s_rank%d_%s", label, f.rank, base)
 }
 
 // check says whether the file on disk (st) is still the one that was loaded, in the loader's words.
