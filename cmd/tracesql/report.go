@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,7 +198,8 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs []queries.ReportSection, warn io.Writer) error {
 	// Renaming the finished file onto a directory would fail with a baffling "file exists";
 	// say what is wrong, and before the report's queries run.
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, statErr := os.Stat(path)
+	if statErr == nil && fi.IsDir() {
 		return fmt.Errorf("write %s: is a directory", path)
 	}
 	if err := refuseOwnFiles(ctx, db, path); err != nil {
@@ -208,6 +210,26 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 		if s.Err != "" {
 			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.File, s.Err)
 		}
+	}
+	if statErr == nil && !fi.Mode().IsRegular() {
+		// A device or a pipe (/dev/stdout, a FIFO): written in place. Renaming a file onto it would
+		// replace it (as root, /dev/null became a regular file).
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+		}
+		if err := renderReport(f, rep); err != nil {
+			f.Close()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // it names path already
+			}
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
 	if err != nil {

@@ -125,15 +125,12 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 		}
 	}()
 	start := time.Now()
-	rows, err := s.db.SQL.QueryContext(qctx, stmt)
-	if err != nil {
-		return err
-	}
-	rows, typeNames, err := castForDisplay(qctx, s.db.SQL, stmt, rows)
+	rows, err := queryForDisplay(qctx, s.db.SQL, stmt)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	typeNames := rows.typeNames
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
@@ -151,7 +148,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			}
 			fmt.Fprintln(s.out, plan.String)
 		}
-	} else if _, err := renderRows(s.out, s.format, rows, s.maxRows, typeNames); err != nil {
+	} else if _, err := renderRows(s.out, s.format, rows.Rows, s.maxRows, typeNames); err != nil {
 		return err
 	}
 	if err := rows.Err(); err != nil {
