@@ -23,7 +23,8 @@ func castReason(t *sqlType) string {
 	if unreadable(t) {
 		return "unreadable"
 	}
-	if t.is("TIME") || t.is("JSON") {
+	// TIMESTAMPTZ arrives in UTC: DuckDB's text shows it in the session's TimeZone, as DuckDB's shell does.
+	if t.is("TIME") || t.is("JSON") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE") {
 		return "imprecise"
 	}
 	return ""

@@ -35,6 +35,16 @@ func isKeyColumn(name string) bool {
 // bar renders the result as horizontal bars: one block per numeric column, one bar per row, labelled by
 // the row's text and key columns (rank, stream, …). Bars are scaled to the largest |value| of the column;
 // negative values are drawn to the same scale and printed with their sign.
+// hasBarValues reports whether the result has a column bar draws.
+func (r *result) hasBarValues() bool {
+	for i, name := range r.names {
+		if r.numeric[i] && !isKeyColumn(name) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *result) bar(w *bufio.Writer) (int64, error) {
 	var labelCols, valueCols []int
 	for i, name := range r.names {
@@ -76,7 +86,7 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		return n, err
 	}
 	if len(valueCols) == 0 {
-		return n, fmt.Errorf("bar chart: the result has no numeric column to draw")
+		return n, fmt.Errorf("bar chart: the result has no numeric column to draw") // (renderRows shows such a result as a table)
 	}
 	labelWidth := 0
 	for _, l := range labels {
@@ -176,6 +186,8 @@ func formatValue(v float64) string {
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	case v == math.Trunc(v):
 		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) < 1:
+		return strconv.FormatFloat(v, 'g', 3, 64) // 0.004, not 0.00
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"tracesql/engine"
@@ -38,8 +39,8 @@ func init() {
 		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
 		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
 		"ranks":    {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
-		"quit":     {".quit", "exit", func(*session, context.Context, []string) error { return errQuit }},
-		"exit":     {".exit", "exit", func(*session, context.Context, []string) error { return errQuit }},
+		"quit":     {".quit [CODE]", "exit (with status CODE)", (*session).dotQuit},
+		"exit":     {".exit [CODE]", "exit (with status CODE)", (*session).dotQuit},
 	}
 }
 
@@ -246,6 +247,22 @@ func (s *session) dotTimer(_ context.Context, args []string) error {
 // reads itself, or two that read each other, would otherwise recurse until the stack overflows.
 const maxReadDepth = 16
 
+// dotQuit ends the session, with exit status CODE if given (as DuckDB's .exit CODE).
+func (s *session) dotQuit(_ context.Context, args []string) error {
+	switch len(args) {
+	case 0:
+	case 1:
+		code, err := strconv.Atoi(args[0])
+		if err != nil || code < 0 || code > 255 {
+			return fmt.Errorf("usage: .exit [CODE] (CODE a number from 0 to 255, not %q)", args[0])
+		}
+		s.exitCode = &code
+	default:
+		return fmt.Errorf("usage: .exit [CODE]")
+	}
+	return errQuit
+}
+
 func (s *session) dotRead(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: .read FILE")
@@ -259,7 +276,8 @@ func (s *session) dotRead(ctx context.Context, args []string) error {
 	}
 	s.readDepth++
 	defer func() { s.readDepth-- }()
-	if err := s.runScript(ctx, string(b), args[0], true); err != nil {
+	// As the session runs: -c and -f stop at the first error, the REPL and piped input go on.
+	if err := s.runScript(ctx, string(b), args[0], s.bail); err != nil {
 		return errReported
 	}
 	return nil
@@ -281,6 +299,8 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 			i++
 		case strings.HasPrefix(a, "--label="):
 			opts.Label = strings.TrimPrefix(a, "--label=")
+		case strings.HasPrefix(a, "-") && a != "-":
+			return fmt.Errorf(".load: unknown flag %s (usage: .load PATH... [--label L] [--replace]; ./%s names a file of that name)", a, a)
 		default:
 			paths = append(paths, a)
 		}
@@ -385,7 +405,7 @@ func (s *session) dotOutput(ctx context.Context, args []string) error {
 	}
 	s.closeOutput()
 	s.once = false
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "stdout" { // "stdout" as in DuckDB's and sqlite's shells
 		return nil
 	}
 	return s.openOutput(ctx, ".output", args[0])

@@ -78,7 +78,12 @@ func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, ty
 	case "line":
 		n, err = r.line(bw)
 	case "bar":
-		n, err = r.bar(bw)
+		if r.hasBarValues() {
+			n, err = r.bar(bw)
+		} else {
+			// Nothing to draw (.tables, SHOW TABLES, DESCRIBE): shown as a table.
+			n, err = r.table(bw, maxTableRows)
+		}
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -786,8 +791,9 @@ func appendInteger(b []byte, v any) []byte {
 // result is always a valid JSON number; NaN/±Inf use DuckDB's "nan"/"inf"/"-inf".
 //
 // In table mode a fraction longer than 6 digits (0.30000000000000004) is rounded
-// to 6 digits and trailing zeros trimmed ("0.3"). Since plain notation is only
-// used from 1e-6 up, that rounding never turns a non-zero value into "0".
+// to 6 significant digits, at least 6 after the point, and trailing zeros
+// trimmed ("0.3", "0.0000015", 1234.56789 → "1234.56789"): plain notation is only
+// used from 1e-6 up, so no value loses more than its seventh significant digit.
 func appendFloat(b []byte, f float64, bits int, table bool) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -802,8 +808,12 @@ func appendFloat(b []byte, f float64, bits int, table bool) []byte {
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'f', -1, bits)
-	if dot := slices.Index(b[start:], '.'); table && dot >= 0 && len(b)-start-dot-1 > 6 {
-		b = strconv.AppendFloat(b[:start], f, 'f', 6, bits)
+	digits := 6
+	if abs := math.Abs(f); abs != 0 && abs < 0.1 {
+		digits = 5 - int(math.Floor(math.Log10(abs))) // 6 significant digits
+	}
+	if dot := slices.Index(b[start:], '.'); table && dot >= 0 && len(b)-start-dot-1 > digits {
+		b = strconv.AppendFloat(b[:start], f, 'f', digits, bits)
 		for b[len(b)-1] == '0' {
 			b = b[:len(b)-1]
 		}

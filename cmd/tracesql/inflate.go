@@ -20,8 +20,11 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	gz := fs.Bool("gzip", false, "write .json.gz")
 	out := fs.String("o", "", "output directory (required)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: tracesql inflate --ranks N --steps M [--seed S] [--gzip] -o DIR TRACE")
+		fmt.Fprintln(fs.Output(), "usage: tracesql inflate --ranks N --steps M [--seed S] [--gzip] -o DIR TRACE")
 		fs.PrintDefaults()
+	}
+	if askedForHelp(args) {
+		fs.SetOutput(stdout)
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

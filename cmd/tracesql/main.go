@@ -103,7 +103,7 @@ type options struct {
 	replace    bool // --replace: changed files replace their older versions
 }
 
-func parseArgs(args []string, errOut io.Writer) (*options, error) {
+func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	o := &options{label: "trace"}
 	var labels []string // the --label values given so far
 	fs := flag.NewFlagSet("tracesql", flag.ContinueOnError)
@@ -122,8 +122,8 @@ func parseArgs(args []string, errOut io.Writer) (*options, error) {
 	var err error
 	if o.traces, err = parseWithPaths(fs, args, &o.label, &labels); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(errOut, usage)
-			fs.SetOutput(errOut)
+			fmt.Fprint(helpOut, usage)
+			fs.SetOutput(helpOut)
 			fs.PrintDefaults()
 			return nil, err
 		}
@@ -223,9 +223,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cancelStatus(sctx, runParquet(sctx, args[0], args[1:], stdout, stderr)) // parquet.go
 	}
 	if len(args) > 0 && args[0] == "report" {
-		return runReport(ctx, args[1:], stderr)
+		return runReport(ctx, args[1:], stdout, stderr)
 	}
-	o, err := parseArgs(args, stderr)
+	o, err := parseArgs(args, stdout) // (its only output is the help text)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -350,11 +350,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				text = fileScripts[sc.text]
 			}
 		}
-		if err := s.runScript(ctx, text, source, true); err != nil {
+		s.bail = true
+		err := s.runScript(ctx, text, source, true)
+		s.bail = false
+		if err != nil {
 			return 1
 		}
 		if s.quit {
-			return 0
+			return s.quitStatus(0)
 		}
 	}
 	if batch {
@@ -527,4 +530,18 @@ func progressPrinter(w io.Writer) func(engine.Progress) {
 			fmt.Fprint(w, "\r\033[K")
 		}
 	}
+}
+
+// askedForHelp reports a -h or --help among a subcommand's arguments: its usage then goes to stdout, as
+// help text does (tracesql inflate -h | less), and to stderr when it follows a usage error.
+func askedForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help", "--h":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }

@@ -315,7 +315,16 @@ func TestExitCodes(t *testing.T) {
 			code: 2, stderr: `^tracesql: --label a: no trace path follows it \(--label b comes next\) \(tracesql -h lists the flags\)\n$`},
 		{name: "two trailing --labels", args: []string{backwardJSON, "--label", "a", "--label", "b", "-c", "SELECT 1"},
 			code: 2, stderr: `^tracesql: --label a: no trace path follows it \(--label b comes next\) \(tracesql -h lists the flags\)\n$`},
-		{name: "help", args: []string{"-h"}, code: 0, stderr: `(?s)^usage: tracesql .*-rank-from`},
+		{name: "help", args: []string{"-h"}, code: 0, stdout: "*"},
+		{name: ".exit CODE", args: []string{backwardJSON, "-c", ".exit 3", "-c", "SELECT 1"}, code: 3},
+		{name: ".exit CODE, piped, after an error", stdin: "SELECT nope;\n.exit 0\nSELECT 1;\n", args: []string{backwardJSON}, code: 0,
+			stderr: `^tracesql: stdin:1: .*nope.*\n$`},
+		{name: ".exit with a bad CODE", args: []string{backwardJSON, "-c", ".exit x"}, code: 1, stderr: `^tracesql: usage: \.exit \[CODE\] .*\n$`},
+		{name: "piped .read goes on after an error, as piped input does", files: map[string]string{"q.sql": "SELECT 1 AS a; SELECT nope; SELECT 3 AS c;\n"},
+			stdin: ".read $TMP/q.sql\n", args: []string{backwardJSON, "--format", "csv"}, code: 1, stdout: "a\n1\nc\n3\n",
+			stderr: `^tracesql: \S*/q\.sql:1: .*nope.*\n$`},
+		{name: ".load with an unknown flag", stdin: ".load --labl y x.json\n", args: []string{backwardJSON}, code: 1,
+			stderr: `^tracesql: stdin:1: \.load: unknown flag --labl .*\n$`},
 		{name: "missing trace path", args: []string{traceDir + "/no_such_trace.json", "-c", "SELECT 1"}, code: 1,
 			stderr: `^tracesql: load \.\./\.\./testdata/traces/no_such_trace\.json: no such file or directory\n$`},
 		{name: "not JSON", files: map[string]string{"garbage.json": "hello, world\n"},
@@ -387,7 +396,7 @@ func TestExitCodes(t *testing.T) {
 			for i, a := range c.args {
 				args[i] = strings.ReplaceAll(a, "$TMP", tmp)
 			}
-			out, errOut, code := runCLI(t, c.stdin, args...)
+			out, errOut, code := runCLI(t, strings.ReplaceAll(c.stdin, "$TMP", tmp), args...)
 			for _, name := range c.absent {
 				if _, err := os.Stat(filepath.Join(tmp, name)); err == nil {
 					t.Errorf("%s was created", name)
@@ -453,6 +462,19 @@ func TestStatements(t *testing.T) {
 			stdout: "┌─────────┐\n│    a    │\n│ integer │\n├─────────┤\n│       1 │\n└─────────┘\n{\"b\":2}\njsonl\n| c |\n|---:|\n| 3 |\n"},
 		{name: ".timer on prints Run Time", args: []string{backwardJSON, "--format", "csv", "-c", ".timer on\nSELECT 1 AS a;\n.timer off\nSELECT 2 AS b"},
 			stdout: "a\n1\nb\n2\n", stderr: `^Run Time: \d+\.\d{3} s\n$`},
+		{name: "a byte-order mark before a dot command", files: map[string]string{"b.sql": "\ufeff.mode csv\nSELECT 1 AS a;\n"},
+			args: []string{backwardJSON, "-f", "$TMP/b.sql"}, stdout: "a\n1\n"},
+		{name: ".output stdout is standard output", args: []string{backwardJSON, "--format", "csv", "-c", ".output $TMP/o.csv\nSELECT 1 AS a;\n.output stdout\nSELECT 2 AS b"},
+			stdout: "b\n2\n", outs: map[string]string{"o.csv": "a\n1\n"}},
+		{name: "small doubles keep 6 significant digits in a table", args: []string{backwardJSON, "-c",
+			"SELECT 0.0000015::DOUBLE AS a, 0.0123456789::DOUBLE AS b, 1234.567891234::DOUBLE AS c, 5e-7::DOUBLE AS d"},
+			stdout: "┌───────────┬───────────┬─────────────┬────────┐\n│     a     │     b     │      c      │   d    │\n│  double   │  double   │   double    │ double │\n├───────────┼───────────┼─────────────┼────────┤\n│ 0.0000015 │ 0.0123457 │ 1234.567891 │  5e-07 │\n└───────────┴───────────┴─────────────┴────────┘\n"},
+		{name: "bar labels a small value with its digits, and shows a result with nothing to draw as a table", args: []string{backwardJSON, "--format", "bar", "-c",
+			"SELECT 0.004 AS pct; SELECT 'kernels' AS name"},
+			stdout: "pct\n1 │BAR40 0.004\n┌─────────┐\n│  name   │\n│ varchar │\n├─────────┤\n│ kernels │\n└─────────┘\n"},
+		{name: "TIMESTAMPTZ in the session's time zone", args: []string{backwardJSON, "--format", "csv", "-c",
+			"SET TimeZone = 'Asia/Tokyo'; SELECT TIMESTAMPTZ '2024-01-01 12:00:00+02' AS a"},
+			stdout: "a\n2024-01-01 19:00:00+09\n"},
 		{name: ".read FILE", files: map[string]string{"r.sql": ".mode csv\nSELECT 'from file' AS src;\n"},
 			args: []string{backwardJSON, "-c", ".read $TMP/r.sql\nSELECT 2 AS b"}, stdout: "src\nfrom file\nb\n2\n"},
 		{name: ".output FILE and back", args: []string{backwardJSON, "--format", "csv", "-c",
@@ -785,9 +807,13 @@ func TestHelpListsCommands(t *testing.T) {
 		if !strings.Contains(help, "tracesql "+cmd+" ") {
 			t.Errorf("-h does not list %s:\n%s", cmd, help)
 		}
-		if out, errOut, _ := runCLI(t, "", cmd, "-h"); !strings.Contains(out+errOut, "usage: tracesql "+cmd) {
-			t.Errorf("%s -h printed no usage", cmd)
+		// Help is output, for tracesql X -h | less: stdout, exit 0.
+		if out, errOut, code := runCLI(t, "", cmd, "-h"); code != 0 || errOut != "" || !strings.Contains(out, "usage: tracesql "+cmd) {
+			t.Errorf("%s -h: exit %d, stdout %q, stderr %q; want its usage on stdout", cmd, code, out, errOut)
 		}
+	}
+	if !strings.HasPrefix(out, "usage: tracesql ") || !strings.Contains(out, "-rank-from") || errOut != "" || code != 0 {
+		t.Errorf("-h: exit %d, stderr %q; want the usage and flags on stdout", code, errOut)
 	}
 }
 

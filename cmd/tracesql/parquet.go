@@ -25,13 +25,16 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	export := cmd == "export-parquet"
 	fs.Usage = func() {
 		if export {
-			fmt.Fprintln(stderr, "usage: tracesql export-parquet [--db F] -o DIR [TRACE_DIR | TRACE_FILE ...]")
-			fmt.Fprintln(stderr, "writes every trace table of the database (and of the traces named, loaded first) as Parquet, partitioned by rank")
+			fmt.Fprintln(fs.Output(), "usage: tracesql export-parquet [--db F] -o DIR [TRACE_DIR | TRACE_FILE ...]")
+			fmt.Fprintln(fs.Output(), "writes every trace table of the database (and of the traces named, loaded first) as Parquet, partitioned by rank")
 		} else {
-			fmt.Fprintln(stderr, "usage: tracesql import-parquet --db F DIR")
-			fmt.Fprintln(stderr, "loads a directory written by export-parquet into the database F")
+			fmt.Fprintln(fs.Output(), "usage: tracesql import-parquet --db F DIR")
+			fmt.Fprintln(fs.Output(), "loads a directory written by export-parquet into the database F")
 		}
 		fs.PrintDefaults()
+	}
+	if askedForHelp(args) {
+		fs.SetOutput(stdout)
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {

@@ -36,7 +36,11 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 			start = line
 		}
 		s.where = fmt.Sprintf("stdin:%d", start)
-		if err := s.feed(ctx, &buf, sc.Text(), false); err != nil {
+		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff") // as runScript
+		}
+		if err := s.feed(ctx, &buf, text, false); err != nil {
 			return 1
 		}
 		if s.quit {
@@ -53,9 +57,9 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 		}
 	}
 	if s.failed {
-		return 1
+		return s.quitStatus(1)
 	}
-	return 0
+	return s.quitStatus(0)
 }
 
 // repl is the interactive loop: multi-line statements ended by ';', history in
@@ -108,7 +112,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			rl.SetPrompt(contPrompt)
 		}
 	}
-	return 0
+	return s.quitStatus(0)
 }
 
 // historyLine makes one history line of a (multi-line) entry. The history file holds a line per

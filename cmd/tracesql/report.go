@@ -44,7 +44,7 @@ func init() {
 
 // runReport is `tracesql report`: load (or open --db), render, write -o. Exit 0 even when sections
 // failed (each got a warning); 1 when nothing could be written; 2 for bad usage.
-func runReport(ctx context.Context, args []string, stderr io.Writer) int {
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracesql report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // a bad flag is reported in one line below
 	dbPath := fs.String("db", "", "database file to report on (default: load the traces into memory)")
@@ -59,8 +59,8 @@ func runReport(ctx context.Context, args []string, stderr io.Writer) int {
 	traces, err := parseWithPaths(fs, args, &label, &labels)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, reportUsage)
-			fs.SetOutput(stderr)
+			fmt.Fprint(stdout, reportUsage)
+			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return 0
 		}

@@ -35,6 +35,8 @@ type session struct {
 	where     string  // "FILE:LINE" of the statement running from a -f or .read file, for its error
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
+	bail      bool    // -c and -f: stop at the first error (.read inside them too)
+	exitCode  *int    // .exit CODE
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
@@ -206,6 +208,8 @@ func (s *session) runScript(ctx context.Context, text, source string, stopOnErro
 	if source != "" {
 		defer func(outer string) { s.where = outer }(s.where)
 	}
+	// A file saved with a byte-order mark: DuckDB skips one before SQL, but not before a dot command.
+	text = strings.TrimPrefix(text, "\ufeff")
 	start := 1 // line the pending statement starts on
 	for i, line := range strings.Split(text, "\n") {
 		before := strings.TrimSpace(buf.Pending())
@@ -287,4 +291,12 @@ func (s *session) overview(ctx context.Context) error {
 		fmt.Fprintln(s.out)
 	}
 	return nil
+}
+
+// quitStatus is the exit status after .quit or .exit: its CODE, else status.
+func (s *session) quitStatus(status int) int {
+	if s.exitCode != nil {
+		return *s.exitCode
+	}
+	return status
 }
