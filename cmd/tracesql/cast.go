@@ -53,14 +53,8 @@ func unreadable(t *sqlType) bool {
 
 // isSelectLike reports statements that can be a subquery (FROM (stmt)): the ones the cast can wrap.
 func isSelectLike(stmt string) bool {
-	end, _ := leadingComments(stmt)
-	stmt = strings.TrimLeft(stmt[end:], "( \t\r\n")
-	n := 0
-	for n < len(stmt) && isIdentStart(stmt[n]) {
-		n++
-	}
-	switch strings.ToUpper(stmt[:n]) {
-	case "SELECT", "WITH", "FROM", "VALUES", "TABLE":
+	switch statementKeyword(stmt) {
+	case "SELECT", "FROM", "VALUES", "TABLE":
 		return true
 	}
 	return false

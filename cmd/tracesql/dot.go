@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,7 +29,7 @@ func init() {
 	dotCommands = map[string]dotCommand{
 		"help":     {".help", "show this list", (*session).dotHelp},
 		"tables":   {".tables [PATTERN]", "list tables, views and table macros (names LIKE PATTERN)", (*session).dotTables},
-		"schema":   {".schema [NAME]", "show the CREATE statement of NAME (or of every table and view)", (*session).dotSchema},
+		"schema":   {".schema [PATTERN]", "show the CREATE statements of the tables, views and macros named LIKE PATTERN (or of every table and view)", (*session).dotSchema},
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
 		"mode":     {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
@@ -76,7 +77,31 @@ func (s *session) dot(ctx context.Context, line string) error {
 		// .once applies to the next command's output, a dot command's (.schema, .help) included.
 		defer s.afterStatement()
 	}
-	return cmd.run(s, ctx, args)
+	// Dot commands print with fmt, which drops write errors: a full disk must still fail the command.
+	cw := &checkedWriter{w: s.out}
+	s.out = cw
+	err := cmd.run(s, ctx, args)
+	if s.out == cw {
+		s.out = cw.w
+	}
+	if err == nil {
+		err = cw.err
+	}
+	return err
+}
+
+// checkedWriter remembers the first error of the writes through it.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // splitArgs splits a dot-command line on spaces, honouring single and double quotes.
@@ -169,7 +194,7 @@ func (s *session) runAll(ctx context.Context, query string) error {
 
 func (s *session) dotSchema(ctx context.Context, args []string) error {
 	if len(args) > 1 {
-		return fmt.Errorf("usage: .schema [NAME]")
+		return fmt.Errorf("usage: .schema [PATTERN]")
 	}
 	// A named macro too, as .tables lists them. DuckDB keeps a macro's body, normalised, without its
 	// parameters' defaults; those of tracesql's own macros come from their documented signature (when
@@ -182,10 +207,14 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
         UNION ALL SELECT DISTINCT function_name, NULL, array_to_string(parameters, chr(31)), macro_definition, function_type = 'table_macro'
             FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND schema_name = 'main'
             AND macro_definition IS NOT NULL AND ?)`
+	// A pattern is LIKE's, as in DuckDB's shell, and ignores case, as SQL names do; without one the
+	// internal _* relations stay out, as in .tables.
 	qargs := []any{len(args) == 1}
 	if len(args) == 1 {
-		q += " WHERE name = ?"
+		q += " WHERE name ILIKE ? ESCAPE '\\'"
 		qargs = append(qargs, args[0])
+	} else {
+		q += ` WHERE name NOT LIKE '\_%' ESCAPE '\'`
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, q+" ORDER BY name", qargs...)
 	if err != nil {
@@ -214,7 +243,7 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 		return err
 	}
 	if n == 0 && len(args) == 1 {
-		return fmt.Errorf(".schema: no table, view or macro named %q", args[0])
+		return fmt.Errorf(".schema: no table, view or macro named like %q (.tables lists them)", args[0])
 	}
 	return nil
 }

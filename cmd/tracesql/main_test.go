@@ -524,6 +524,9 @@ func TestStatements(t *testing.T) {
 		{name: "query results print whatever their column is called", args: []string{backwardJSON, "--format", "csv", "-c",
 			"/* x */ SELECT true AS Success; SELECT 3 AS Count; -- c\nSELECT 4 AS Count"},
 			stdout: "Success\ntrue\nCount\n3\nCount\n4\n"},
+		{name: "WITH before a command prints nothing, before a query its rows", args: []string{backwardJSON, "--format", "csv", "-c",
+			`CREATE TABLE t(x INT); WITH s AS (SELECT 1 x) INSERT INTO t SELECT * FROM s; WITH "insert" AS (SELECT 2 AS y), b AS MATERIALIZED (SELECT ')' AS z) SELECT * FROM "insert", b; SELECT count(*) AS Count FROM t`},
+			stdout: "y,z\n2,)\nCount\n1\n"},
 		{name: "types the driver cannot read are shown as DuckDB prints them", args: []string{backwardJSON, "--format", "csv", "-c",
 			"SELECT TIME '24:00:00' AS t, '12:34:56.123456789'::TIME_NS AS tn, MAP {[1,2]:'a'} AS m, 1 AS t -- a comment"},
 			stdout: "t,tn,m,t\n24:00:00,12:34:56.123456789,\"{[1, 2]=a}\",1\n"},
@@ -1014,5 +1017,17 @@ func TestReplaceAndUnload(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, ".unload --label trace\n", "--db", db, "--readonly"); code != 1 || !strings.Contains(errOut, "read-only") {
 		t.Errorf(".unload read-only: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestWriteErrorsFail: output that cannot be written (a full disk, a closed pipe) fails the command (exit 1, the error on stderr), for dot
+// commands and EXPLAIN, which print with fmt, as for query results.
+func TestWriteErrorsFail(t *testing.T) {
+	for _, stmt := range []string{".help", ".schema kernels", ".tables", "EXPLAIN SELECT 1", "SELECT 1"} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), []string{backwardJSON, "-c", stmt}, strings.NewReader(""), &failingWriter{}, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), "broken pipe") {
+			t.Errorf("%s into a dead output: exit %d, stderr %q", stmt, code, errOut.String())
+		}
 	}
 }

@@ -133,11 +133,20 @@ func TestSchemaOfMacro(t *testing.T) {
 	if !strings.HasPrefix(out, "CREATE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL) AS TABLE ") {
 		t.Errorf(".schema idle_time_breakdown:\n%.300s", out)
 	}
-	if all := mustRun(t, "", backwardJSON, "-c", ".schema"); strings.Contains(all, "CREATE MACRO") || !strings.Contains(all, "CREATE TABLE traces(") {
-		t.Errorf("bare .schema:\n%.300s", all)
+	if all := mustRun(t, "", backwardJSON, "-c", ".schema"); strings.Contains(all, "CREATE MACRO") || !strings.Contains(all, "CREATE TABLE traces(") ||
+		strings.Contains(all, "CREATE VIEW _") {
+		t.Errorf("bare .schema (tables and views, no internal _ ones):\n%.300s", all)
 	}
-	if _, errOut, code := runCLI(t, "", backwardJSON, "-c", ".schema nope"); code != 1 || errOut != "tracesql: .schema: no table, view or macro named \"nope\"\n" {
+	if _, errOut, code := runCLI(t, "", backwardJSON, "-c", ".schema nope"); code != 1 || errOut != "tracesql: .schema: no table, view or macro named like \"nope\" (.tables lists them)\n" {
 		t.Errorf(".schema nope: %d %q", code, errOut)
+	}
+	// A LIKE pattern, as DuckDB's shell takes, and names in any case, as SQL takes them.
+	if out := mustRun(t, "", backwardJSON, "-c", ".schema KERNELS"); out != "CREATE VIEW kernels AS SELECT * FROM events WHERE (cat_class = 'kernel');\n" {
+		t.Errorf(".schema KERNELS:\n%s", out)
+	}
+	out = mustRun(t, "", backwardJSON, "-c", ".schema kernel_l%")
+	if !strings.HasPrefix(out, "CREATE MACRO kernel_launch_stats(") || !strings.Contains(out, "\nCREATE VIEW kernel_launches AS ") || strings.Count(out, "\nCREATE ") != 1 {
+		t.Errorf(".schema kernel_l%%:\n%.500s", out)
 	}
 }
 

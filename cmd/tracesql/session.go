@@ -148,7 +148,9 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			if err := rows.Scan(&key, &plan); err != nil {
 				return err
 			}
-			fmt.Fprintln(s.out, plan.String)
+			if _, err := fmt.Fprintln(s.out, plan.String); err != nil {
+				return err
+			}
 		}
 	} else if _, err := renderRows(s.out, s.format, rows.Rows, s.maxRows, typeNames); err != nil {
 		return err
@@ -175,13 +177,7 @@ var commandKeywords = map[string]bool{"CREATE": true, "DROP": true, "ALTER": tru
 // It looks at the first keyword after comments, so that `/* x */ SELECT true AS Success` and
 // `SELECT count(*) AS Count` are queries, and their results are printed.
 func isCommand(stmt string) bool {
-	end, _ := leadingComments(stmt)
-	stmt = stmt[end:]
-	n := 0
-	for n < len(stmt) && isIdentStart(stmt[n]) {
-		n++
-	}
-	return commandKeywords[strings.ToUpper(stmt[:n])]
+	return commandKeywords[statementKeyword(stmt)]
 }
 
 func (s *session) afterStatement() {

@@ -232,3 +232,66 @@ func quoteEnd(text string, i int) int {
 	}
 	return -1
 }
+
+// statementKeyword returns the keyword that says what stmt does, upper-cased: its first word after
+// comments and opening parentheses, except that a WITH clause is skipped for the statement it
+// qualifies (WITH … SELECT is a query, WITH … INSERT a command).
+func statementKeyword(stmt string) string {
+	end, _ := leadingComments(stmt)
+	stmt = strings.TrimLeft(stmt[end:], "( \t\r\n")
+	first := leadingWord(stmt)
+	if first != "WITH" {
+		return first
+	}
+	depth := 0
+	for i := len("WITH"); i < len(stmt); i++ {
+		c := stmt[i]
+		switch {
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '\'' || c == '"':
+			if i = quoteEnd(stmt, i); i < 0 {
+				return first
+			}
+		case c == '-' && strings.HasPrefix(stmt[i:], "--"):
+			j := strings.IndexByte(stmt[i:], '\n')
+			if j < 0 {
+				return first
+			}
+			i += j
+		case c == '/' && strings.HasPrefix(stmt[i:], "/*"):
+			if i = blockCommentEnd(stmt, i); i < 0 {
+				return first
+			}
+		case c == '$':
+			if n := dollarDelim(stmt, i); n > 0 {
+				j := strings.Index(stmt[i+n:], stmt[i:i+n])
+				if j < 0 {
+					return first
+				}
+				i += n + j + n - 1
+			}
+		case isIdentStart(c):
+			w := leadingWord(stmt[i:])
+			if depth == 0 {
+				switch w {
+				case "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT":
+					return w
+				}
+			}
+			i += len(w) - 1
+		}
+	}
+	return first
+}
+
+// leadingWord returns the identifier at the start of s, upper-cased.
+func leadingWord(s string) string {
+	n := 0
+	for n < len(s) && (n == 0 && isIdentStart(s[n]) || n > 0 && isIdentCont(s[n])) {
+		n++
+	}
+	return strings.ToUpper(s[:n])
+}
