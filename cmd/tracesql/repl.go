@@ -28,6 +28,8 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var buf stmtBuffer
 	s.failed = false
+	s.piped = true
+	defer func() { s.piped = false }()
 	defer func(outer string) { s.where = outer }(s.where)
 	line, start := 0, 1
 	for sc.Scan() {
@@ -41,6 +43,9 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 			text = strings.TrimPrefix(text, "\ufeff") // as runScript
 		}
 		if err := s.feed(ctx, &buf, text, false); err != nil {
+			if errors.Is(err, errCancelled) {
+				return 130 // stopped by Ctrl-C, as a shell reports SIGINT
+			}
 			return 1
 		}
 		if s.quit {

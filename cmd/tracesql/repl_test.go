@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -381,5 +385,54 @@ SELECT count(*) AS paths FROM critical_path_summary(annotation := '', instance :
 	}
 	if strings.Contains(errOut, "several labels") {
 		t.Errorf("the sample's rank clashed with the loaded trace's:\n%s", errOut)
+	}
+}
+
+// TestCtrlCStopsPipedScript: Ctrl-C (SIGINT) during a statement read from piped input cancels it and stops the
+// script, as DuckDB's shell does (the REPL goes on at its prompt instead: TestTerminalREPL); the exit status is
+// 130, a shell's for SIGINT.
+func TestCtrlCStopsPipedScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, backwardJSON, "--format", "csv")
+	cmd.Env = append(os.Environ(), asCLI+"=1")
+	cmd.Stdin = strings.NewReader("SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 2 AS after;\n")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first result is printed when the long statement starts; give it a moment to be under way.
+	rd := bufio.NewReader(out)
+	var got strings.Builder
+	for !strings.Contains(got.String(), "started\n1\n") {
+		line, err := rd.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			cmd.Process.Kill()
+			t.Fatalf("no first result: %q, %v; stderr %s", got.String(), err, errOut.String())
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(rd)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130", err)
+	}
+	if len(rest) != 0 || !strings.Contains(errOut.String(), "stdin:2: query cancelled (Ctrl-C)") {
+		t.Errorf("after Ctrl-C: stdout %q, stderr %q; want the script stopped at line 2", rest, errOut.String())
 	}
 }

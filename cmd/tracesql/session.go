@@ -36,6 +36,7 @@ type session struct {
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
 	bail      bool    // -c and -f: stop at the first error (.read inside them too)
+	piped     bool    // statements come from a non-terminal stdin (readPiped)
 	exitCode  *int    // .exit CODE
 }
 
@@ -246,7 +247,7 @@ func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOn
 	for _, stmt := range buf.Add(line) {
 		if err := s.run(ctx, stmt); err != nil {
 			s.reportErr(err)
-			if stopOnError {
+			if stopOnError || s.stopsOnCancel(err) {
 				return err
 			}
 		}
@@ -266,11 +267,17 @@ func (s *session) feedDot(ctx context.Context, line string, stopOnError bool) er
 			return nil
 		}
 		s.reportErr(err)
-		if stopOnError {
+		if stopOnError || s.stopsOnCancel(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// stopsOnCancel reports whether a statement cancelled by Ctrl-C stops the script it is part of, as in
+// DuckDB's shell: piped input and a .read file stop; the REPL's own prompt only loses that statement.
+func (s *session) stopsOnCancel(err error) bool {
+	return errors.Is(err, errCancelled) && (s.piped || s.readDepth > 0)
 }
 
 // overview prints the sections of the overview report.
