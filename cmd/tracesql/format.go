@@ -53,6 +53,13 @@ func RenderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int) (i
 // has a non-empty entry: the query behind rows cast the columns the driver cannot read to
 // VARCHAR (see castForDisplay), and the header shows the type the user's query has.
 func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, typeNames []string) (int64, error) {
+	return renderRowsWidth(w, format, rows, maxTableRows, 0, typeNames)
+}
+
+// renderRowsWidth is renderRows whose table fits in screenWidth terminal cells (0 = any width): as DuckDB's
+// duckbox does, wide columns are narrowed and, if that is not enough, middle columns are left out, a "…"
+// column in their place.
+func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string) (int64, error) {
 	if !ValidFormat(format) {
 		return 0, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}
@@ -60,6 +67,7 @@ func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, ty
 	if err != nil {
 		return 0, err
 	}
+	r.screenWidth = screenWidth
 	bw := bufio.NewWriter(w)
 	var n int64
 	switch format {
@@ -102,6 +110,8 @@ type result struct {
 	vals    []any
 	ptrs    []any
 	buf     []byte // scratch for one cell or one output line
+	// screenWidth, if > 0, is the terminal's width, which the table format fits.
+	screenWidth int
 }
 
 func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
@@ -209,6 +219,48 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 		for _, cells := range rows {
 			for i, c := range cells {
 				widths[i] = max(widths[i], displayWidth(c))
+			}
+		}
+	}
+	shown := fitColumns(widths, r.screenWidth)
+	if len(shown) < len(widths) {
+		// Middle columns left out: a "…" column stands for them.
+		pick := func(cells []string, fill string) []string {
+			out := make([]string, 0, len(shown))
+			for _, i := range shown {
+				if i < 0 {
+					out = append(out, fill)
+				} else {
+					out = append(out, cells[i])
+				}
+			}
+			return out
+		}
+		numeric := r.numeric
+		r.numeric = make([]bool, 0, len(shown))
+		newWidths := make([]int, 0, len(shown))
+		for _, i := range shown {
+			if i < 0 {
+				r.numeric, newWidths = append(r.numeric, false), append(newWidths, 1)
+			} else {
+				r.numeric, newWidths = append(r.numeric, numeric[i]), append(newWidths, widths[i])
+			}
+		}
+		defer func() { r.numeric = numeric }()
+		names, types, widths = pick(names, "…"), pick(types, ""), newWidths
+		for k := range head {
+			head[k] = pick(head[k], "…")
+		}
+		for k := range tail {
+			tail[k] = pick(tail[k], "…")
+		}
+		defer fmt.Fprintf(w, "%d columns (%d shown)\n", len(r.names), len(shown)-1)
+	}
+	for i, wd := range widths {
+		names[i], types[i] = truncateWidth(names[i], wd), truncateWidth(types[i], wd)
+		for _, rows := range [][][]string{head, tail} {
+			for _, cells := range rows {
+				cells[i] = truncateWidth(cells[i], wd)
 			}
 		}
 	}

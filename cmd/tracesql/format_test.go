@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -552,4 +553,57 @@ func TestRenderNullVersusEmpty(t *testing.T) {
 	const q = `SELECT NULL::VARCHAR AS n, '' AS e, ''::BLOB AS b, 'x' AS x, ' s' AS s, '\N' AS bs, 'a"b,c' AS q`
 	check(t, "csv", render(t, db, q, "csv", 0, 1), "n,e,b,x,s,bs,q\n,\"\",\"\",x,\" s\",\\N,\"a\"\"b,c\"\n")
 	check(t, "tsv", render(t, db, q, "tsv", 0, 1), "n\te\tb\tx\ts\tbs\tq\n\\N\t\t\tx\t s\t\\\\N\ta\"b,c\n")
+}
+
+// TestTableFitsScreen: on a terminal the table format fits the screen as DuckDB's duckbox does: wide
+// columns are narrowed (down to minFitWidth, cut with "…"), then middle columns are left out with a "…"
+// column in their place and a line that says how many are shown. Without a width nothing changes.
+func TestTableFitsScreen(t *testing.T) {
+	db := openTestDB(t)
+	const q = `SELECT 1 AS a, 'a rather long text value here' AS b, 3 AS c, 4 AS d, 5 AS e, 6 AS f, 7 AS g, 8 AS h, 9 AS i`
+	show := func(width int) string {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b bytes.Buffer
+		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	full := show(0)
+	if w := displayWidth(strings.SplitN(full, "\n", 2)[0]); w != 113 {
+		t.Fatalf("unfitted table is %d cells wide, want 113:\n%s", w, full)
+	}
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{113, full},
+		{110, "" +
+			"┌─────────┬────────────────────────────┬─────────┬─────────┬─────────┬─────────┬─────────┬─────────┬─────────┐\n" +
+			"│    a    │             b              │    c    │    d    │    e    │    f    │    g    │    h    │    i    │\n" +
+			"│ integer │          varchar           │ integer │ integer │ integer │ integer │ integer │ integer │ integer │\n" +
+			"├─────────┼────────────────────────────┼─────────┼─────────┼─────────┼─────────┼─────────┼─────────┼─────────┤\n" +
+			"│       1 │ a rather long text value … │       3 │       4 │       5 │       6 │       7 │       8 │       9 │\n" +
+			"└─────────┴────────────────────────────┴─────────┴─────────┴─────────┴─────────┴─────────┴─────────┴─────────┘\n"},
+		{60, "" +
+			"┌─────────┬──────────────┬─────────┬───┬─────────┬─────────┐\n" +
+			"│    a    │      b       │    c    │ … │    h    │    i    │\n" +
+			"│ integer │   varchar    │ integer │   │ integer │ integer │\n" +
+			"├─────────┼──────────────┼─────────┼───┼─────────┼─────────┤\n" +
+			"│       1 │ a rather lo… │       3 │ … │       8 │       9 │\n" +
+			"└─────────┴──────────────┴─────────┴───┴─────────┴─────────┘\n" +
+			"9 columns (5 shown)\n"},
+	} {
+		got := show(c.width)
+		check(t, "width "+strconv.Itoa(c.width), got, c.want)
+		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+			if w := displayWidth(line); w > c.width {
+				t.Errorf("width %d: a line of %d cells: %s", c.width, w, line)
+			}
+		}
+	}
 }

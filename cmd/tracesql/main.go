@@ -256,6 +256,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer db.Close()
 	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows}
+	if isTerminal(stdout) {
+		s.screen = readline.GetScreenWidth
+	}
 	defer s.closeOutput()
 	rf, _ := engine.ParseRankFrom(o.rankFrom)
 	// .load without --label takes the last --label of the command line, else "trace".

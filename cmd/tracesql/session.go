@@ -38,6 +38,16 @@ type session struct {
 	bail      bool    // -c and -f: stop at the first error (.read inside them too)
 	piped     bool    // statements come from a non-terminal stdin (readPiped)
 	exitCode  *int    // .exit CODE
+	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
+	screen func() int
+}
+
+// screenWidth is the width a table shown now must fit: the terminal's for output to it, else 0 (any).
+func (s *session) screenWidth() int {
+	if s.screen == nil || s.out != s.stdout {
+		return 0
+	}
+	return s.screen()
 }
 
 // errQuit ends the session (.quit); errReported marks an error already printed (by a nested .read).
@@ -153,7 +163,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 				return err
 			}
 		}
-	} else if _, err := renderRows(s.out, s.format, rows.Rows, s.maxRows, typeNames); err != nil {
+	} else if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames); err != nil {
 		return err
 	}
 	if err := rows.Err(); err != nil {

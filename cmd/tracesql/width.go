@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"sort"
 	"unicode"
 	"unicode/utf8"
@@ -86,4 +87,70 @@ func truncateWidth(s string, width int) string {
 		n += w
 	}
 	return s
+}
+
+// minFitWidth is the narrowest fitColumns makes a column that is wider: enough for a number or the start
+// of a name.
+const minFitWidth = 12
+
+// fitColumns fits a table whose columns need widths (terminal cells, without borders) into screen cells
+// (0 = any width). It narrows widths in place, the widest first, down to minFitWidth, and returns the
+// indexes of the columns to show, in order; when narrowing is not enough, middle columns are left out and
+// -1 marks the place of the "…" column that stands for them.
+func fitColumns(widths []int, screen int) []int {
+	all := make([]int, len(widths))
+	for i := range all {
+		all[i] = i
+	}
+	total := func(ws []int) int {
+		t := 1
+		for _, w := range ws {
+			t += w + 3
+		}
+		return t
+	}
+	if screen <= 0 || total(widths) <= screen {
+		return all
+	}
+	// Narrow: lower a common cap until the table fits or every wide column is at minFitWidth.
+	need := func(limit int) int {
+		t := 1
+		for _, w := range widths {
+			t += min(w, max(limit, minFitWidth)) + 3
+		}
+		return t
+	}
+	widest := slices.Max(widths)
+	limit := widest
+	for limit > minFitWidth && need(limit) > screen {
+		limit--
+	}
+	for i, w := range widths {
+		widths[i] = min(w, max(limit, minFitWidth))
+	}
+	if total(widths) <= screen {
+		return all
+	}
+	// Leave out middle columns: take columns from both ends, the left first, while they and the "…" column
+	// fit (at least one column from each end, as DuckDB shows).
+	used := 1 + 4 // the outer border and the "…" column
+	left, right := []int{}, []int{}
+	l, r := 0, len(widths)-1
+	for l <= r {
+		if w := widths[l] + 3; len(left) <= len(right) && (used+w <= screen || len(left) == 0) {
+			left, used, l = append(left, l), used+w, l+1
+		} else if w := widths[r] + 3; used+w <= screen || len(right) == 0 {
+			right, used, r = append(right, r), used+w, r-1
+		} else {
+			break
+		}
+	}
+	if l > r {
+		return all // two columns that do not fit even alone: shown whole, wider than the screen
+	}
+	out := append(left, -1)
+	for k := len(right) - 1; k >= 0; k-- {
+		out = append(out, right[k])
+	}
+	return out
 }
