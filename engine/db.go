@@ -33,6 +33,9 @@ type DB struct {
 	ReadOnly bool
 
 	loadMu *sync.Mutex // serialises trace_id allocation and the insert transaction (shared by the opens of a file)
+	// catalog is DuckDB's name of this database ("memory", or the file's), which ATTACH or USE by a
+	// user does not change: catalog queries keep to it.
+	catalog string
 
 	shared *sharedFile // the file's entry in openFiles; nil for an in-memory database
 	closed bool        // this handle was closed (under openFiles' lock)
@@ -140,6 +143,10 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
 	if err := db.install(ctx); err != nil {
+		db.SQL.Close()
+		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
+	}
+	if err := db.SQL.QueryRowContext(ctx, `SELECT current_database()`).Scan(&db.catalog); err != nil {
 		db.SQL.Close()
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}

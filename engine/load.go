@@ -42,6 +42,9 @@ type LoadOptions struct {
 	Replace bool
 
 	ahead *lookahead // set by Load: parses the next file while the current one is inserted
+	// replacing (with Replace) holds the trace ids of the older versions that this Load's changed files
+	// replace: a new version may take the rank of another file's older version, which then goes with it.
+	replacing map[int]bool
 }
 
 // Progress reports the state of the file being loaded.
@@ -96,6 +99,9 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	}
 	var results []LoadResult
 	results = append(results, repeated...)
+	if opts.Replace {
+		opts.replacing = db.replacedVersions(ctx, files, opts)
+	}
 	if len(files) > 1 {
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
 		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {
@@ -489,6 +495,13 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if err != nil {
 		return res, err
 	}
+	if replaces >= 0 && rankFromOrder(opts.RankFrom, info, path) {
+		// Its place in this load's file order says nothing (named alone, it is first): the replacement
+		// keeps the rank its older version was given.
+		if err := db.SQL.QueryRowContext(ctx, `SELECT rank FROM traces WHERE trace_id = ?`, replaces).Scan(&rank); err != nil {
+			return res, err
+		}
+	}
 	res.Rank, res.Events, res.JSONBytes = rank, pf.events, pf.jsonBytes
 
 	// The derived columns (step, parent_idx, depth) are computed in Go while DuckDB inserts the
@@ -523,10 +536,17 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	db.loadMu.Lock()
 	defer db.loadMu.Unlock()
 	var other string
-	err = db.SQL.QueryRowContext(ctx, `SELECT path FROM traces WHERE label = ? AND rank = ? AND trace_id <> ? LIMIT 1`, opts.Label, rank, replaces).Scan(&other)
-	if err == nil {
+	var otherID int
+	err = db.SQL.QueryRowContext(ctx, `SELECT path, trace_id FROM traces WHERE label = ? AND rank = ? AND trace_id <> ? LIMIT 1`, opts.Label, rank, replaces).Scan(&other, &otherID)
+	obsolete := []int64{int64(replaces)}
+	switch {
+	case err == nil && opts.replacing[otherID]:
+		// The older version of another changed file of this load (ranks swapped or shifted): it goes now;
+		// that file loads afresh in its turn.
+		obsolete = append(obsolete, int64(otherID))
+	case err == nil:
 		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (%s)", rank, other, opts.Label, rankClashHint(opts))
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	case !errors.Is(err, sql.ErrNoRows):
 		return res, err
 	}
 	var traceID int
@@ -535,7 +555,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	res.TraceID = traceID
 	var replaceTables []string
-	if replaces >= 0 {
+	if replaces >= 0 || len(obsolete) > 1 {
 		if replaceTables, err = db.perFileTables(ctx); err != nil {
 			return res, err
 		}
@@ -561,7 +581,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			return err
 		}
 		err := func() error {
-			if err := deleteTraceRows(ctx, ex, replaceTables, int64(replaces)); err != nil {
+			if err := deleteTraceRows(ctx, ex, replaceTables, obsolete...); err != nil {
 				return err
 			}
 			metaJSON := string(validJSONText([]byte(metadataJSON(pf.meta, pf.metaKeys))))
@@ -710,11 +730,28 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		return err
 	})
 	res.Elapsed = time.Since(start)
-	if err == nil && replaces >= 0 {
-		res.Replaced = true
+	if err == nil && (replaces >= 0 || len(obsolete) > 1) {
+		res.Replaced = replaces >= 0
 		sqlfuncs.ResetCriticalPathCache()
 	}
 	return res, err
+}
+
+// replacedVersions returns the trace ids of the older versions of files that changed since they were
+// loaded (LoadOptions.Replace).
+func (db *DB) replacedVersions(ctx context.Context, files []string, opts LoadOptions) map[int]bool {
+	ids := map[int]bool{}
+	for _, path := range files {
+		if IsNCCLProfile(path) {
+			continue
+		}
+		if st, err := os.Stat(path); err == nil {
+			if _, old, err := db.loadedBefore(ctx, "traces", path, st, opts); err == nil && old >= 0 {
+				ids[old] = true
+			}
+		}
+	}
+	return ids
 }
 
 // pathText is a file path as the traces tables store it: valid UTF-8 (a byte that is not becomes U+FFFD;

@@ -113,6 +113,20 @@ func firstByte(v json.RawMessage) byte {
 	return v[0]
 }
 
+// rankFromOrder reports whether pickRank takes the file's rank from its place in the load's file order:
+// neither its metadata nor its name gives one.
+func rankFromOrder(from RankFrom, info traceInfo, path string) bool {
+	if from == RankAuto && (info.rankErr != nil || info.rank != nil) {
+		return false
+	}
+	if from != RankIndex {
+		if _, ok := rankDigitsInName(path); ok || from == RankFile {
+			return false
+		}
+	}
+	return true
+}
+
 func pickRank(from RankFrom, info traceInfo, path string, index int) (int, error) {
 	if from == RankAuto {
 		if info.rankErr != nil {

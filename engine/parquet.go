@@ -101,9 +101,9 @@ var rankJoined = map[string]bool{"metadata_events": true, "flows": true, "counte
 func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, error) {
 	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, bool_or(c.column_name = 'rank')
 		FROM duckdb_columns() c JOIN duckdb_tables() t ON t.table_oid = c.table_oid
-		WHERE NOT c.internal AND c.schema_name = 'main' AND NOT t.temporary AND NOT starts_with(c.table_name, '_')
+		WHERE NOT c.internal AND c.database_name = ? AND c.schema_name = 'main' AND NOT t.temporary AND NOT starts_with(c.table_name, '_')
 		GROUP BY c.table_name HAVING bool_or(c.column_name = 'trace_id')
-		ORDER BY c.table_name <> 'traces', c.table_name`)
+		ORDER BY c.table_name <> 'traces', c.table_name`, db.catalog)
 	if err != nil {
 		return nil, nil, err
 	}

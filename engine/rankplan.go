@@ -108,16 +108,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 	}
 	// With opts.Replace, the older versions of the set's changed files are not in the way: they go
 	// when their files load.
-	replaced := map[int]bool{}
-	if opts.Replace {
-		for _, path := range files {
-			if st, err := os.Stat(path); err == nil && !IsNCCLProfile(path) {
-				if _, old, err := db.loadedBefore(ctx, "traces", path, st, opts); err == nil && old >= 0 {
-					replaced[old] = true
-				}
-			}
-		}
-	}
+	replaced := opts.replacing
 	loaded := map[int]string{}
 	rows, err := db.SQL.QueryContext(ctx, `SELECT rank, path, trace_id FROM traces WHERE label = ? ORDER BY trace_id`, opts.Label)
 	if err != nil {

@@ -143,3 +143,108 @@ func TestReplaceChangedFile(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceMovedRanks: with Replace, changed files whose ranks swapped or shifted onto another changed file's
+// older rank all load (the older version in the way goes with the file that takes its rank), whatever the
+// file order; the database then holds what a fresh load gives. A file whose rank comes from its place in the
+// file order keeps its older version's rank when named alone. A database the user ATTACHed, with a table of
+// the same name as one of tracesql's, is left alone.
+func TestReplaceMovedRanks(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join("..", "testdata", "traces", "dlrm_8ranks")
+	rankFile := func(r int) string {
+		m, err := filepath.Glob(filepath.Join(src, fmt.Sprintf("worker%d_*.json.gz", r)))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("worker%d: %v %v", r, m, err)
+		}
+		return m[0]
+	}
+	for _, c := range []struct {
+		name      string
+		before    []int // rank of the file in names[i]
+		after     []int
+		names     []string
+		attachFoo bool
+	}{
+		{"swap", []int{0, 1}, []int{1, 0}, []string{"a.json.gz", "b.json.gz"}, false},
+		{"shift up", []int{1, 2}, []int{2, 3}, []string{"x.json.gz", "y.json.gz"}, false},
+		{"shift down", []int{1, 2}, []int{0, 1}, []string{"x.json.gz", "y.json.gz"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			set := filepath.Join(dir, "set")
+			if err := os.Mkdir(set, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i, n := range c.names {
+				copyTestFile(t, rankFile(c.before[i]), filepath.Join(set, n))
+			}
+			db, err := Open(ctx, filepath.Join(dir, "t.duckdb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			mustLoad(t, db, set)
+			if c.attachFoo {
+				other := filepath.Join(dir, "other.duckdb")
+				if _, err := db.SQL.Exec(fmt.Sprintf(`ATTACH '%s' AS o; CREATE TABLE o.foo(trace_id INT); INSERT INTO o.foo VALUES (0), (1)`, other)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			later := time.Now().Add(time.Hour)
+			for i, n := range c.names {
+				p := filepath.Join(set, n)
+				copyTestFile(t, rankFile(c.after[i]), p)
+				if err := os.Chtimes(p, later, later); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := db.Load(ctx, []string{set}, LoadOptions{Replace: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != len(c.names) {
+				t.Errorf("results %+v", res)
+			}
+			fresh, err := Open(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fresh.Close()
+			mustLoad(t, fresh, set)
+			if got, want := perFileDigest(t, db), perFileDigest(t, fresh); got != want {
+				t.Errorf("after the replacement:\n%s\na fresh load:\n%s", got, want)
+			}
+			if c.attachFoo {
+				if n := queryInt(t, db, `SELECT count(*) FROM o.foo`); n != 2 {
+					t.Errorf("the attached database's table foo has %d rows, want its 2", n)
+				}
+			}
+		})
+	}
+
+	t.Run("rank from file order, named alone", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, n := range []string{"after_fix_trace.json", "before_fix_trace.json"} {
+			copyTestFile(t, filepath.Join("..", "testdata", "traces", "out_of_order", n), filepath.Join(dir, n))
+		}
+		db, err := Open(ctx, filepath.Join(dir, "t.duckdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		mustLoad(t, db, dir)
+		p := filepath.Join(dir, "before_fix_trace.json")
+		was := queryInt(t, db, `SELECT rank FROM traces WHERE path = ?`, p)
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(p, later, later); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Load(ctx, []string{p}, LoadOptions{Replace: true}); err != nil {
+			t.Fatalf("replace %s alone: %v", p, err)
+		}
+		if now := queryInt(t, db, `SELECT rank FROM traces WHERE path = ?`, p); now != was || queryInt(t, db, `SELECT count(*) FROM traces`) != 2 {
+			t.Errorf("rank %d → %d, %d traces", was, now, queryInt(t, db, `SELECT count(*) FROM traces`))
+		}
+	})
+}

@@ -49,10 +49,11 @@ func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 // perFileTables lists every table of the database that holds rows per file (those with a trace_id column),
 // traces last, so that deleting in this order never leaves rows whose traces row is gone.
 func (db *DB) perFileTables(ctx context.Context) ([]string, error) {
+	// (this database's only: a database the user ATTACHed may have tables of the same names)
 	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT c.table_name FROM duckdb_columns() c
-		JOIN duckdb_tables() t ON t.schema_name = c.schema_name AND t.table_name = c.table_name
-		WHERE c.schema_name = 'main' AND c.column_name = 'trace_id' AND NOT t.temporary
-		ORDER BY c.table_name = 'traces', c.table_name`)
+		JOIN duckdb_tables() t ON t.table_oid = c.table_oid
+		WHERE c.database_name = ? AND c.schema_name = 'main' AND c.column_name = 'trace_id' AND NOT t.temporary
+		ORDER BY c.table_name = 'traces', c.table_name`, db.catalog)
 	if err != nil {
 		return nil, err
 	}

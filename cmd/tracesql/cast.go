@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -65,8 +66,9 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// preparedName is the name under which queryForDisplay prepares a statement to learn its result types.
-const preparedName = "_tracesql_display"
+// preparedName is the name under which queryForDisplay prepares a statement to learn its result types
+// (with the process id: a user's own prepared statement cannot be named so by chance).
+var preparedName = fmt.Sprintf("_tracesql_display_%d", os.Getpid())
 
 // displayRows is a statement's result to show: rows, the type names the headers show where a column was
 // cast (see castForDisplay), and what to release after rows.
@@ -125,10 +127,23 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		conn.ExecContext(context.WithoutCancel(ctx), "DEALLOCATE "+preparedName)
 		conn.Close()
 	}
-	var types []any
-	if err := conn.QueryRowContext(ctx, `SELECT result_types FROM duckdb_prepared_statements() WHERE name = ?`, preparedName).Scan(&types); err != nil {
+	var listed any // a list, or NULL
+	if err := conn.QueryRowContext(ctx, `SELECT result_types FROM duckdb_prepared_statements() WHERE name = ?`, preparedName).Scan(&listed); err != nil {
 		deallocate()
 		return direct(db, func() {})
+	}
+	types, _ := listed.([]any)
+	if listed == nil {
+		// A statement DuckDB binds again at each execution (now(), current_date) lists no result types:
+		// DESCRIBE gives them.
+		_, names, err := describe(ctx, conn, body)
+		if err != nil {
+			deallocate()
+			return direct(db, func() {})
+		}
+		for _, n := range names {
+			types = append(types, n)
+		}
 	}
 	cast := make([]bool, len(types))
 	need := false

@@ -393,15 +393,30 @@ func (s *session) dotUnload(ctx context.Context, args []string) error {
 			ids = append(ids, f.TraceID)
 		}
 	}
+	// A path names the files loaded through it or through any other name of the same file or directory
+	// (a symbolic link and its target, as loading treats them).
+	resolved := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return fmt.Errorf(".unload %s: %w", p, err)
 		}
+		real := resolved(abs)
 		n := 0
 		for _, f := range files {
-			if (hasLabel && f.Label != label) || (f.Path != abs && filepath.Dir(f.Path) != abs) {
+			if hasLabel && f.Label != label {
 				continue
+			}
+			if f.Path != abs && filepath.Dir(f.Path) != abs {
+				fr := resolved(f.Path)
+				if fr != real && filepath.Dir(fr) != real {
+					continue
+				}
 			}
 			pick(f)
 			n++
@@ -424,6 +439,15 @@ func (s *session) dotUnload(ctx context.Context, args []string) error {
 	if err := s.db.Unload(ctx, ids); err != nil {
 		return err
 	}
+	// The bundled sample unloaded by hand is no longer there for the next load to replace: its trace
+	// ids may be the next files' (the next load takes the largest id + 1).
+	kept := s.sampleIDs[:0]
+	for _, id := range s.sampleIDs {
+		if !picked[id] {
+			kept = append(kept, id)
+		}
+	}
+	s.sampleIDs = kept
 	fmt.Fprintf(s.errOut, "unloaded %d file(s)\n", len(ids))
 	return nil
 }

@@ -455,6 +455,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		}
 	}
 	if loaded > 0 && len(s.sampleIDs) > 0 {
+		// (.unload keeps sampleIDs to the sample's files still loaded: an id it gave up may be a new file's)
 		// The bundled sample is there to show something until the user's own traces are in; kept
 		// beside them, it would be counted in every query over all traces.
 		if err := s.db.Unload(ctx, s.sampleIDs); err != nil {

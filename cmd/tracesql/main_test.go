@@ -536,8 +536,13 @@ func TestStatements(t *testing.T) {
 			`CREATE SEQUENCE s; SELECT nextval('s') AS n, '{"b":1,"a":12345678901234567890}'::JSON AS j; SELECT nextval('s') AS n, TIME '24:00:00' AS t; SELECT nextval('s') AS n`},
 			stdout: "n,j\n1,\"{\"\"b\"\":1,\"\"a\"\":12345678901234567890}\"\nn,t\n2,24:00:00\nn\n3\n"},
 		{name: "a prepared statement of the user's own survives", args: []string{backwardJSON, "--format", "csv", "-c",
-			`PREPARE mine AS SELECT 7 AS x, '[1]'::JSON AS j; SELECT 1 AS a; EXECUTE mine`},
-			stdout: "a\n1\nx,j\n7,[1]\n"},
+			`PREPARE mine AS SELECT 7 AS x, '[1]'::JSON AS j; SELECT 1 AS a; EXECUTE mine; PREPARE _tracesql_display AS SELECT 42 AS y; SELECT 2 AS b; EXECUTE _tracesql_display`},
+			stdout: "a\n1\nx,j\n7,[1]\nb\n2\ny\n42\n"},
+		{name: "a statement with now() runs once too", args: []string{backwardJSON, "--format", "csv", "-c",
+			`CREATE SEQUENCE s; SELECT nextval('s') AS n, now() IS NOT NULL AS t, now() > TIMESTAMPTZ '2000-01-01' AS u, '{}'::JSON AS j; SELECT currval('s') AS c`},
+			stdout: "n,t,u,j\n1,true,true,{}\nc\n1\n"},
+		{name: ".unload of the bundled sample, then .load: the loaded file stays", stdin: ".unload --label sample\n.load " + backwardJSON + "\nSELECT count(*) AS n FROM traces;\nSELECT count(*) > 0 AS e FROM events;\n",
+			args: []string{"--format", "csv"}, stdout: "n\n1\ne\ntrue\n", stderr: "^unloaded 1 file\\(s\\)\n$"},
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
 			"SELECT min(rank) AS lo, max(rank) AS hi, count(DISTINCT rank) AS n FROM traces"}, stdout: "lo,hi,n\n0,7,8\n"},
 		{name: "--maxrows", args: []string{backwardJSON, "--maxrows", "2", "-c", "SELECT * FROM range(5) t(i)"},
@@ -997,17 +1002,22 @@ func TestReplaceAndUnload(t *testing.T) {
 		t.Errorf("--replace without paths: exit %d, stderr %q", code, errOut)
 	}
 
+	link := filepath.Join(dir, "link") // another name of the directory: .unload takes it as loading does
+	if err := os.Symlink(traces, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		script, wantOut, wantErr string
 		code                     int
 	}{
 		{".unload " + files[1] + "\n" + ranks + ";\n", "r\n0 2 3\n", "unloaded 1 file(s)\n", 0},
+		{".unload " + filepath.Join(link, filepath.Base(files[3])) + "\n" + ranks + ";\n", "r\n0 2\n", "unloaded 1 file(s)\n", 0},
 		{".unload " + filepath.Join(dir, "nothere.json") + "\n", "", "no file loaded from it", 1},
 		{".unload --label other\n", "", `no trace set "other" is loaded`, 1},
 		{".unload " + dir + " --label trace\n", "", `no file loaded from it in trace set "trace"`, 1},
 		{".unload --bogus\n", "", "unknown flag --bogus", 1},
 		{".unload\n", "", "usage: .unload", 1},
-		{".unload " + traces + "\n" + "SELECT count(*) AS n FROM events;\n", "n\n0\n", "unloaded 3 file(s)\n", 0},
+		{".unload " + traces + "\n" + "SELECT count(*) AS n FROM events;\n", "n\n0\n", "unloaded 2 file(s)\n", 0},
 		{".load " + traces + "\n.unload --label trace\nSELECT count(*) AS n FROM traces;\n", "n\n0\n", "unloaded 4 file(s)\n", 0},
 	} {
 		out, errOut, code := runCLI(t, c.script, "--db", db, "--format", "csv")
