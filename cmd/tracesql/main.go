@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -249,12 +250,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if o.readOnly {
 		open = engine.OpenReadOnly
 	}
+	_, statErr := os.Stat(o.dbPath)
+	createdDB := o.dbPath != "" && errors.Is(statErr, fs.ErrNotExist)
 	db, err := open(ctx, o.dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1
 	}
 	defer db.Close()
+	// discardNewDB removes the --db file this run created when nothing could be loaded into it: a failed
+	// batch run leaves no empty database behind (nor half a job: a failed file leaves nothing).
+	discardNewDB := func() {
+		var n int
+		if !createdDB || db.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM nccl_traces)`).Scan(&n) != nil || n > 0 {
+			return
+		}
+		db.Close()
+		os.Remove(o.dbPath)
+		os.Remove(o.dbPath + ".wal")
+	}
 	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows}
 	if isTerminal(stdout) {
 		s.screen = readline.GetScreenWidth
@@ -285,6 +299,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
 			if len(o.scripts) > 0 {
+				discardNewDB()
 				return 1 // -c and -f stop at the first failure
 			}
 			// The REPL and piped statements go on with what did load (a failed file leaves nothing
