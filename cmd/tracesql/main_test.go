@@ -1045,3 +1045,18 @@ func TestWriteErrorsFail(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewPerTraceSet: the overview counts each trace set on its own (control and test are two jobs):
+// events by class and the top kernels carry the label, and each set's kernel shares add up to 100 %.
+func TestOverviewPerTraceSet(t *testing.T) {
+	out := mustRun(t, "", "--label", "a", alexnetDir, "--label", "b", outOfOrder+"/after_fix_trace.json", "--format", "csv",
+		"-f", "../../queries/reports/overview.sql")
+	for _, want := range []string{"\na,kernel,79,", "\nb,kernel,1,", "\nb,Kernel,1,0,100\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("overview lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\nkernel,80,") {
+		t.Errorf("overview adds the two sets' kernels together:\n%s", out)
+	}
+}

@@ -7,11 +7,15 @@ SELECT label, rank, regexp_extract(path, '[^/]+$') AS file, events,
 FROM traces ORDER BY label, rank;
 
 -- @title Events by class
-SELECT cat_class, count(*) AS events, round(sum(dur) / 1e3, 1) AS total_us
-FROM events GROUP BY cat_class ORDER BY events DESC;
+-- (per trace set: two sets, control and test, are two jobs, not one)
+SELECT t.label, e.cat_class, count(*) AS events, round(sum(e.dur) / 1e3, 1) AS total_us
+FROM events e JOIN traces t USING (trace_id)
+GROUP BY t.label, e.cat_class ORDER BY t.label, events DESC, e.cat_class;
 
 -- @title Top kernels by GPU time
-SELECT CASE WHEN length(name) > 60 THEN name[:59] || '…' ELSE name END AS kernel,
-       count(*) AS count, round(sum(dur) / 1e3, 1) AS total_us,
-       round(100 * sum(dur) / sum(sum(dur)) OVER (), 1) AS pct
-FROM kernels GROUP BY name ORDER BY sum(dur) DESC LIMIT 10;
+SELECT t.label, CASE WHEN length(k.name) > 60 THEN k.name[:59] || '…' ELSE k.name END AS kernel,
+       count(*) AS count, round(sum(k.dur) / 1e3, 1) AS total_us,
+       round(100 * sum(k.dur) / sum(sum(k.dur)) OVER (PARTITION BY t.label), 1) AS pct
+FROM kernels k JOIN traces t USING (trace_id) GROUP BY t.label, k.name
+QUALIFY row_number() OVER (PARTITION BY t.label ORDER BY sum(k.dur) DESC, k.name) <= 10
+ORDER BY t.label, sum(k.dur) DESC, k.name;
