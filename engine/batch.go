@@ -351,7 +351,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 					f.link = linkGPU
 				}
 			}
-			if cls == classUserAnnotation {
+			if cls == classUserAnnotation || cls == classCPUOp {
+				// (a cpu_op in 2021 traces, whose ProfilerStep#N has category Operator; HTA goes by the
+				// name alone)
 				f.stepNum = profilerStep(ev.name)
 			}
 			if cls == classRuntime || cls == classDriver {

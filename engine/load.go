@@ -105,6 +105,11 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if len(files) > 1 {
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
 		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {
+			var le *LoadError
+			if errors.As(err, &le) {
+				// Said, since every other bad file is reported beside the ones that did load.
+				le.Err = fmt.Errorf("%w; no file of the %d was loaded", le.Err, len(files))
+			}
 			return nil, err
 		}
 	}

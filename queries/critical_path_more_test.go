@@ -282,3 +282,20 @@ func TestCPLegacyCategories(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyProfilerSteps: in 2021 traces ProfilerStep#N has category Operator (a cpu_op), not
+// user_annotation; it still marks the steps, as HTA finds them by name: profiler_steps lists them, CPU events
+// and the kernels they launch get their step, and trace_diff can pick an iteration.
+func TestLegacyProfilerSteps(t *testing.T) {
+	db := sqOpen(t, "trace", "../testdata/traces/legacy_resnet50")
+	var steps, stepped, launched, frameIters int
+	if err := db.SQL.QueryRow(`SELECT (SELECT count(*) FROM profiler_steps),
+		(SELECT count(*) FROM events WHERE cat_class = 'cpu_op' AND step IS NOT NULL),
+		(SELECT count(*) FROM kernel_launches WHERE step IS NOT NULL),
+		(SELECT count(DISTINCT iteration) FILTER (WHERE iteration >= 0) FROM hta_frame)`).Scan(&steps, &stepped, &launched, &frameIters); err != nil {
+		t.Fatal(err)
+	}
+	if steps != 6 || stepped == 0 || launched == 0 || frameIters != 6 {
+		t.Errorf("%d profiler steps, %d stepped cpu_ops, %d stepped launches, %d frame iterations; want 6, >0, >0, 6", steps, stepped, launched, frameIters)
+	}
+}

@@ -136,13 +136,13 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 	if listed == nil {
 		// A statement DuckDB binds again at each execution (now(), current_date) lists no result types:
 		// DESCRIBE gives them.
-		_, names, err := describe(ctx, conn, body)
+		_, described, err := describe(ctx, conn, body)
 		if err != nil {
 			deallocate()
 			return direct(db, func() {})
 		}
-		for _, n := range names {
-			types = append(types, n)
+		for _, t := range described {
+			types = append(types, t)
 		}
 	}
 	cast := make([]bool, len(types))

@@ -58,7 +58,7 @@ SELECT * FROM events WHERE cat_class = 'cpu_op';
 CREATE OR REPLACE VIEW annotations AS
 SELECT * FROM events WHERE cat_class = 'user_annotation';
 
--- @view profiler_steps  One row per ProfilerStep#N annotation.
+-- @view profiler_steps  One row per ProfilerStep#N annotation (an Operator, cat_class cpu_op, in 2021 traces).
 -- @column step    N
 -- @column end_ts  ts + dur, ns
 -- Every column is qualified: inlined into a macro with a rank parameter (frequent_kernel_sequences, through
@@ -68,7 +68,7 @@ SELECT e.trace_id, e.rank, e.ev_idx, e.name,
        TRY_CAST(regexp_extract(e.name, 'ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step,
        e.pid, e.tid, e.ts, e.dur, e.ts + e.dur AS end_ts
 FROM events e
-WHERE e.cat_class = 'user_annotation' AND regexp_matches(e.name, '^ProfilerStep\s*#\s*\d+');
+WHERE e.cat_class IN ('user_annotation', 'cpu_op') AND regexp_matches(e.name, '^ProfilerStep\s*#\s*\d+');
 
 -- @view runtime_calls  CUDA/HIP/MTIA runtime and driver calls on CPU threads.
 CREATE OR REPLACE VIEW runtime_calls AS
