@@ -257,10 +257,11 @@ func (s *session) dotMode(_ context.Context, args []string) error {
 	default: // `.mode csv -- note` or `.mode a b`: say so rather than ignore the line
 		return fmt.Errorf("usage: .mode [FORMAT] (one of %s; got %d arguments)", strings.Join(Formats, ", "), len(args))
 	}
-	if !ValidFormat(args[0]) {
+	format, ok := CanonicalFormat(args[0])
+	if !ok {
 		return fmt.Errorf(".mode %s: unknown format (want %s)", args[0], strings.Join(Formats, ", "))
 	}
-	s.format = args[0]
+	s.format = format
 	return nil
 }
 

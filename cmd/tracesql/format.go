@@ -28,11 +28,23 @@ import (
 )
 
 // Formats lists the accepted --format / .mode names.
-var Formats = []string{"table", "csv", "tsv", "json", "jsonl", "markdown", "line", "bar"}
+var Formats = []string{"table", "csv", "tsv", "json", "jsonl", "markdown", "line", "list", "bar", "trash"}
 
-// ValidFormat reports whether name is one of Formats.
+// formatAliases are DuckDB shell mode names for Formats: a DuckDB user's .mode box works.
+var formatAliases = map[string]string{"duckbox": "table", "box": "table", "tabs": "tsv", "jsonlines": "jsonl", "ndjson": "jsonl"}
+
+// CanonicalFormat returns the Formats name that name (a format or a DuckDB shell alias) stands for.
+func CanonicalFormat(name string) (string, bool) {
+	if alias, ok := formatAliases[name]; ok {
+		return alias, true
+	}
+	return name, slices.Contains(Formats, name)
+}
+
+// ValidFormat reports whether name is one of Formats or an alias of one.
 func ValidFormat(name string) bool {
-	return slices.Contains(Formats, name)
+	_, ok := CanonicalFormat(name)
+	return ok
 }
 
 // maxCellRunes is the widest a table cell may get, in terminal cells, before it is cut with "…".
@@ -60,7 +72,8 @@ func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, ty
 // duckbox does, wide columns are narrowed and, if that is not enough, middle columns are left out, a "…"
 // column in their place.
 func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string) (int64, error) {
-	if !ValidFormat(format) {
+	format, ok := CanonicalFormat(format)
+	if !ok {
 		return 0, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}
 	r, err := newResult(rows, typeNames)
@@ -85,6 +98,11 @@ func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, s
 		n, err = r.markdown(bw)
 	case "line":
 		n, err = r.line(bw)
+	case "list":
+		n, err = r.list(bw)
+	case "trash":
+		// DuckDB's .mode trash: the rows are read (the query runs in full, for timing) and not shown.
+		n, err = r.each(func(int64) error { return nil })
 	case "bar":
 		if r.hasBarValues() {
 			n, err = r.bar(bw)
@@ -432,6 +450,28 @@ func (r *result) tsv(w *bufio.Writer) (int64, error) {
 				line = append(line, `\N`...)
 			} else {
 				line = append(line, tsvEscaper.Replace(r.text(i, 0))...)
+			}
+		}
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
+}
+
+// list writes DuckDB's list mode: a header line, then one line per row, values separated by '|' as they
+// are (no quoting), NULL as NULL.
+func (r *result) list(w *bufio.Writer) (int64, error) {
+	w.WriteString(strings.Join(r.names, "|") + "\n")
+	var line []byte
+	return r.each(func(int64) error {
+		line = line[:0]
+		for i, v := range r.vals {
+			if i > 0 {
+				line = append(line, '|')
+			}
+			if v == nil {
+				line = append(line, "NULL"...)
+			} else {
+				line = append(line, r.text(i, 0)...)
 			}
 		}
 		_, err := w.Write(append(line, '\n'))

@@ -130,9 +130,11 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 		}
 		return nil, fmt.Errorf("%w (tracesql -h lists the flags)", err)
 	}
-	if !ValidFormat(o.format) {
+	format, ok := CanonicalFormat(o.format)
+	if !ok {
 		return nil, fmt.Errorf("--format %s: unknown format (want %s)", o.format, strings.Join(Formats, ", "))
 	}
+	o.format = format
 	if _, err := engine.ParseRankFrom(o.rankFrom); err != nil {
 		return nil, err
 	}
