@@ -264,7 +264,7 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			}
 		}
 		if name, _ := m["name"].(string); m["ph"] == "X" && ev.hasTS && stepName.MatchString(name) {
-			if cat, _ := m["cat"].(string); cat == "user_annotation" || cat == "" {
+			if cat, _ := m["cat"].(string); cat == "user_annotation" || cat == "" || cat == "Operator" { // Operator: 2021 traces
 				dur, err := usToNs([]byte(fmt.Sprint(m["dur"])))
 				if err != nil {
 					return nil, fmt.Errorf("event %d: step without a dur", i)

@@ -437,3 +437,22 @@ func TestInflateCancelled(t *testing.T) {
 		t.Error("the job never finished within 100 looks at its context")
 	}
 }
+
+// TestInflateLegacySteps: a 2021 trace, whose ProfilerStep#N has category Operator, is inflated (its steps
+// are found as the loader finds them; it was refused with "no ProfilerStep#N events to replicate").
+func TestInflateLegacySteps(t *testing.T) {
+	src, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "legacy_resnet50", "*.json.gz"))
+	if err != nil || len(src) != 1 {
+		t.Fatalf("legacy_resnet50: %v %v", src, err)
+	}
+	out := t.TempDir()
+	paths, err := Inflate(context.Background(), src[0], InflateOptions{Ranks: 1, Steps: 8, Seed: 1, OutDir: out})
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("inflate: %v %v", paths, err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, paths[0])
+	if n := queryInt(t, db, `SELECT count(*) FROM profiler_steps`); n != 8 {
+		t.Errorf("%d profiler steps in the inflated trace, want 8", n)
+	}
+}

@@ -308,6 +308,9 @@ func (s *session) dotRead(ctx context.Context, args []string) error {
 	defer func() { s.readDepth-- }()
 	// As the session runs: -c and -f stop at the first error, the REPL and piped input go on.
 	if err := s.runScript(ctx, string(b), args[0], s.bail); err != nil {
+		if errors.Is(err, errCancelled) {
+			return errors.Join(errReported, errCancelled) // stops the script around it too (stopsOnCancel)
+		}
 		return errReported
 	}
 	return nil

@@ -241,7 +241,7 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 		}
 	}
 	shown := fitColumns(widths, r.screenWidth)
-	if len(shown) < len(widths) {
+	if slices.Contains(shown, -1) {
 		// Middle columns left out: a "…" column stands for them.
 		pick := func(cells []string, fill string) []string {
 			out := make([]string, 0, len(shown))

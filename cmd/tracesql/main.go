@@ -252,7 +252,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if o.readOnly {
 		open = engine.OpenReadOnly
 	}
-	_, statErr := os.Stat(o.dbPath)
+	_, statErr := os.Lstat(o.dbPath) // a dangling symlink is the user's: not created here
 	createdDB := o.dbPath != "" && errors.Is(statErr, fs.ErrNotExist)
 	db, err := open(ctx, o.dbPath)
 	if err != nil {

@@ -59,6 +59,9 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	if p := buf.Pending(); p != "" && !onlyComments(p) && !s.quit {
 		if err := s.run(ctx, p); err != nil {
 			s.reportErr(err)
+			if errors.Is(err, errCancelled) {
+				return 130
+			}
 		}
 	}
 	if s.failed {

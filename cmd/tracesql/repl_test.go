@@ -395,13 +395,27 @@ func TestCtrlCStopsPipedScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	for _, c := range []struct{ name, script string }{
+		{"a statement", "SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 2 AS after;\n"},
+		{"inside .read", "SELECT 1 AS started;\n.read $TMP/long.sql\nSELECT 2 AS after;\n"},
+		{"the last statement, without ;", "SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000)"},
+	} {
+		t.Run(c.name, func(t *testing.T) { ctrlCScript(t, c.script) })
+	}
+}
+
+func ctrlCScript(t *testing.T, script string) {
+	tmp := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tmp, "long.sql"), []byte("SELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 3 AS inner_after;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bin, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, backwardJSON, "--format", "csv")
 	cmd.Env = append(os.Environ(), asCLI+"=1")
-	cmd.Stdin = strings.NewReader("SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 2 AS after;\n")
+	cmd.Stdin = strings.NewReader(strings.ReplaceAll(script, "$TMP", tmp))
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	out, err := cmd.StdoutPipe()
@@ -432,7 +446,7 @@ func TestCtrlCStopsPipedScript(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130", err)
 	}
-	if len(rest) != 0 || !strings.Contains(errOut.String(), "stdin:2: query cancelled (Ctrl-C)") {
-		t.Errorf("after Ctrl-C: stdout %q, stderr %q; want the script stopped at line 2", rest, errOut.String())
+	if len(rest) != 0 || !strings.Contains(errOut.String(), "query cancelled (Ctrl-C)") {
+		t.Errorf("after Ctrl-C: stdout %q, stderr %q; want the script stopped there", rest, errOut.String())
 	}
 }
