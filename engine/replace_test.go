@@ -37,6 +37,16 @@ func perFileDigest(t *testing.T, db *DB) string {
 	return b.String()
 }
 
+// dlrmRankFile is the dlrm_8ranks trace file of rank r.
+func dlrmRankFile(t *testing.T, r int) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "dlrm_8ranks", fmt.Sprintf("worker%d_*.json.gz", r)))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("worker%d: %v %v", r, m, err)
+	}
+	return m[0]
+}
+
 func copyTestFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -55,14 +65,7 @@ func copyTestFile(t *testing.T, from, to string) {
 // database as they were.
 func TestReplaceChangedFile(t *testing.T) {
 	ctx := context.Background()
-	src := filepath.Join("..", "testdata", "traces", "dlrm_8ranks")
-	rankFile := func(r int) string {
-		m, err := filepath.Glob(filepath.Join(src, fmt.Sprintf("worker%d_*.json.gz", r)))
-		if err != nil || len(m) != 1 {
-			t.Fatalf("worker%d: %v %v", r, m, err)
-		}
-		return m[0]
-	}
+	rankFile := func(r int) string { return dlrmRankFile(t, r) }
 	for _, c := range []struct {
 		name    string
 		newRank int    // the rank whose file replaces b.json.gz (b was rank 1)
@@ -151,14 +154,7 @@ func TestReplaceChangedFile(t *testing.T) {
 // the same name as one of tracesql's, is left alone.
 func TestReplaceMovedRanks(t *testing.T) {
 	ctx := context.Background()
-	src := filepath.Join("..", "testdata", "traces", "dlrm_8ranks")
-	rankFile := func(r int) string {
-		m, err := filepath.Glob(filepath.Join(src, fmt.Sprintf("worker%d_*.json.gz", r)))
-		if err != nil || len(m) != 1 {
-			t.Fatalf("worker%d: %v %v", r, m, err)
-		}
-		return m[0]
-	}
+	rankFile := func(r int) string { return dlrmRankFile(t, r) }
 	for _, c := range []struct {
 		name      string
 		before    []int // rank of the file in names[i]
