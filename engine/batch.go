@@ -153,6 +153,8 @@ type parsedBatch struct {
 	count                                     int
 	oddLanes                                  int    // events whose pid or tid is neither an integer nor a string (lane's odd)
 	oddLaneExample                            string // the first such value
+	negativeDur                               int    // X events with a negative dur (in others, not events)
+	negativeDurExample                        string // the first: its index and dur
 }
 
 // laneKey names a process (tid unset) or a thread whose id was synthesised from a string.
@@ -239,6 +241,21 @@ func (e *EventError) Error() string {
 	return fmt.Sprintf("event %d (byte %d): %s", e.Index, e.Offset, e.Msg)
 }
 
+// appendOther appends ev as a row of other_events: any phase without a table of its own, an unpaired B or
+// E, and an X event with a negative dur.
+func appendOther(b *array.RecordBuilder, ev *rawEvent, idx, pid int64, pidOK bool, tid int64, tidOK bool, ts int64, hasTS bool, dur int64, hasDur bool) {
+	b.Field(0).(*array.Int64Builder).Append(idx)
+	appendStr(b.Field(1), ev.ph, ev.phEsc, ev.ph != nil)
+	appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
+	appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
+	appendIDText(b.Field(4), ev.id, ev.id2)
+	appendI64(b.Field(5), pid, pidOK)
+	appendI64(b.Field(6), tid, tidOK)
+	appendI64(b.Field(7), ts, hasTS)
+	appendI64(b.Field(8), dur, hasDur)
+	appendArgs(b.Field(9), ev)
+}
+
 // parseBatch scans every event of rb into Arrow columns.
 func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
@@ -314,7 +331,14 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 					return nil, fail("%s", timeError("dur", ev.dur, err))
 				}
 				if dur < 0 {
-					return nil, fail("negative dur %s", clip(ev.dur))
+					// Perfetto drops such a slice (stat slice_negative_duration); one bad record should not
+					// stop a multi-GB load either. Kept where nothing reads it as a duration, and said.
+					if pb.negativeDur == 0 {
+						pb.negativeDurExample = fmt.Sprintf("event %d, dur %s", idx, clip(ev.dur))
+					}
+					pb.negativeDur++
+					appendOther(bld.others, &ev, idx, pid, pidOK, tid, tidOK, ts, hasTS, dur, true)
+					continue
 				}
 				if ts > math.MaxInt64-dur {
 					return nil, fail("ts %s + dur %s is out of range (the end in ns must fit in int64: at most %d)", clip(ev.ts), clip(ev.dur), int64(math.MaxInt64))
@@ -412,17 +436,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 					return nil, fail("%s", timeError("dur", ev.dur, err))
 				}
 			}
-			b := bld.others
-			b.Field(0).(*array.Int64Builder).Append(idx)
-			appendStr(b.Field(1), ev.ph, ev.phEsc, ev.ph != nil)
-			appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
-			appendStr(b.Field(3), ev.name, ev.nameEsc, ev.name != nil)
-			appendIDText(b.Field(4), ev.id, ev.id2)
-			appendI64(b.Field(5), pid, pidOK)
-			appendI64(b.Field(6), tid, tidOK)
-			appendI64(b.Field(7), ts, hasTS)
-			appendI64(b.Field(8), dur, hasDur)
-			appendArgs(b.Field(9), &ev)
+			appendOther(bld.others, &ev, idx, pid, pidOK, tid, tidOK, ts, hasTS, dur, hasDur)
 		}
 	}
 	pb.events = bld.events.NewRecordBatch()

@@ -60,7 +60,7 @@ func TestLoadErrors(t *testing.T) {
 		{"23-digit dur", "h5.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":12345678901234567890123,"cat":"c","name":"n"}]}`), "dur 12345678901234567890123 is out of range"},
 		{"23-digit dur of another phase", "h6.json", []byte(`{"traceEvents":[{"ph":"b","ts":1,"dur":-12345678901234567890123,"cat":"c","name":"n"}]}`), "dur -12345678901234567890123 is out of range"},
 		{"non-numeric dur", "h7.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":"long","cat":"c","name":"n"}]}`), `dur is not a number: "long"`},
-		{"negative dur", "i.json", []byte(`{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":-5,"cat":"c","name":"n"}]}`), "event 1 (byte 34): negative dur -5"},
+		{"event index and offset", "i.json", []byte(`{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":"x","cat":"c","name":"n"}]}`), `event 1 (byte 34): dur is not a number: "x"`},
 		{"X without ts", "j.json", []byte(`{"traceEvents":[{"ph":"X","dur":1,"cat":"c","name":"n"}]}`), "complete event (ph X) without ts"},
 		{"trailing garbage", "k.json", append(append([]byte{}, good...), []byte(" xyz")...), "after the end of the top-level value"},
 		{"args not JSON", "m_rank77.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","args":{""}}]}`), `event 0: args is not valid JSON: {""}`},
@@ -297,6 +297,30 @@ func TestMissingDurWarned(t *testing.T) {
 	}
 }
 
+// TestNegativeDurKept: a complete event with a negative dur (Perfetto drops it) does not stop the load: it
+// is kept in other_events, as written, out of every analysis, and one warning names the first and counts all.
+func TestNegativeDurKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},
+		{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":-0.001,"args":{"stream":7,"correlation":4}},
+		{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9,"dur":-2e3}]}`), 0o644)
+	var warnings []string
+	db := openTestDB(t)
+	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM events"); n != 1 {
+		t.Errorf("%d events, want 1 (a)", n)
+	}
+	if n := queryInt(t, db, "SELECT sum(dur) FROM other_events WHERE ph = 'X' AND cat IN ('kernel', 'cpu_op') AND ev_idx IN (1, 2)"); n != -1-2_000_000 {
+		t.Errorf("other_events dur sum %d, want -2000001", n)
+	}
+	want := p + ": 2 complete (X) event(s) with a negative dur (the first: event 1, dur -0.001), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", warnings, want)
+	}
+}
+
 // TestByteOrderMark: a leading UTF-8 BOM (Windows editors, Python's utf-8-sig) is skipped, in plain
 // and gzipped files and before either top-level form, as Perfetto and Python's json do; a file that is
 // only a BOM is still an empty file.
@@ -318,7 +342,7 @@ func TestByteOrderMark(t *testing.T) {
 		{"only a BOM", "bom.json", []byte(bom), "empty file"},
 		{"two BOMs", "bom2.json", []byte(bom + bom + obj), "not JSON: unexpected 'ï' at the start at byte 3"},
 		// Offsets stay positions in the file, BOM included (TestLoadErrors: byte 34 without it).
-		{"offset counts the BOM", "off.json", []byte(bom + `{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":-5,"cat":"c","name":"n"}]}`), "event 1 (byte 37): negative dur -5"},
+		{"offset counts the BOM", "off.json", []byte(bom + `{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":"x","cat":"c","name":"n"}]}`), `event 1 (byte 37): dur is not a number: "x"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, c.file)

@@ -437,10 +437,14 @@ type parsedFile struct {
 	// oddLaneExample is the first such value: kept, and said.
 	oddLanes       int64
 	oddLaneExample string
-	events         int64
-	jsonBytes      int64
-	sawLaunch      uint8
-	laneNames      map[laneKey]string
+	// negativeDur counts the complete (X) events with a negative dur, kept in other_events, and
+	// negativeDurExample names the first.
+	negativeDur        int64
+	negativeDurExample string
+	events             int64
+	jsonBytes          int64
+	sawLaunch          uint8
+	laneNames          map[laneKey]string
 }
 
 func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
@@ -488,6 +492,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	if pf.noDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)", path, pf.noDur))
+	}
+	if pf.negativeDur > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')", path, pf.negativeDur, pf.negativeDurExample))
 	}
 	if pf.oddLanes > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a pid or tid that is neither an integer nor a string (the first: %s): a fraction is rounded to the nearest integer, any other value leaves it NULL", path, pf.oddLanes, pf.oddLaneExample))
@@ -987,6 +994,10 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 			pf.oddLaneExample = b.oddLaneExample
 		}
 		pf.oddLanes += int64(b.oddLanes)
+		if b.negativeDur > 0 && pf.negativeDur == 0 {
+			pf.negativeDurExample = b.negativeDurExample
+		}
+		pf.negativeDur += int64(b.negativeDur)
 		pf.sawLaunch |= b.sawLaunch
 		for k, v := range b.laneNames {
 			if pf.laneNames == nil {

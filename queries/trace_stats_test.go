@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestTraceStats: a made trace with one event in each odd state the loader keeps: an X without dur,
-// a B without its E, a child that ends after its parent, a kernel whose launch call is missing and a
+// TestTraceStats: a made trace with one event in each odd state the loader keeps: an X without dur, an X
+// with a negative dur (in other_events, so that no analysis counts it), a B without its E, a child that ends after its parent, a kernel whose launch call is missing and a
 // launch whose kernel is missing (a launch and kernel that pair, and a child that nests, count nowhere).
 func TestTraceStats(t *testing.T) {
 	trace := `{"traceEvents":[
@@ -16,6 +16,7 @@ func TestTraceStats(t *testing.T) {
   {"ph":"X","cat":"cpu_op","name":"nested","pid":1,"tid":1,"ts":6,"dur":2},
   {"ph":"X","cat":"cpu_op","name":"no_dur","pid":1,"tid":1,"ts":20},
   {"ph":"B","cat":"cpu_op","name":"open","pid":1,"tid":2,"ts":30},
+  {"ph":"X","cat":"kernel","name":"negative","pid":0,"tid":7,"ts":35,"dur":-1.5,"args":{"correlation":9,"stream":7,"device":0}},
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":2,"args":{"correlation":1}},
   {"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":50,"dur":5,"args":{"correlation":2,"stream":7,"device":0}},
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":60,"dur":2,"args":{"correlation":3}},
@@ -28,11 +29,14 @@ func TestTraceStats(t *testing.T) {
 	db := ctOpen(t, p)
 	ctWantRows(t, db.SQL, `SELECT rank, name, value FROM trace_stats`, [][]string{
 		{"0", "x_without_dur", "1"},
+		{"0", "x_negative_dur", "1"},
 		{"0", "unpaired_begin_end", "1"},
 		{"0", "cpu_not_nested", "1"},
 		{"0", "gpu_without_launch", "1"},
 		{"0", "launch_without_gpu", "1"},
 	})
+	ctWantRows(t, db.SQL, `SELECT ph, name, ts, dur FROM other_events WHERE ph = 'X'`, [][]string{{"X", "negative", "35000", "-1500"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FROM events WHERE name = 'negative'`, [][]string{{"0"}})
 	// A real Kineto trace has none of these but its record_function ranges that outlive the Python call
 	// opening them (36 annotations in _record_function_enter_new, and the Python frames in them).
 	rec := ctOpen(t, filepath.Join("..", "testdata", "traces", "recorded", "control"))
