@@ -51,11 +51,34 @@ func ShortName(name string) string {
 	return out
 }
 
+// BoundRules is what bound_by reads besides the graph: the data-load patterns for CPU events and, for GPU
+// events, which names are communication.
+type BoundRules struct {
+	DataLoad []*regexp.Regexp
+	// Comm is the set of GPU event names whose kernel type is COMMUNICATION (kernel_classes, so that rows a
+	// user adds count here as in every analysis); nil: HTA's rule 1 on the shortened name (compat mode).
+	Comm map[string]bool
+}
+
+// gpuBound is bound_by of GPU work named name (the full name).
+func (r BoundRules) gpuBound(name string) string {
+	comm := false
+	if r.Comm != nil {
+		comm = r.Comm[name]
+	} else {
+		comm = commKernel.MatchString(ShortName(name))
+	}
+	if comm {
+		return BoundCommunication
+	}
+	return BoundGPUCompute
+}
+
 // BoundBy classifies an edge as HTA's breakdown does: by type, else by its attributed event (CPU:
 // data_loading when a data-load pattern finds the shortened name, else cpu_bound; GPU: communication
-// when the shortened name is a collective, else compute). "" for dependency and sync edges and for
+// when the name is a collective (rules.Comm), else compute). "" for dependency and sync edges and for
 // edges without an attributed event.
-func (g *CPGraph) BoundBy(e int32, dataLoad []*regexp.Regexp) string {
+func (g *CPGraph) BoundBy(e int32, rules BoundRules) string {
 	switch g.G.Type[e] {
 	case EdgeKernelKernel:
 		return BoundKernelKernel
@@ -68,37 +91,35 @@ func (g *CPGraph) BoundBy(e int32, dataLoad []*regexp.Regexp) string {
 	if r < 0 {
 		return ""
 	}
-	s := ShortName(g.F.Syms[g.F.Name[r]])
+	name := g.F.Syms[g.F.Name[r]]
 	if g.F.Stream[r] < 0 {
-		for _, re := range dataLoad {
+		s := ShortName(name)
+		for _, re := range rules.DataLoad {
 			if re.MatchString(s) {
 				return BoundDataLoading
 			}
 		}
 		return BoundCPU
 	}
-	if commKernel.MatchString(s) {
-		return BoundCommunication
-	}
-	return BoundGPUCompute
+	return rules.gpuBound(name)
 }
 
 // Bounder is BoundBy with the classification of each attributed event's name memoised (the
 // shortened-name regexps cost ~2 µs per edge otherwise). One per call: not safe for concurrent use.
 type Bounder struct {
-	g        *CPGraph
-	dataLoad []*regexp.Regexp
-	memo     []int8 // per symbol*2 + (CPU ? 1 : 0): index into boundNames + 1, 0 = unknown
+	g     *CPGraph
+	rules BoundRules
+	memo  []int8 // per symbol*2 + (CPU ? 1 : 0): index into boundNames + 1, 0 = unknown
 }
 
 var boundNames = [...]string{BoundDataLoading, BoundCPU, BoundCommunication, BoundGPUCompute}
 
-// NewBounder returns a memoising BoundBy for g and the given data-load patterns.
-func (g *CPGraph) NewBounder(dataLoad []*regexp.Regexp) *Bounder {
-	return &Bounder{g: g, dataLoad: dataLoad, memo: make([]int8, 2*len(g.F.Syms))}
+// NewBounder returns a memoising BoundBy for g and the given rules.
+func (g *CPGraph) NewBounder(rules BoundRules) *Bounder {
+	return &Bounder{g: g, rules: rules, memo: make([]int8, 2*len(g.F.Syms))}
 }
 
-// BoundBy is CPGraph.BoundBy(e, dataLoad).
+// BoundBy is CPGraph.BoundBy(e, rules).
 func (b *Bounder) BoundBy(e int32) string {
 	g := b.g
 	switch g.G.Type[e] {
@@ -120,7 +141,7 @@ func (b *Bounder) BoundBy(e int32) string {
 	if m := b.memo[k]; m > 0 {
 		return boundNames[m-1]
 	}
-	s := g.BoundBy(e, b.dataLoad)
+	s := g.BoundBy(e, b.rules)
 	for i, n := range boundNames {
 		if n == s {
 			b.memo[k] = int8(i + 1)
@@ -152,10 +173,10 @@ type SummaryRow struct {
 
 // Summary is HTA's summary(): per bound_by, the share of the path's summed edge weights (sorted by
 // bound_by; the "" bucket of dependency edges included).
-func (g *CPGraph) Summary(dataLoad []*regexp.Regexp) []SummaryRow {
+func (g *CPGraph) Summary(rules BoundRules) []SummaryRow {
 	sums := map[string]int64{}
 	var total int64
-	bd := g.NewBounder(dataLoad)
+	bd := g.NewBounder(rules)
 	for _, e := range g.Path.Edges {
 		b := bd.BoundBy(e)
 		sums[b] += g.G.W[e]

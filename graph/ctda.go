@@ -1457,24 +1457,22 @@ func (c *CDG) String() string {
 // SpanBoundBy classifies the time of a path node as HTA's bound_by buckets do: a CPU node in the
 // DataLoad phase (or whose naming event matches a data-load pattern) is data_loading, other CPU
 // nodes cpu_bound; a GPU node of collectives is gpu_communication_bound, else gpu_compute_bound.
-func (c *CDG) SpanBoundBy(node int32, dataLoad []*regexp.Regexp) string {
+func (c *CDG) SpanBoundBy(node int32, rules BoundRules) string {
 	nd := c.Nodes[node]
-	name := ShortName(c.F.Syms[c.F.Name[nd.MainRow]])
+	name := c.F.Syms[c.F.Name[nd.MainRow]]
 	if !nd.GPU {
 		if nd.Phase == "DataLoad" {
 			return BoundDataLoading
 		}
-		for _, re := range dataLoad {
-			if re.MatchString(name) {
+		s := ShortName(name)
+		for _, re := range rules.DataLoad {
+			if re.MatchString(s) {
 				return BoundDataLoading
 			}
 		}
 		return BoundCPU
 	}
-	if commKernel.MatchString(name) {
-		return BoundCommunication
-	}
-	return BoundGPUCompute
+	return rules.gpuBound(name)
 }
 
 // EdgeBoundBy classifies the waiting time an edge explains, on the timeline of the node it enters: launch delay

@@ -89,6 +89,11 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		{`SELECT * FROM idle_time_breakdown(streams := 7)`, "idle_time_breakdown: streams must be a list of integers"},
 		{`SELECT * FROM idle_time_breakdown(ranks := ['0'])`, "idle_time_breakdown: ranks must be a list of integers such as [0, 1], not VARCHAR[]"},
 		{`SELECT * FROM idle_interval_stats(ranks := 0)`, "idle_interval_stats: ranks must be a list of integers"},
+		// a NULL element matched nothing: the result was empty
+		{`SELECT * FROM idle_time_breakdown(ranks := [NULL])`, "idle_time_breakdown: ranks must not hold NULL: [NULL]"},
+		{`SELECT * FROM idle_interval_stats(streams := [7, NULL])`, "idle_interval_stats: streams must not hold NULL: [7, NULL]"},
+		{`SELECT * FROM kernel_launch_stats(ranks := [0, NULL])`, "kernel_launch_stats: ranks must not hold NULL"},
+		{`SELECT * FROM potential_stragglers(profiler_steps := [NULL])`, "potential_stragglers: profiler_steps must not hold NULL"},
 		{`SELECT * FROM idle_interval_stats(streams := [7.5])`, "idle_interval_stats: streams must be a list of integers"},
 		{`SELECT * FROM kernel_launch_stats(ranks := 0)`, "kernel_launch_stats: ranks must be a list of integers"},
 		{`SELECT * FROM kernel_launch_stats(ranks := [0.5])`, "kernel_launch_stats: ranks must be a list of integers"},

@@ -3,6 +3,7 @@ package queries_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,6 +43,10 @@ func TestLongestPathHandBuilt(t *testing.T) {
 		// A negative prefix is dropped: the path restarts where the best distance would be negative.
 		{"negative", "(0,1,-5),(1,2,3),(2,3,-1),(0,3,1)", "1>2;3"},
 		{"fractional_us", "(0,1,0.5),(1,2,0.25)", "0>1,1>2;0.75"},
+		// Node ids are labels, any BIGINT: memory follows the node count (a one-edge table to id 2^31-2
+		// took 23 GB), and the ties follow first appearance, not the ids' order.
+		{"huge_ids", "(0,2147483646,1),(2147483646,9000000000000000000,2),(0,-5,0.5)", "0>2147483646,2147483646>9000000000000000000;3"},
+		{"tie_ids_not_order", "(9,5,2),(9,1,2),(5,0,1),(1,0,1)", "9>5,5>0;3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,10 +186,29 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		// A kernel's name is no window (it matched, and gave a span of GPU time); a reversed range says so.
 		{`SELECT * FROM critical_path(annotation := 'FillFunctor')`, "only GPU work (void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor"},
 		{`SELECT * FROM critical_path(annotation := 'FillFunctor', algorithm := 'ctda')`, "only GPU work ("},
+		// '' is found in every name: all CPU time was data_loading
+		{`SELECT * FROM critical_path(data_load_events := '')`, "data_load_events: an empty pattern matches every event"},
+		{`SELECT * FROM critical_path_summary(data_load_events := ['DataLoader', ''])`, "an empty pattern"},
+		{`SELECT * FROM export_counters_trace(rank := 0.7, output_dir := 'x')`, "export_counters_trace: rank must be an integer, not 0.7"},
+		{`SELECT * FROM export_counters_trace(rank := 0, output_dir := ['x'])`, "export_counters_trace: output_dir must be a string"},
 	} {
 		_, err := db.Query(c.q)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want error containing %q", c.q, err, c.want)
+		}
+	}
+	// A volatile argument is read once: checked non-NULL with one value, it reached the Go table function as
+	// another, NULL, which aborts the whole process (duckdb-go). random() < 0.5 is NULL half the time.
+	for _, q := range []string{
+		`SELECT count(*) FROM critical_path(rank := CASE WHEN random() < 0.5 THEN NULL ELSE 0 END)`,
+		`SELECT count(*) FROM hotspots(top := CASE WHEN random() < 0.5 THEN NULL ELSE 3 END)`,
+		`SELECT count(*) FROM cdg_nodes(aggregate := CASE WHEN random() < 0.5 THEN NULL ELSE true END)`,
+		`SELECT count(*) FROM critical_path_summary(annotation := CASE WHEN random() < 0.5 THEN NULL ELSE 'ProfilerStep' END)`,
+	} {
+		for i := 0; i < 12; i++ {
+			if err := db.QueryRow(q).Scan(&n); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
 		}
 	}
 }
@@ -297,5 +321,47 @@ func TestLegacyProfilerSteps(t *testing.T) {
 	}
 	if steps != 6 || stepped == 0 || launched == 0 || frameIters != 6 {
 		t.Errorf("%d profiler steps, %d stepped cpu_ops, %d stepped launches, %d frame iterations; want 6, >0, >0, 6", steps, stepped, launched, frameIters)
+	}
+}
+
+// TestCriticalPathBoundByKernelClasses: outside compat mode bound_by names GPU work as kernel_classes does, so a
+// row a user adds moves the path's kernels to gpu_communication_bound in both algorithms; compat mode keeps
+// HTA's own rule (names starting nccl, hip or hccl, or containing ncclKernel).
+func TestCriticalPathBoundByKernelClasses(t *testing.T) {
+	db := ctOpen(t, filepath.Join("..", "testdata", "traces", "alexnet")).SQL
+	const args = `annotation := '[param|pytorch.model.alex_net|0|0|0|measure|forward]', instance := 1`
+	bound := func(extra, b string) float64 {
+		t.Helper()
+		var us float64
+		q := fmt.Sprintf(`SELECT coalesce(sum(duration_us), 0) FROM critical_path_summary(%s%s) WHERE bound_by = '%s'`, args, extra, b)
+		if err := db.QueryRow(q).Scan(&us); err != nil {
+			t.Fatal(err)
+		}
+		return us
+	}
+	type sums struct{ compute, comm float64 }
+	get := func(extra string) sums {
+		return sums{bound(extra, "gpu_compute_bound"), bound(extra, "gpu_communication_bound")}
+	}
+	modes := []string{"", ", algorithm := 'ctda'", ", compat := true"}
+	before := map[string]sums{}
+	for _, m := range modes {
+		before[m] = get(m)
+		if before[m].compute <= 0 || before[m].comm != 0 {
+			t.Fatalf("%q before: %+v, want GPU compute time and no communication", m, before[m])
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO kernel_classes VALUES (-1, '.*', 'COMMUNICATION', 'default')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range modes {
+		got := get(m)
+		want := sums{0, before[m].compute}
+		if m == ", compat := true" {
+			want = before[m]
+		}
+		if got != want {
+			t.Errorf("%q after the kernel_classes row: %+v, want %+v", m, got, want)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -81,6 +80,10 @@ func parseCPArgs(args []any) (cpArgs, error) {
 		}
 		for _, p := range list {
 			if p != nil {
+				if *p == "" {
+					// a search for "" finds every name: all CPU time would become data_loading
+					return a, fmt.Errorf("data_load_events: an empty pattern matches every event; give the names to look for, e.g. ['DataLoader']")
+				}
 				a.dataLoad = append(a.dataLoad, *p)
 			}
 		}
@@ -240,12 +243,36 @@ func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.C
 
 func usOf(ns int64) float64 { return float64(ns) / 1000 }
 
+// boundRules are bound_by's rules for a call on trace tr: its data-load patterns and, outside compat mode,
+// the trace's GPU event names that kernel_classes makes COMMUNICATION (read on every call, so that a row a
+// user inserts counts at once; compat keeps HTA's own rule on the shortened name).
+func boundRules(ctx context.Context, env *Env, a cpArgs, tr cpTrace) (graph.BoundRules, error) {
+	rules := graph.BoundRules{DataLoad: graph.DataLoadRegexps(a.dataLoad)}
+	if a.opts.Compat {
+		return rules, nil
+	}
+	rows, err := env.DB.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM _kernel_types_in(false, %d, %d) WHERE kernel_type = 'COMMUNICATION'`, tr.id, tr.id))
+	if err != nil {
+		return rules, fmt.Errorf("kernel types: %w", err)
+	}
+	defer rows.Close()
+	rules.Comm = map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return rules, fmt.Errorf("kernel types: %w", err)
+		}
+		rules.Comm[name] = true
+	}
+	return rules, rows.Err()
+}
+
 // pathTable is critical_path's output: one row per path edge in path order. Its columns are lazy:
 // computed in FillChunk for the columns the query reads.
-func pathTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, dataLoad []*regexp.Regexp) *cpTable {
+func pathTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, rules graph.BoundRules) *cpTable {
 	t := &cpTable{n: len(edges)}
 	f := g.F
-	bd := g.NewBounder(dataLoad)
+	bd := g.NewBounder(rules)
 	attr := func(i int) (int32, bool) {
 		r := g.Attr[edges[i]]
 		return r, r >= 0
@@ -304,13 +331,21 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return ctdaPathTable(c, tr, graph.DataLoadRegexps(a.dataLoad)), nil
+			rules, err := boundRules(ctx, env, a, tr)
+			if err != nil {
+				return nil, err
+			}
+			return ctdaPathTable(c, tr, rules), nil
 		}
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
 			return nil, err
 		}
-		return pathTable(g, tr, g.Path.Edges, g.GW, graph.DataLoadRegexps(a.dataLoad)), nil
+		rules, err := boundRules(ctx, env, a, tr)
+		if err != nil {
+			return nil, err
+		}
+		return pathTable(g, tr, g.Path.Edges, g.GW, rules), nil
 	})
 
 	cpRegister("_cp_summary", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
@@ -323,13 +358,21 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return ctdaSummaryTable(c, tr, graph.DataLoadRegexps(a.dataLoad)), nil
+			rules, err := boundRules(ctx, env, a, tr)
+			if err != nil {
+				return nil, err
+			}
+			return ctdaSummaryTable(c, tr, rules), nil
 		}
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
 			return nil, err
 		}
-		return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, graph.DataLoadRegexps(a.dataLoad)), nil
+		rules, err := boundRules(ctx, env, a, tr)
+		if err != nil {
+			return nil, err
+		}
+		return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, rules), nil
 	})
 
 	cpRegister("_cp_nodes", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
@@ -382,15 +425,19 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return edgesTable(g, tr, graph.DataLoadRegexps(a.dataLoad)), nil
+		rules, err := boundRules(ctx, env, a, tr)
+		if err != nil {
+			return nil, err
+		}
+		return edgesTable(g, tr, rules), nil
 	})
 }
 
 // summaryTable is HTA's summary() over the path edges with the given weights (HTA: the edges' own
 // weights), plus the path length (pathLen, ns), the window, CPCR and the busy bound.
-func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, pathLen int64, dataLoad []*regexp.Regexp) *cpTable {
+func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, pathLen int64, rules graph.BoundRules) *cpTable {
 	var s cpSummary
-	bd := g.NewBounder(dataLoad)
+	bd := g.NewBounder(rules)
 	end := g.SpanEnd()
 	for _, e := range edges {
 		w := weights[e]
@@ -468,7 +515,7 @@ func sortStrings(s []string) {
 	}
 }
 
-func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+func edgesTable(g *graph.CPGraph, tr cpTrace, rules graph.BoundRules) *cpTable {
 	onPath := make([]bool, len(g.G.Src))
 	for _, e := range g.Path.Edges {
 		onPath[e] = true
@@ -481,7 +528,7 @@ func edgesTable(g *graph.CPGraph, tr cpTrace, dataLoad []*regexp.Regexp) *cpTabl
 	typ, w, gw := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("edge_weight_us", cpFloat)
 	name, stream, bound := t.col("name", cpString), t.col("stream", cpInt), t.col("bound_by", cpString)
 	ts, endTS, crit := t.col("ts", cpInt), t.col("end_ts", cpInt), t.col("on_critical_path", cpBool)
-	bd := g.NewBounder(dataLoad)
+	bd := g.NewBounder(rules)
 	for e := range g.G.Src {
 		u, v := g.G.Src[e], g.G.Dst[e]
 		label.addString(tr.label, true)

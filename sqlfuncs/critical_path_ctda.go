@@ -109,9 +109,9 @@ func ctdaEdgeType(c *graph.CDG, r ctdaRow) string {
 	return graph.EdgeTypeName(c.G.Type[r.edge])
 }
 
-func ctdaBound(c *graph.CDG, r ctdaRow, dataLoad []*regexp.Regexp) string {
+func ctdaBound(c *graph.CDG, r ctdaRow, rules graph.BoundRules) string {
 	if r.edge < 0 {
-		return c.SpanBoundBy(r.dst, dataLoad)
+		return c.SpanBoundBy(r.dst, rules)
 	}
 	return c.EdgeBoundBy(r.edge)
 }
@@ -119,7 +119,7 @@ func ctdaBound(c *graph.CDG, r ctdaRow, dataLoad []*regexp.Regexp) string {
 // ctdaPathTable is critical_path for algorithm 'ctda': per path step, the edge into it (weight:
 // the time only the dependency explains) and its counted span (weight: its length; the attributed
 // event is the node's naming event).
-func ctdaPathTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	rows := ctdaRows(c)
 	f := c.F
 	t := &cpTable{n: len(rows)}
@@ -146,7 +146,7 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable
 		stream.addInt(f.Stream[m], span)
 		typ.addString(ctdaEdgeType(c, r), true)
 		w.addFloat(usOf(r.weight), true)
-		bound.addString(ctdaBound(c, r, dataLoad), true)
+		bound.addString(ctdaBound(c, r, rules), true)
 		ts.addInt(r.from, true)
 		endTS.addInt(r.to, true)
 	}
@@ -155,11 +155,11 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable
 
 // ctdaSummaryTable is critical_path_summary for 'ctda': CPCR is the time the path's events cover
 // inside their counted spans over the window.
-func ctdaSummaryTable(c *graph.CDG, tr cpTrace, dataLoad []*regexp.Regexp) *cpTable {
+func ctdaSummaryTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	var s cpSummary
 	rows := ctdaRows(c)
 	for _, r := range rows {
-		s.add(ctdaBound(c, r, dataLoad), r.weight)
+		s.add(ctdaBound(c, r, rules), r.weight)
 		s.pathLen += r.weight
 	}
 	s.attributed, s.edges = c.Counted, len(rows)

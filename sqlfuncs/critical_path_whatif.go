@@ -90,7 +90,11 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("critical_path_whatif: %w", err)
 		}
-		return pathTable(g, tr, p.Edges, w, graph.DataLoadRegexps(a.dataLoad)), nil
+		rules, err := boundRules(ctx, env, a, tr)
+		if err != nil {
+			return nil, err
+		}
+		return pathTable(g, tr, p.Edges, w, rules), nil
 	})
 
 	// _longest_path(table): the longest path over any table with src_node, dst_node, weight_us.
@@ -110,9 +114,22 @@ func init() {
 			return nil, fmt.Errorf("longest_path(%q)%s: %w", name, hint, err)
 		}
 		defer rows.Close()
-		var src, dst []int64
+		// Node ids are renumbered densely in order of first appearance (the order the tie rules go by
+		// anyway), so that memory follows the number of nodes, not the largest id: a single edge to id
+		// 2^31 used to allocate per-node arrays of 2^31 entries.
+		var src, dst []int32
 		var wus []float64
-		maxNode := int64(-1)
+		index := map[int64]int32{}
+		var ids []int64
+		node := func(id int64) int32 {
+			k, ok := index[id]
+			if !ok {
+				k = int32(len(ids))
+				index[id] = k
+				ids = append(ids, id)
+			}
+			return k
+		}
 		for rows.Next() {
 			var s, d *int64
 			var w *float64
@@ -122,8 +139,8 @@ func init() {
 			if s == nil || d == nil {
 				return nil, fmt.Errorf("longest_path(%q): NULL src_node or dst_node", name)
 			}
-			if *s < 0 || *d < 0 || *s > math.MaxInt32-1 || *d > math.MaxInt32-1 {
-				return nil, fmt.Errorf("longest_path(%q): node ids must be in 0..2^31-2 (got %d→%d)", name, *s, *d)
+			if len(ids) >= math.MaxInt32-2 {
+				return nil, fmt.Errorf("longest_path(%q): more than 2^31-3 nodes", name)
 			}
 			wv := 0.0
 			if w != nil {
@@ -132,8 +149,8 @@ func init() {
 			if math.IsNaN(wv) || math.Abs(wv) > maxWeightUS {
 				return nil, fmt.Errorf("longest_path(%q): weight_us %v on %d→%d is not a number within ±%g", name, wv, *s, *d, maxWeightUS)
 			}
-			src, dst, wus = append(src, *s), append(dst, *d), append(wus, wv)
-			maxNode = max(maxNode, *s, *d)
+			sk := node(*s)
+			src, dst, wus = append(src, sk), append(dst, node(*d)), append(wus, wv)
 		}
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("longest_path(%q): %w", name, err)
@@ -142,9 +159,9 @@ func init() {
 			return nil, fmt.Errorf("longest_path(%q): the weights add up to %g µs, more than int64 nanoseconds can hold", name, sum)
 		}
 		// Weights in ns (integers) so that the path arithmetic is exact; duplicate pairs: the last row wins.
-		b := graph.NewBuilder(int(maxNode+1), len(src))
+		b := graph.NewBuilder(len(ids), len(src))
 		for i := range src {
-			b.AddEdge(int32(src[i]), int32(dst[i]), int64(math.Round(wus[i]*1000)), 0)
+			b.AddEdge(src[i], dst[i], int64(math.Round(wus[i]*1000)), 0)
 		}
 		gr := b.Build()
 		p, err := gr.LongestPath(ctx, nil)
@@ -155,8 +172,8 @@ func init() {
 		seq, s, d, w, total := t.col("seq", cpInt), t.col("src_node", cpInt), t.col("dst_node", cpInt), t.col("weight_us", cpFloat), t.col("path_length_us", cpFloat)
 		for i, e := range p.Edges {
 			seq.addInt(int64(i), true)
-			s.addInt(int64(gr.Src[e]), true)
-			d.addInt(int64(gr.Dst[e]), true)
+			s.addInt(ids[gr.Src[e]], true)
+			d.addInt(ids[gr.Dst[e]], true)
 			w.addFloat(usOf(gr.W[e]), true)
 			total.addFloat(usOf(p.Length), true)
 		}

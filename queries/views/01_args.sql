@@ -7,12 +7,15 @@
 -- patterns) is an error naming the parameter (what) instead of a binder error about len() or list_contains(). Every
 -- type binds (the cast goes through VARCHAR, or to_json), and for a constant argument DuckDB folds the whole
 -- expression to the list. An empty integer list is NULL too ("all"), so that a filter is the one expression
--- coalesce(list_contains(list, v), true): every use of a macro parameter is bound again, 0.1-0.2 ms each.
+-- coalesce(list_contains(list, v), true): every use of a macro parameter is bound again, 0.1-0.2 ms each. A NULL
+-- element is an error: it matched nothing, so ranks := [NULL] was an empty result.
 CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::BIGINT[]
          WHEN typeof(x) NOT IN ('TINYINT[]', 'SMALLINT[]', 'INTEGER[]', 'BIGINT[]', 'HUGEINT[]', 'UTINYINT[]',
                                 'USMALLINT[]', 'UINTEGER[]', 'UBIGINT[]', 'UHUGEINT[]', '"NULL"[]')
              THEN error(format('{} must be a list of integers such as [0, 1], not {}', what, typeof(x)))
+         WHEN list_count(x::VARCHAR::BIGINT[]) < len(x::VARCHAR::BIGINT[])
+             THEN error(format('{} must not hold NULL: {}', what, x::VARCHAR))
          ELSE nullif(x::VARCHAR::BIGINT[], []) END;
 
 -- _ranks_loaded(ranks, what): one row, ranks_ok = true, or the error "what: no trace with rank N is loaded (ranks
@@ -34,32 +37,37 @@ CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
 
 -- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL; a whole 1.0 is 1), or the error "what must be an integer,
 -- not x (type)": a cast rounded 0.7 to 1 and picked another rank without a word.
-CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS
-    CASE WHEN x IS NULL THEN dflt::BIGINT
-         WHEN typeof(x) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
+-- These three read x once, through a one-element list's lambda: a macro parameter is an expression that every
+-- mention evaluates again, so a volatile argument (random(), nextval()) passed the NULL check with one value and
+-- reached a Go table function as another, NULL (which aborts the process) or another instance.
+CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
+    CASE WHEN v IS NULL THEN dflt::BIGINT
+         WHEN typeof(v) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
                             'UBIGINT', 'UHUGEINT')
-             THEN x::VARCHAR::BIGINT
-         WHEN (typeof(x) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(x), 'DECIMAL'))
-              AND TRY_CAST(x::VARCHAR AS DOUBLE) = trunc(TRY_CAST(x::VARCHAR AS DOUBLE))
-              AND abs(TRY_CAST(x::VARCHAR AS DOUBLE)) < 9.2e18
-             THEN TRY_CAST(x::VARCHAR AS DOUBLE)::BIGINT
-         ELSE error(format('{} must be an integer, not {} ({})', what, x::VARCHAR, typeof(x))) END;
+             THEN v::VARCHAR::BIGINT
+         WHEN (typeof(v) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(v), 'DECIMAL'))
+              AND TRY_CAST(v::VARCHAR AS DOUBLE) = trunc(TRY_CAST(v::VARCHAR AS DOUBLE))
+              AND abs(TRY_CAST(v::VARCHAR AS DOUBLE)) < 9.2e18
+             THEN TRY_CAST(v::VARCHAR AS DOUBLE)::BIGINT
+         ELSE error(format('{} must be an integer, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 
 -- _str_arg(x, dflt, what) / _bool_arg(x, dflt, what): a string / boolean parameter (dflt when NULL), or the error
 -- "what must be …, not x (type)": a list given as output_dir became a directory named [x], a number given as a
 -- label a binder error naming an internal function. (Every branch binds whatever x's type: the casts go through
 -- VARCHAR.)
-CREATE OR REPLACE MACRO _str_arg(x, dflt, what) AS
-    CASE WHEN x IS NULL THEN dflt::VARCHAR
-         WHEN typeof(x) = 'VARCHAR' THEN x::VARCHAR
-         ELSE error(format('{} must be a string, not {} ({})', what, x::VARCHAR, typeof(x))) END;
-CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS
-    CASE WHEN x IS NULL THEN dflt::BOOLEAN
-         WHEN typeof(x) = 'BOOLEAN' THEN x::VARCHAR::BOOLEAN
-         ELSE error(format('{} must be true or false, not {} ({})', what, x::VARCHAR, typeof(x))) END;
+CREATE OR REPLACE MACRO _str_arg(x, dflt, what) AS list_transform([x], lambda v:
+    CASE WHEN v IS NULL THEN dflt::VARCHAR
+         WHEN typeof(v) = 'VARCHAR' THEN v::VARCHAR
+         ELSE error(format('{} must be a string, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
+CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS list_transform([x], lambda v:
+    CASE WHEN v IS NULL THEN dflt::BOOLEAN
+         WHEN typeof(v) = 'BOOLEAN' THEN v::VARCHAR::BOOLEAN
+         ELSE error(format('{} must be true or false, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
     CASE WHEN x IS NULL THEN NULL::VARCHAR[]
          WHEN typeof(x) NOT IN ('VARCHAR[]', '"NULL"[]')
              THEN error(format('{} must be a list of strings such as [''forward''], not {}', what, typeof(x)))
+         WHEN list_count(from_json(to_json(x), '["VARCHAR"]')) < len(from_json(to_json(x), '["VARCHAR"]'))
+             THEN error(format('{} must not hold NULL: {}', what, x::VARCHAR))
          ELSE from_json(to_json(x), '["VARCHAR"]') END;

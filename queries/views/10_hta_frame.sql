@@ -416,13 +416,17 @@ CREATE OR REPLACE MACRO _kernel_rule_matches(name, like_pattern, pattern) AS
 -- _kernel_types_mode(compat_mode): kernel_types of one mode, whatever the session variable says (the analysis
 -- macros' hta_compat parameter may override it for one call); the GPU-side names are picked when the query is
 -- bound (query()).
-CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
+-- _kernel_types_in(compat_mode, first_trace, last_trace): the same for the names of those traces only (the critical
+-- path's bound_by, per trace).
+CREATE OR REPLACE MACRO _kernel_types_in(compat_mode, first_trace, last_trace) AS TABLE
 SELECT n.name, arg_min(k.kernel_type, (k.priority, k.rule_pattern, k.kernel_type)) AS kernel_type
 FROM (SELECT DISTINCT name
       FROM query(CASE WHEN compat_mode THEN 'FROM _hta_frame_compat WHERE stream <> -1' ELSE 'FROM _gpu_frame_default' END)
-      WHERE name IS NOT NULL) n
+      WHERE name IS NOT NULL AND trace_id BETWEEN first_trace AND last_trace) n
 JOIN _kernel_class_rules(compat_mode) k ON _kernel_rule_matches(n.name, k.like_pattern, k.pattern)
 GROUP BY n.name;
+CREATE OR REPLACE MACRO _kernel_types_mode(compat_mode) AS TABLE
+SELECT * FROM _kernel_types_in(compat_mode, 0, 2147483647);
 
 -- @view kernel_types  The kernel type of every distinct GPU-side event name, from kernel_classes.
 -- @column name         Event name

@@ -15,6 +15,8 @@
 -- gzip (HTA writes gzip even for a .json name).
 CREATE OR REPLACE MACRO export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw',
                                               hta_compat := NULL) AS TABLE
-SELECT * FROM _export_counters_trace(rank := coalesce(rank, error('export_counters_trace: rank is required'))::BIGINT, output_dir := coalesce(output_dir, '')::VARCHAR,
-    label := coalesce(label, '')::VARCHAR, time_series := coalesce(time_series, 'queue_length,memory_bw')::VARCHAR,
+SELECT * FROM _export_counters_trace(rank := _int_arg(coalesce(rank, error('export_counters_trace: rank is required')), 0, 'export_counters_trace: rank'),
+    output_dir := _str_arg(output_dir, '', 'export_counters_trace: output_dir'),
+    label := _str_arg(label, '', 'export_counters_trace: label'),
+    time_series := _str_arg(time_series, 'queue_length,memory_bw', 'export_counters_trace: time_series'),
     compat := _hta_mode(hta_compat));
