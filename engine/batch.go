@@ -287,6 +287,15 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			// the file again with exact splits.
 			return nil, fail("the object ends at byte %d of the %d the splitter gave it", n, len(raw))
 		}
+		// A name or cat written with escapes ("cpu_\u006fp") is decoded here, once, so that what is
+		// derived from it (cat_class, step, launch flavour, sync links, process metadata) reads the
+		// text the columns show.
+		if ev.catEsc {
+			ev.cat, ev.catEsc = []byte(unescape(ev.cat)), false
+		}
+		if ev.nameEsc {
+			ev.name, ev.nameEsc = []byte(unescape(ev.name)), false
+		}
 		var ts int64
 		hasTS := len(ev.ts) > 0 && !isNull(ev.ts)
 		if hasTS {
@@ -740,6 +749,13 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 	if len(args) < 2 || args[0] != '{' {
 		return nil
 	}
+	type entry struct {
+		key   []byte
+		esc   bool
+		value []byte
+	}
+	var entries [8]entry
+	kv := entries[:0]
 	i := skipWS(args, 1)
 	for i < len(args) && args[i] == '"' {
 		ke, ok := stringEnd(args, i+1)
@@ -757,6 +773,34 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 			return fmt.Errorf("bad counter args: %v", err)
 		}
 		v := args[i:ve]
+		if c := v[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			if s := string(v); s != "true" && s != "false" && s != "null" {
+				return fmt.Errorf("bad counter args: %q is not a JSON value", clip(v))
+			}
+		}
+		// A key given twice is one series with the last value, as JSON readers (Python's, DuckDB's) take it.
+		dup := false
+		for k := range kv {
+			if kv[k].esc == esc && bytes.Equal(kv[k].key, key) {
+				kv[k].value, dup = v, true
+				break
+			}
+		}
+		if !dup {
+			kv = append(kv, entry{key, esc, v})
+		}
+		i = skipWS(args, ve)
+		if i < len(args) && args[i] == ',' {
+			i = skipWS(args, i+1)
+		} else if i >= len(args) || args[i] != '}' {
+			// "a":1 2, "b":3 ended the series at a and dropped b without a word
+			return fmt.Errorf("bad counter args: expected ',' or '}' after the value of %q", key)
+		}
+	}
+	if i != len(args)-1 || args[i] != '}' {
+		return fmt.Errorf("bad counter args")
+	}
+	for _, e := range kv {
 		b.Field(0).(*array.Int64Builder).Append(idx)
 		appendStr(b.Field(1), ev.name, ev.nameEsc, ev.name != nil)
 		appendStr(b.Field(2), ev.cat, ev.catEsc, ev.hasCat)
@@ -764,16 +808,12 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		appendI64(b.Field(4), tid, tidOK)
 		appendI64(b.Field(5), ts, hasTS)
 		appendIDText(b.Field(6), ev.id, ev.id2)
-		appendStr(b.Field(7), key, esc, true)
+		appendStr(b.Field(7), e.key, e.esc, true)
 		fb := b.Field(8).(*array.Float64Builder)
-		if x, err := strconv.ParseFloat(string(numberText(v)), 64); err == nil {
+		if x, err := strconv.ParseFloat(string(numberText(e.value)), 64); err == nil {
 			fb.Append(x)
 		} else {
 			fb.AppendNull()
-		}
-		i = skipWS(args, ve)
-		if i < len(args) && args[i] == ',' {
-			i = skipWS(args, i+1)
 		}
 	}
 	return nil

@@ -73,6 +73,10 @@ func decimalScaled(b []byte, scale int) (int64, error) {
 		return 0, errNotNumber
 	}
 	exp += scale + overflowDigits
+	// A mantissa below 2^64 scaled by 10^-21 or less rounds to 0 (0e999 and 1e-400 are valid JSON for 0).
+	if mant == 0 || exp < -21 {
+		return 0, nil
+	}
 	// Apply the exponent: multiply, or divide with rounding.
 	for exp > 0 {
 		if mant > math.MaxUint64/10 {
@@ -116,10 +120,8 @@ func parseSmallExp(b []byte) (int, error) {
 		if b[i] < '0' || b[i] > '9' {
 			return 0, errNotNumber
 		}
-		e = e*10 + int(b[i]-'0')
-		if e > 400 {
-			return 0, errRange
-		}
+		// saturated: beyond this any mantissa is 0 or out of range, which the caller decides
+		e = min(e*10+int(b[i]-'0'), 100000)
 	}
 	if neg {
 		e = -e

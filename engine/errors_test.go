@@ -767,3 +767,58 @@ func TestMissingTidIsPid(t *testing.T) {
 		}
 	}
 }
+
+// TestValidJSONSpellings: valid JSON that Kineto does not write but JSON allows loads as Python's json reads
+// it: escapes in keys and in the name and cat that derived columns read, and a counter key given twice
+// (the last value). Invalid counter args are an error, not a series cut short.
+func TestValidJSONSpellings(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, events, query, want string
+	}{
+		{"escaped keys", `{"p\u0068":"X","n\u0061me":"esc","pid":1,"tid":1,"t\u0073":5,"\u0064ur":2,"cat":"c","\u0061rgs":{"x":1}}`,
+			`SELECT name || ' ' || ts || ' ' || dur || ' ' || args::VARCHAR FROM events`, `esc 5000 2000 {"x":1}`},
+		{"escaped cat and name", `{"ph":"X","cat":"cpu_\u006fp","name":"Pr\u006ffilerStep#3","pid":1,"tid":1,"ts":1,"dur":10}`,
+			`SELECT name || ' ' || cat || ' ' || cat_class || ' ' || step FROM events`, `ProfilerStep#3 cpu_op cpu_op 3`},
+		{"escaped process metadata", `{"ph":"M","name":"process\u005fname","pid":1,"args":{"name":"p"}}`,
+			`SELECT name || ' ' || coalesce(tid::VARCHAR, 'NULL') FROM metadata_events`, `process_name NULL`},
+		{"counter key twice", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"k":1,"j":5,"k":2}}`,
+			`SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM counters`, `j=5.0,k=2.0`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
+			os.WriteFile(p, []byte(`{"traceEvents":[`+c.events+`]}`), 0o644)
+			db := openTestDB(t)
+			if _, err := db.Load(context.Background(), []string{p}, LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			if err := db.SQL.QueryRow(c.query).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+	// Whitespace inside a value of an event's args was dropped: {"k":1 2} loaded as {"k":12}.
+	p := filepath.Join(dir, "ws.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"ok": [1, 2], "k":1 2}}]}`), 0o644)
+	if _, err := openTestDB(t).Load(context.Background(), []string{p}, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "whitespace inside a value") {
+		t.Errorf("args {\"k\":1 2}: got %v, want an error", err)
+	}
+	for _, c := range []struct{ name, args, want string }{
+		{"two values", `{"a":1,"b":[2]"c":4}`, `expected ',' or '}' after the value of "b"`},
+		{"bare word", `{"k":abc}`, `"abc" is not a JSON value`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, "bad.json")
+			os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"C","name":"ctr","pid":1,"ts":4,"args":`+c.args+`}]}`), 0o644)
+			db := openTestDB(t)
+			_, err := db.Load(context.Background(), []string{p}, LoadOptions{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}

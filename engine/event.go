@@ -40,11 +40,15 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 			return 0, fmt.Errorf("expected a key")
 		}
 		ks := i + 1
-		ke, ok := stringEnd(b, ks)
+		ke, kesc, ok := stringEndEsc(b, ks)
 		if !ok {
 			return 0, fmt.Errorf("unterminated key")
 		}
 		key := b[ks : ke-1]
+		if kesc {
+			// "n\u0061me" is the key name (JSON allows escapes in keys; Python's json reads it so)
+			key = []byte(unescape(key))
+		}
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
 			return 0, fmt.Errorf("expected ':' after key %q", key)
@@ -169,6 +173,14 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
+// scalarByte marks the bytes a JSON number, true, false or null is made of.
+var scalarByte = func() (t [256]bool) {
+	for _, c := range "0123456789+-.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" {
+		t[c] = true
+	}
+	return t
+}()
+
 // valueEndIn returns the end of the JSON value starting at b[i], within a complete buffer.
 func valueEndIn(b []byte, i int) (int, error) {
 	if i >= len(b) {
@@ -238,6 +250,14 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 			continue
 		case bcSpace:
 			j++
+			for j < len(b) && byteClass[b[j]] == bcSpace {
+				j++
+			}
+			// Between two tokens whitespace goes; between two parts of one ("1 2", "t rue") it is not JSON,
+			// and dropping it would make another value.
+			if j < len(b) && scalarByte[b[j]] && len(out) > 0 && scalarByte[out[len(out)-1]] {
+				return 0, out, fmt.Errorf("whitespace inside a value")
+			}
 			continue
 		case bcQuote:
 			k, esc, ok := stringEndEsc(b, j+1)

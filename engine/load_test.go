@@ -202,6 +202,17 @@ func TestUsToNs(t *testing.T) {
 		{"9223372036854775.808", 0, true},
 		{"-9223372036854775.808", math.MinInt64, false},
 		{"-9223372036854775.809", 0, true},
+		// valid JSON for zero or for less than half a nanosecond, whatever the exponent
+		{"0e999", 0, false},
+		{"-0.0e+12345678901234567890", 0, false},
+		{"1e-400", 0, false},
+		{"4e-4", 0, false},
+		{"5e-4", 1, false},
+		{"1e-19", 0, false},
+		{"18446744073709551615e-22", 2, false}, // 1.84 ns
+		{"99999999999999999999e-25", 0, false},
+		{"1e999", 0, true},
+		{"1e+", 0, true},
 	} {
 		got, err := usToNs([]byte(c.in))
 		if (err != nil) != c.err || (!c.err && got != c.want) {
