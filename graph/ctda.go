@@ -1102,11 +1102,17 @@ func (c *CDG) backtrack() {
 	anyWork := false
 	for v, nd := range c.Nodes {
 		workEnd[v] = -1
-		c.pieces(int32(v), func(_, e int64, _ int32, busy bool) {
-			if busy {
-				workEnd[v] = max(workEnd[v], e)
+		if nd.GPU {
+			c.pieces(int32(v), func(_, e int64, _ int32, _ bool) { workEnd[v] = max(workEnd[v], e) })
+		} else {
+			// An atom cut at the window's end ends there, not with its event: what a node did inside the
+			// window ended with its last uncut busy atom.
+			for _, a := range c.atoms[nd.first:nd.last] {
+				if a.busy && !a.cut {
+					workEnd[v] = max(workEnd[v], a.end)
+				}
 			}
-		})
+		}
 		if !nd.GPU {
 			for _, e := range c.G.In(int32(v)) {
 				if c.G.Type[e] == cdgSync {
@@ -1120,11 +1126,13 @@ func (c *CDG) backtrack() {
 	var bestCPU, bestGPU int32 = -1, -1
 	candidate := c.startCandidates()
 	// A node whose last event runs on past the window's end (another thread's, cut there) did not
-	// end with the window: it starts the path only when no other CPU node can.
+	// end with the window: without work that ended inside it, it starts the path only when no other
+	// CPU node can. (One with such work competes with that work's end: the annotation's own thread
+	// can run on past the step too, a sglang decode step's Python frame, with 33 ms of calls inside.)
 	cut := func(nd CDGNode) bool { return !nd.GPU && nd.last > nd.first && c.atoms[nd.last-1].cut }
 	for _, allowCut := range []bool{false, true} {
 		for v, nd := range c.Nodes {
-			if (candidate != nil && !candidate[v]) || (cut(nd) && !allowCut) {
+			if (candidate != nil && !candidate[v]) || (cut(nd) && !allowCut && workEnd[v] < 0) {
 				continue
 			}
 			if nd.GPU {

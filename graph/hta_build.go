@@ -402,6 +402,10 @@ func (g *CPGraph) window() error {
 // is empty. Both critical-path algorithms use it.
 func Window(f *Frame, o Options) (start, end int64, err error) {
 	if o.Annotation == "" {
+		// The whole trace is one window: another instance was silently the same one.
+		if o.Instance != 0 || o.InstanceEnd > 0 {
+			return 0, 0, fmt.Errorf("%w: annotation '' is the whole trace, instance 0 only (instance %d, instance_end %d)", ErrInstanceRange, o.Instance, o.InstanceEnd)
+		}
 		if f.Len() == 0 {
 			return 0, 0, fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
 		}
@@ -423,7 +427,7 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		}
 	}
 	if len(rows) == 0 {
-		return 0, 0, fmt.Errorf("%w: no event name contains %q", ErrAnnotationNotFound, o.Annotation)
+		return 0, 0, fmt.Errorf("%w: no event name contains %q (annotation := '' analyses the whole trace)", ErrAnnotationNotFound, o.Annotation)
 	}
 	if !o.Compat {
 		// Kineto copies each ProfilerStep (any user annotation) onto the GPU timeline; HTA counts those

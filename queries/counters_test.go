@@ -620,6 +620,13 @@ func TestPotentialStragglers(t *testing.T) {
 	}
 	// HTA only knows ncclKernel*: nothing found (HTA itself raises on an empty candidate set).
 	ctWantRows(t, db.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, nil)
+
+	// Ranks flagged equally often: the latest first (rank 7, which num_candidates := 1 names alone); HTA orders
+	// them by rank number, which put it last.
+	dlrm := ctOpen(t, filepath.Join("..", "testdata", "traces", "dlrm_8ranks"))
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"7"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 3) ORDER BY seq`, [][]string{{"7", "1"}, {"2", "1"}, {"6", "1"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 3, hta_compat := true) ORDER BY seq`, [][]string{{"2"}, {"6"}, {"7"}})
 }
 
 // TestCountersAllTraces: every analysis of this area runs without error on every trace directory of

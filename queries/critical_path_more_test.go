@@ -186,6 +186,9 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		// A kernel's name is no window (it matched, and gave a span of GPU time); a reversed range says so.
 		{`SELECT * FROM critical_path(annotation := 'FillFunctor')`, "only GPU work (void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor"},
 		{`SELECT * FROM critical_path(annotation := 'FillFunctor', algorithm := 'ctda')`, "only GPU work ("},
+		// the whole trace is one window: instance 99 was silently the same one
+		{`SELECT * FROM critical_path(annotation := '', instance := 99)`, "annotation '' is the whole trace, instance 0 only"},
+		{`SELECT * FROM hotspots(annotation := '', instance_end := 3)`, "instance 0 only"},
 		// '' is found in every name: all CPU time was data_loading
 		{`SELECT * FROM critical_path(data_load_events := '')`, "data_load_events: an empty pattern matches every event"},
 		{`SELECT * FROM critical_path_summary(data_load_events := ['DataLoader', ''])`, "an empty pattern"},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -465,5 +466,40 @@ func TestWindowInstanceRange(t *testing.T) {
 		if err := db.QueryRow(q).Scan(&n); err != nil || n == 0 {
 			t.Errorf("%s: %d rows, %v", q, n, err)
 		}
+	}
+}
+
+// TestCTDAStartsAtLastWork: the step's own thread may run on past the step inside one Python frame (a sglang
+// decode step capturing CUDA graphs: after a device synchronisation, one 33 ms node whose frame outlives the
+// step). Its calls inside the step end after the GPU work, so the path starts from them; it used to start at
+// the GPU node (the CPU node's frame was cut at the window's end, which left the node out while the node
+// before the synchronisation could start the path) and covered 2 % of the step (here 0.02 of 0.82).
+func TestCTDAStartsAtLastWork(t *testing.T) {
+	trace := `{"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+  {"ph":"X","cat":"python_function","name":"runner.py(1): forward","pid":1,"tid":1,"ts":1,"dur":1100},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":2,"dur":5},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":30,"dur":10,"args":{"correlation":1,"stream":7,"device":0}},
+  {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":100,"dur":800}
+]}`
+	p := filepath.Join(t.TempDir(), "replay.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, p).SQL
+	var length, cpcr, busy float64
+	if err := db.QueryRow(`SELECT max(path_length_us), max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := 'ctda')`).Scan(&length, &cpcr, &busy); err != nil {
+		t.Fatal(err)
+	}
+	if length < 900 || cpcr < busy-1e-9 {
+		t.Errorf("ctda path %.1f µs, CPCR %.3f, busy bound %.3f: want the path through aten::copy_ (ends at 900 µs) covering the bound", length, cpcr, busy)
+	}
+	var top string
+	if err := db.QueryRow(`SELECT name FROM hotspots(algorithm := 'ctda') ORDER BY duration_us DESC LIMIT 1`).Scan(&top); err != nil {
+		t.Fatal(err)
+	}
+	if top != "aten::copy_" {
+		t.Errorf("top hotspot %q, want aten::copy_", top)
 	}
 }

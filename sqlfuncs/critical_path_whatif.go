@@ -43,7 +43,9 @@ func init() {
 			return nil, errors.New("critical_path_whatif: scale is required: a SQL predicate on events naming what to re-weight (e.g. scale := 'name LIKE ''%gemm%''')")
 		}
 		match := map[int64]bool{}
-		rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM events WHERE trace_id = ? AND (`+scale+`)`, tr.id)
+		// The trace's events first: a predicate such as "true) OR (true" cannot reach past its parentheses
+		// to other traces' rows.
+		rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+`)`, tr.id)
 		if err != nil {
 			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
 		}

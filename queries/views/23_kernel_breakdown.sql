@@ -95,7 +95,7 @@ WHERE s.len_ns > 0;
 -- @column label        Trace set
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
 -- @column sum_us       Time with exactly these types running, summed over ranks, µs
--- @column pct          Share of the label's busy time (compat: rounded to 1 decimal)
+-- @column pct          Share of the label's time with a COMPUTATION, COMMUNICATION or (with include_memory_kernels) MEMORY kernel running: OTHER work (MTIA pe_exe, syncs) is not counted, as in HTA, so this total can be below temporal_breakdown's busy time (compat: rounded to 1 decimal)
 -- s is read twice (its rows and the label totals), so DuckDB computes it once. A stored macro loses AS MATERIALIZED
 -- (duckdb_functions().macro_definition shows the CTE without it), and a window sum over s PARTITION BY label is
 -- rewritten into a join of s with its own aggregate, which planned and ran the whole sweep twice (12 ms against
@@ -119,7 +119,7 @@ ORDER BY s.label, s.sum_us DESC, s.kernel_type;
 -- @column rank         Rank
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
 -- @column sum_us       Time with exactly these types running on the rank, µs
--- @column pct          Share of the rank's busy time (compat: rounded to 1 decimal)
+-- @column pct          Share of the rank's time with a COMPUTATION, COMMUNICATION or (with include_memory_kernels) MEMORY kernel running (OTHER work is not counted, as in HTA; compat: rounded to 1 decimal)
 CREATE OR REPLACE MACRO kernel_type_breakdown_by_rank(include_memory_kernels := true, hta_compat := NULL) AS TABLE
 -- read twice, as in kernel_type_breakdown, so that the segments are computed once
 WITH s AS (

@@ -13,9 +13,10 @@
 -- kernels on a stream > 0 in a selected step lasting >= 1% of T; the last of each (rank, stream, step, name); the
 -- (stream, name) whose duration/T varies most across ranks (mean over steps of the sample std); per step, the ranks
 -- whose (start − first start)/T is at least the num_candidates-th largest are flagged; ranks by flag count, then
--- rank number; the first num_candidates.
+-- (default mode) the later mean start over the steps, then rank number; the first num_candidates.
 -- Default mode: communication kernels = kernel_type COMMUNICATION (kernel_classes: ncclDevKernel, RCCL, … — HTA only
--- knows names starting with ncclKernel, quirk §7.8), and step 0 counts (HTA skips iteration 0).
+-- knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
+-- equally often go latest first (HTA: by rank number, so with num_candidates := 3 the latest rank came last).
 -- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
 -- ranks than num_candidates) the result is empty / every rank is flagged.
 CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL) AS TABLE
@@ -79,12 +80,14 @@ threshold AS (
     FROM cand GROUP BY ALL
 ),
 flags AS (
-    SELECT c.label, c.rank, sum(CASE WHEN c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps
+    SELECT c.label, c.rank, sum(CASE WHEN c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps,
+           avg(c.start_metric) AS lateness
     FROM cand c JOIN threshold t USING (label, iteration)
     GROUP BY ALL
 )
 SELECT label, rank, flagged_steps, seq FROM (
-    SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC, rank) - 1 AS seq FROM flags
+    SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC,
+                                 CASE WHEN NOT _hta_mode(hta_compat) THEN lateness END DESC, rank) - 1 AS seq FROM flags
 ), (SELECT _arg_check(num_candidates >= 1, 'potential_stragglers: num_candidates', num_candidates, '>= 1') AS args_ok) args_check
 WHERE seq < (SELECT k FROM k) AND args_check.args_ok
 ORDER BY label, seq;
