@@ -774,11 +774,15 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		}
 		v := args[i:ve]
 		if c := v[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			if s := string(v); s != "true" && s != "false" && s != "null" {
+			// NaN and Infinity are not JSON, but Python's json writes them and DuckDB's reads them
+			if s := string(v); s != "true" && s != "false" && s != "null" && s != "NaN" && s != "Infinity" {
 				return fmt.Errorf("bad counter args: %q is not a JSON value", clip(v))
 			}
 		}
 		// A key given twice is one series with the last value, as JSON readers (Python's, DuckDB's) take it.
+		if esc {
+			key, esc = []byte(unescape(key)), false
+		}
 		dup := false
 		for k := range kv {
 			if kv[k].esc == esc && bytes.Equal(kv[k].key, key) {
@@ -798,7 +802,7 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		}
 	}
 	if i != len(args)-1 || args[i] != '}' {
-		return fmt.Errorf("bad counter args")
+		return fmt.Errorf("bad counter args: expected a key or '}' at %q", clip(args[i:]))
 	}
 	for _, e := range kv {
 		b.Field(0).(*array.Int64Builder).Append(idx)

@@ -782,8 +782,11 @@ func TestValidJSONSpellings(t *testing.T) {
 			`SELECT name || ' ' || cat || ' ' || cat_class || ' ' || step FROM events`, `ProfilerStep#3 cpu_op cpu_op 3`},
 		{"escaped process metadata", `{"ph":"M","name":"process\u005fname","pid":1,"args":{"name":"p"}}`,
 			`SELECT name || ' ' || coalesce(tid::VARCHAR, 'NULL') FROM metadata_events`, `process_name NULL`},
-		{"counter key twice", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"k":1,"j":5,"k":2}}`,
+		{"counter key twice", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"k":1,"j":5,"\u006b":2}}`,
 			`SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM counters`, `j=5.0,k=2.0`},
+		// not JSON, but Python's json.dumps writes them (and DuckDB's JSON reads them in args)
+		{"counter NaN and Infinity", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"a":NaN,"b":Infinity,"c":-Infinity}}`,
+			`SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM counters`, `a=nan,b=inf,c=-inf`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")

@@ -256,7 +256,7 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 			// Between two tokens whitespace goes; between two parts of one ("1 2", "t rue") it is not JSON,
 			// and dropping it would make another value.
 			if j < len(b) && scalarByte[b[j]] && len(out) > 0 && scalarByte[out[len(out)-1]] {
-				return 0, out, fmt.Errorf("whitespace inside a value")
+				return 0, out, fmt.Errorf("whitespace inside a value, before %q", clip(b[j:min(len(b), j+20)]))
 			}
 			continue
 		case bcQuote:

@@ -402,8 +402,9 @@ func (g *CPGraph) window() error {
 // is empty. Both critical-path algorithms use it.
 func Window(f *Frame, o Options) (start, end int64, err error) {
 	if o.Annotation == "" {
-		// The whole trace is one window: another instance was silently the same one.
-		if o.Instance != 0 || o.InstanceEnd > 0 {
+		// The whole trace is one window: another instance was silently the same one (HTA ignores it:
+		// compat keeps that).
+		if !o.Compat && (o.Instance != 0 || o.InstanceEnd > 0) {
 			return 0, 0, fmt.Errorf("%w: annotation '' is the whole trace, instance 0 only (instance %d, instance_end %d)", ErrInstanceRange, o.Instance, o.InstanceEnd)
 		}
 		if f.Len() == 0 {

@@ -189,6 +189,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		// the whole trace is one window: instance 99 was silently the same one
 		{`SELECT * FROM critical_path(annotation := '', instance := 99)`, "annotation '' is the whole trace, instance 0 only"},
 		{`SELECT * FROM hotspots(annotation := '', instance_end := 3)`, "instance 0 only"},
+		{`SELECT * FROM critical_path(annotation := '', instance := 1, compat := false)`, "instance 0 only"},
 		// '' is found in every name: all CPU time was data_loading
 		{`SELECT * FROM critical_path(data_load_events := '')`, "data_load_events: an empty pattern matches every event"},
 		{`SELECT * FROM critical_path_summary(data_load_events := ['DataLoader', ''])`, "an empty pattern"},
@@ -199,6 +200,14 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want error containing %q", c.q, err, c.want)
 		}
+	}
+	// HTA ignores the instance of the whole-trace window: compat does too.
+	var whole, compat1 int
+	if err := db.QueryRow(`SELECT count(*) FROM critical_path(annotation := '', compat := true)`).Scan(&whole); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM critical_path(annotation := '', instance := 1, compat := true)`).Scan(&compat1); err != nil || compat1 != whole || whole == 0 {
+		t.Errorf("compat, annotation '', instance 1: %d rows (%v), want the whole trace's %d", compat1, err, whole)
 	}
 	// A volatile argument is read once: checked non-NULL with one value, it reached the Go table function as
 	// another, NULL, which aborts the whole process (duckdb-go). random() < 0.5 is NULL half the time.

@@ -37,9 +37,10 @@ CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
 
 -- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL; a whole 1.0 is 1), or the error "what must be an integer,
 -- not x (type)": a cast rounded 0.7 to 1 and picked another rank without a word.
--- These three read x once, through a one-element list's lambda: a macro parameter is an expression that every
--- mention evaluates again, so a volatile argument (random(), nextval()) passed the NULL check with one value and
--- reached a Go table function as another, NULL (which aborts the process) or another instance.
+-- These three check and return one evaluation of x, through a one-element list's lambda: a macro parameter is an
+-- expression that every mention evaluates again, so a volatile argument (random()) passed the NULL check with one
+-- value and reached a Go table function as another, NULL, which aborts the process. (DuckDB may still evaluate
+-- the whole argument more than once: nextval() in a table function's argument skips values.)
 CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
     CASE WHEN v IS NULL THEN dflt::BIGINT
          WHEN typeof(v) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',

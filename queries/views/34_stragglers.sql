@@ -13,7 +13,7 @@
 -- kernels on a stream > 0 in a selected step lasting >= 1% of T; the last of each (rank, stream, step, name); the
 -- (stream, name) whose duration/T varies most across ranks (mean over steps of the sample std); per step, the ranks
 -- whose (start − first start)/T is at least the num_candidates-th largest are flagged; ranks by flag count, then
--- (default mode) the later mean start over the steps, then rank number; the first num_candidates.
+-- (default mode) the later mean start past each step's threshold, then rank number; the first num_candidates.
 -- Default mode: communication kernels = kernel_type COMMUNICATION (kernel_classes: ncclDevKernel, RCCL, … — HTA only
 -- knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
 -- equally often go latest first (HTA: by rank number, so with num_candidates := 3 the latest rank came last).
@@ -81,7 +81,8 @@ threshold AS (
 ),
 flags AS (
     SELECT c.label, c.rank, sum(CASE WHEN c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps,
-           avg(c.start_metric) AS lateness
+           -- per step, how far past that step's threshold: the metric itself grows with the step number
+           avg(c.start_metric - t.th) AS lateness
     FROM cand c JOIN threshold t USING (label, iteration)
     GROUP BY ALL
 )
