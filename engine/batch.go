@@ -749,11 +749,7 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 	if len(args) < 2 || args[0] != '{' {
 		return nil
 	}
-	type entry struct {
-		key   []byte
-		esc   bool
-		value []byte
-	}
+	type entry struct{ key, value []byte } // key decoded
 	var entries [8]entry
 	kv := entries[:0]
 	i := skipWS(args, 1)
@@ -781,17 +777,17 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		}
 		// A key given twice is one series with the last value, as JSON readers (Python's, DuckDB's) take it.
 		if esc {
-			key, esc = []byte(unescape(key)), false
+			key = []byte(unescape(key))
 		}
 		dup := false
 		for k := range kv {
-			if kv[k].esc == esc && bytes.Equal(kv[k].key, key) {
+			if bytes.Equal(kv[k].key, key) {
 				kv[k].value, dup = v, true
 				break
 			}
 		}
 		if !dup {
-			kv = append(kv, entry{key, esc, v})
+			kv = append(kv, entry{key, v})
 		}
 		i = skipWS(args, ve)
 		if i < len(args) && args[i] == ',' {
@@ -812,7 +808,7 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		appendI64(b.Field(4), tid, tidOK)
 		appendI64(b.Field(5), ts, hasTS)
 		appendIDText(b.Field(6), ev.id, ev.id2)
-		appendStr(b.Field(7), e.key, e.esc, true)
+		appendStr(b.Field(7), e.key, false, true)
 		fb := b.Field(8).(*array.Float64Builder)
 		if x, err := strconv.ParseFloat(string(numberText(e.value)), 64); err == nil {
 			fb.Append(x)
