@@ -134,6 +134,12 @@ partners AS (
     FROM g JOIN cpu c ON c.trace_id = g.trace_id AND c.correlation = g.correlation
     GROUP BY g.trace_id, g.ev_idx
 ),
+-- launch_seq over the launched events' keys only: a window over runs' every column buffered the whole GPU
+-- frame (1 GB trace: +0.4 s and ~+100 MB peak RSS at load)
+launch_order AS (
+    SELECT trace_id, ev_idx, row_number() OVER (PARTITION BY trace_id ORDER BY l.ts, l.idx, ev_idx) AS launch_seq
+    FROM partners WHERE l.idx IS NOT NULL
+),
 -- Running maxima of the earlier ends, as streaming windows over ordered input: a running max up to the
 -- current row, then lag() of it (DuckDB runs both as STREAMING_WINDOW, in its input's order; a frame ending
 -- at 1 PRECEDING is not streamed): 5-10x cheaper than PARTITION BY ... ORDER BY ... ROWS ... 1 PRECEDING,
@@ -161,11 +167,10 @@ runs AS (
            g.gpu_work AND (a.prev_all IS NULL OR g.ts > a.prev_all) AS opens_busy,
            CASE WHEN g.ts > a.prev_all THEN a.prev_all END AS busy_before,
            CASE WHEN g.ts > s.prev_stream THEN s.prev_stream END AS stream_busy_before,
-           CASE WHEN l.l.idx IS NOT NULL
-                THEN row_number() OVER (PARTITION BY g.trace_id, l.l.idx IS NULL ORDER BY l.l.ts, l.l.idx, g.ev_idx) END
-               AS launch_seq
+           o.launch_seq
     FROM g
     LEFT JOIN partners l ON l.trace_id = g.trace_id AND l.ev_idx = g.ev_idx
+    LEFT JOIN launch_order o ON o.trace_id = g.trace_id AND o.ev_idx = g.ev_idx
     LEFT JOIN prev_all a ON a.trace_id = g.trace_id AND a.ev_idx = g.ev_idx
     LEFT JOIN prev_stream s ON s.trace_id = g.trace_id AND s.ev_idx = g.ev_idx
 ),
