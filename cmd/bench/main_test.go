@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -85,6 +87,63 @@ func TestPythonEnv(t *testing.T) {
 		}
 		if n != 1 {
 			t.Errorf("%v: %d PYTHONPATH entries in %v", c.env, n, got)
+		}
+	}
+}
+
+// TestHTAScriptMedian runs the HTA side's script against a stand-in hta package (no pandas needed):
+// a fast step runs three times and reports its median, a failing step gets no time, the rest of the
+// rows are untouched.
+func TestHTAScriptMedian(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	src := t.TempDir()
+	calls := filepath.Join(src, "calls.txt")
+	stub := `import time
+_sleeps = [0.3, 0.02, 0.1]
+class TraceAnalysis:
+    def __init__(self, trace_dir):
+        self.n = 0
+    def get_temporal_breakdown(self, visualize=False):
+        with open(` + "'" + calls + "'" + `, "a") as f:
+            f.write("t\n")
+        time.sleep(_sleeps[self.n]); self.n += 1
+    def get_idle_time_breakdown(self, visualize=False):
+        raise ValueError("no GPU")
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+`
+	if err := os.MkdirAll(filepath.Join(src, "hta"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"hta/__init__.py": "", "hta/trace_analysis.py": stub} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := []row{{name: "temporal_breakdown"}, {name: "idle_time_breakdown"}, {name: "no such step"}}
+	var errOut bytes.Buffer
+	htaRunner{src: src}.run(context.Background(), []string{filepath.Join(src, "rank0.json")}, 3, rows, &errOut)
+	b, _ := os.ReadFile(calls)
+	if n := strings.Count(string(b), "t\n"); n != 3 {
+		t.Errorf("temporal_breakdown ran %d times, want 3 (%s)", n, errOut.String())
+	}
+	if ms := rows[0].htaMS; ms < 90 || ms >= 250 {
+		t.Errorf("temporal_breakdown: %.1f ms, want the median run's ~100 ms", ms)
+	}
+	if rows[1].htaMS != 0 || rows[2].htaMS != 0 {
+		t.Errorf("a failed or absent step got a time: %+v", rows[1:])
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{5}, 5}, {[]float64{9, 1, 4}, 4}, {[]float64{3, 1}, 3}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
 }
