@@ -68,6 +68,46 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // ErrReadOnly is the error of a load or other change asked of a database opened with OpenReadOnly.
 var ErrReadOnly = errors.New("the database is open read-only (--readonly)")
 
+// ErrTransactionOpen is the error of a load, unload, import or report asked for inside the user's
+// BEGIN … COMMIT: each runs in a transaction of its own, DuckDB does not nest them, and the refused BEGIN
+// would abort the user's transaction (its work lost at the ROLLBACK that follows).
+var ErrTransactionOpen = errors.New("a transaction is open (BEGIN): COMMIT or ROLLBACK it first")
+
+// TransactionOpen reports whether conn is inside an explicit transaction. In auto-commit mode each
+// statement runs in a transaction of its own, so two reads of txid_current() differ; inside BEGIN … they
+// are equal. An aborted transaction answers every query with an error that says so.
+func TransactionOpen(ctx context.Context, conn *sql.Conn) (bool, error) {
+	var a, b int64
+	for _, id := range []*int64{&a, &b} {
+		if err := conn.QueryRowContext(ctx, `SELECT txid_current()`).Scan(id); err != nil {
+			if strings.Contains(err.Error(), "transaction is aborted") {
+				return true, nil
+			}
+			return false, err
+		}
+	}
+	return a == b, nil
+}
+
+// connOutsideTransaction takes a connection of the pool for a change that runs in its own transaction:
+// the session's statements run on the pool too, and the connection it hands out is the one a user's
+// BEGIN left open.
+func (db *DB) connOutsideTransaction(ctx context.Context) (*sql.Conn, error) {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	open, err := TransactionOpen(ctx, conn)
+	if err == nil && open {
+		err = ErrTransactionOpen
+	}
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
 // OpenReadOnly opens the existing database file at path for reading only: any number of processes may
 // read one file at the same time this way, where DuckDB lets one process open it for writing and no one
 // else. Nothing is installed, so the file must have been written (or last opened for writing) by this

@@ -87,6 +87,12 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if db.ReadOnly {
 		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), ErrReadOnly)
 	}
+	// before any file is read: the load's own transaction cannot start inside the user's
+	if conn, err := db.connOutsideTransaction(ctx); err != nil {
+		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), err)
+	} else {
+		conn.Close()
+	}
 	if opts.Label == "" {
 		opts.Label = "trace"
 	}
@@ -575,7 +581,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 
 	unordered := db.Path == "" && db.memoryRoom(ctx) > unorderedInsertFactor*pf.jsonBytes
 
-	conn, err := db.SQL.Conn(ctx)
+	conn, err := db.connOutsideTransaction(ctx)
 	if err != nil {
 		return res, err
 	}

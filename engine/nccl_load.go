@@ -137,7 +137,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 			return res, err
 		}
 	}
-	conn, err := db.SQL.Conn(ctx)
+	conn, err := db.connOutsideTransaction(ctx)
 	if err != nil {
 		return res, err
 	}

@@ -450,7 +450,7 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 
 	db.loadMu.Lock()
 	defer db.loadMu.Unlock()
-	conn, err := db.SQL.Conn(ctx)
+	conn, err := db.connOutsideTransaction(ctx)
 	if err != nil {
 		return fail(err)
 	}

@@ -24,7 +24,12 @@ func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 	if err != nil {
 		return fmt.Errorf("unload: %w", err)
 	}
-	tx, err := db.SQL.BeginTx(ctx, nil)
+	conn, err := db.connOutsideTransaction(ctx)
+	if err != nil {
+		return fmt.Errorf("unload: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("unload: %w", err)
 	}

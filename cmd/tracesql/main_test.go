@@ -1063,3 +1063,38 @@ func TestOverviewPerTraceSet(t *testing.T) {
 		t.Errorf("overview adds the two sets' kernels together:\n%s", out)
 	}
 }
+
+// TestChangesRefusedInsideTransaction: .load, .unload and .report run in transactions of their own,
+// which DuckDB does not nest; started inside the user's BEGIN, the refused BEGIN aborted the user's
+// transaction and its work was lost at the ROLLBACK. They are refused with one line, the transaction
+// stays usable (also an aborted one is refused, not rolled back), and after COMMIT they work.
+func TestChangesRefusedInsideTransaction(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "r.html")
+	stdin := "BEGIN;\nCREATE TABLE keep AS SELECT 42 AS a;\n" +
+		".report " + report + "\n.load " + outOfOrder + " --label t2\n.unload --label trace\n" +
+		"SELECT a FROM keep;\nCOMMIT;\n" +
+		"BEGIN;\nSELECT nosuch;\n.load " + outOfOrder + " --label t3\nROLLBACK;\n" +
+		".load " + outOfOrder + " --label t4\n" +
+		"SELECT a, (SELECT count(*) FROM traces WHERE label = 't4') AS t4, (SELECT count(*) FROM traces WHERE label IN ('t2', 't3')) AS other,\n" +
+		"  (SELECT count(*) FROM traces WHERE label = 'trace') AS trace FROM keep;\n"
+	out, errOut, code := runCLI(t, stdin, backwardJSON, "--format", "csv")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := "a\n42\na,t4,other,trace\n42,2,0,1\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	for _, line := range []string{
+		"stdin:3: .report: a transaction is open (BEGIN): COMMIT or ROLLBACK it first",
+		"stdin:4: load " + outOfOrder + ": a transaction is open (BEGIN): COMMIT or ROLLBACK it first",
+		"stdin:5: unload: a transaction is open (BEGIN): COMMIT or ROLLBACK it first",
+		"stdin:10: load " + outOfOrder + ": a transaction is open (BEGIN): COMMIT or ROLLBACK it first",
+	} {
+		if !strings.Contains(errOut, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, errOut)
+		}
+	}
+	if _, err := os.Stat(report); err == nil {
+		t.Errorf("a report was written inside the transaction")
+	}
+}

@@ -6,6 +6,7 @@ package main
 // be useful when one analysis does not apply to the trace (or is not built yet).
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -144,6 +145,18 @@ func (s *session) dotReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf(".report: %w", err)
 	}
+	conn, err := s.db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf(".report: %w", err)
+	}
+	open, err := engine.TransactionOpen(ctx, conn)
+	conn.Close()
+	if err == nil && open {
+		err = engine.ErrTransactionOpen
+	}
+	if err != nil {
+		return fmt.Errorf(".report: %w", err)
+	}
 	if err := writeReportFile(ctx, s.db.SQL, file, "", secs, s.errOut); err != nil {
 		return fmt.Errorf(".report: %w", err)
 	}
@@ -277,7 +290,11 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 	}
 	defer conn.Close()
 	// A report reads: whatever a section's SQL changes in the database (a user's section may create a
-	// table) is rolled back, so that a report on a --db leaves the file as it was.
+	// table) is rolled back, so that a report on a --db leaves the file as it was. Never on the
+	// connection of a user's open transaction: the refused BEGIN would abort it.
+	if open, err := engine.TransactionOpen(ctx, conn); err != nil || open {
+		return nil, cmp.Or(err, engine.ErrTransactionOpen)
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return nil, err
 	}
