@@ -268,8 +268,18 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 // resultTable is a query result held in memory: column names and rows of Go values.
 type resultTable struct {
 	cols      []string
+	types     []*sqlType // the columns' DuckDB types (nil where unknown), for cells' text
 	rows      [][]any
 	truncated bool // more than maxSectionRows rows
+}
+
+// cell is the text of row r's column c in a table or label: as DuckDB prints it, floats compactly.
+func (t *resultTable) cell(r, c int) string {
+	var typ *sqlType
+	if c < len(t.types) {
+		typ = t.types[c]
+	}
+	return valueText(t.rows[r][c], typ)
 }
 
 func (t *resultTable) col(name string) int {
@@ -398,6 +408,11 @@ func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) 
 	}
 	if t.cols == nil {
 		t.cols = cols
+		if cts, err := rows.ColumnTypes(); err == nil {
+			for _, ct := range cts {
+				t.types = append(t.types, parseType(ct.DatabaseTypeName()))
+			}
+		}
 	} else if strings.Join(cols, "\x00") != strings.Join(t.cols, "\x00") {
 		return fmt.Errorf("columns changed between @foreach rows: %v, then %v", t.cols, cols)
 	}

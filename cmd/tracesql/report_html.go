@@ -75,8 +75,8 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 					break
 				}
 				cells := make([]string, len(r))
-				for j, v := range r {
-					cells[j] = valueText(v)
+				for j := range r {
+					cells[j] = res.cell(i, j)
 				}
 				rs.Rows = append(rs.Rows, cells)
 			}

@@ -156,7 +156,7 @@ func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
 	for i, c := range cols {
 		first := map[string]string{}
 		for k, r := range rows {
-			v, key := valueText(t.rows[r][c]), prefix[k]
+			v, key := t.cell(r, c), prefix[k]
 			if i == len(cols)-1 {
 				key = ""
 			}
@@ -168,7 +168,7 @@ func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
 			}
 		}
 		for k, r := range rows {
-			prefix[k] += "\x00" + valueText(t.rows[r][c])
+			prefix[k] += "\x00" + t.cell(r, c)
 		}
 	}
 	if len(keep) == 0 && len(cols) > 0 {
@@ -178,7 +178,7 @@ func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
 	for k, r := range rows {
 		parts := make([]string, len(keep))
 		for i, c := range keep {
-			parts[i] = valueText(t.rows[r][c])
+			parts[i] = t.cell(r, c)
 			if _, isNum := toFloat(t.rows[r][c]); named && isNum {
 				parts[i] = t.cols[c] + " " + parts[i]
 			}
@@ -189,25 +189,30 @@ func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
 }
 
 // valueText is how a cell reads in a label or table.
-func valueText(v any) string {
+func valueText(v any, typ *sqlType) string {
 	switch x := v.(type) {
 	case nil:
 		return "NULL"
 	case string:
 		return x
-	case []byte:
-		return string(x)
+	case float64:
+		return fmtNum(x)
+	case float32:
+		return fmtNum(float64(x))
 	}
-	if f, ok := toFloat(v); ok {
-		return fmtNum(f)
-	}
-	return fmt.Sprint(v)
+	// integers exactly (a BIGINT ts is past float64's 2^53), the rest as DuckDB prints it
+	return string(appendText(nil, v, typ, 0))
 }
 
 // fmtNum prints a number compactly: integers whole, others with up to 3 significant decimals.
 func fmtNum(v float64) string {
-	if math.IsNaN(v) {
-		return "NULL"
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
@@ -272,6 +277,9 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, step float64) {
 		}
 	}
 	raw := (hi - lo) / float64(n)
+	if math.IsInf(raw, 0) { // hi − lo past float64's range (±1.7e308 at both ends)
+		raw = hi/float64(n) - lo/float64(n)
+	}
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step = 10 * mag
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
@@ -284,6 +292,9 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, step float64) {
 	last := math.Ceil(hi/step - 1e-9)
 	for i := first; i <= last; i++ {
 		ticks = append(ticks, i*step)
+	}
+	if len(ticks) < 2 || math.IsInf(ticks[0], 0) || math.IsInf(ticks[len(ticks)-1], 0) {
+		return []float64{0, 1}, 1 // no finite range (callers index the first and last tick)
 	}
 	return ticks, step
 }
@@ -315,8 +326,8 @@ func axisTitle(a queries.Axis) string {
 
 func (sp *chartSpec) num(t *resultTable, r, c int) float64 {
 	v, ok := toFloat(t.rows[r][c])
-	if !ok {
-		return math.NaN()
+	if !ok || math.IsInf(v, 0) {
+		return math.NaN() // nothing to draw: an infinite value has no place on an axis
 	}
 	return v
 }
