@@ -65,9 +65,9 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		var parts []string
 		for _, c := range labelCols {
 			if len(labelCols) > 1 && isKeyColumn(r.names[c]) {
-				parts = append(parts, r.names[c]+" "+r.text(c, textTable))
+				parts = append(parts, escapeControls(r.names[c]+" "+r.text(c, textTable)))
 			} else {
-				parts = append(parts, r.text(c, textTable))
+				parts = append(parts, escapeControls(r.text(c, textTable)))
 			}
 		}
 		if len(parts) == 0 {
@@ -156,7 +156,7 @@ func (r *result) barValue(c int) barValue {
 	case float32, float64, duckdb.Decimal:
 		v.text = formatValue(f)
 	default:
-		v.text = r.text(c, textTable)
+		v.text = escapeControls(r.text(c, textTable))
 	}
 	return v
 }

@@ -347,6 +347,15 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 // tableCell makes s safe for a one-line box cell: control characters are shown
 // as escapes (a raw newline would break the box) and long text is cut with "…".
 func tableCell(s string) string {
+	return truncateWidth(escapeControls(s), maxCellRunes)
+}
+
+// escapeControls shows control characters as escapes, so that a value stays on its line and sends
+// nothing to the terminal (an ESC sequence would).
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+		return s
+	}
 	var b strings.Builder
 	for _, c := range s {
 		switch {
@@ -362,7 +371,7 @@ func tableCell(s string) string {
 			b.WriteRune(c)
 		}
 	}
-	return truncateWidth(b.String(), maxCellRunes)
+	return b.String()
 }
 
 // lowerType lower-cases a DuckDB type name except quoted struct field names.

@@ -619,3 +619,18 @@ func TestTableFitsScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestBarEscapesControls: a bar label or value with a newline, tab or ESC stays on its row and sends
+// nothing to the terminal, as the table format's cells.
+func TestBarEscapesControls(t *testing.T) {
+	out := mustRun(t, "", "--format", "bar", "-c",
+		`SELECT E'multi\nline' AS name, 5 AS v UNION ALL SELECT 'esc' || chr(27) || '[2J', 3 UNION ALL SELECT E'tab\there', 1`)
+	if strings.ContainsAny(out, "\t\x1b") || strings.Count(out, "\n") != 4 {
+		t.Errorf("raw control characters in:\n%q", out)
+	}
+	for _, want := range []string{`multi\nline`, `esc\x1B[2J`, `tab\there`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

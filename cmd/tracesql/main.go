@@ -374,6 +374,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err := s.runScript(ctx, text, source, true)
 		s.bail = false
 		if err != nil {
+			if errors.Is(err, errCancelled) {
+				return 130 // stopped by Ctrl-C, as piped input and a shell report SIGINT
+			}
 			return 1
 		}
 		if s.quit {
