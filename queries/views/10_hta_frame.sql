@@ -125,20 +125,18 @@ cpu AS (
     FROM _hta_frame_default c LEFT JOIN _ct_launch_names() n ON n.name = c.name
     WHERE c.trace_id BETWEEN first_trace AND last_trace AND c.correlation <> -1 AND NOT c.gpu_side
 ),
+-- launch_seq numbered here, over these few columns: a window over runs' every column buffered the whole GPU
+-- frame (1 GB trace: +0.4 s and ~+200 MB peak RSS at load); a CTE of its own would read partners twice, which
+-- DuckDB then materialises (out of memory under a 54 MB memory_limit)
 partners AS (
-    SELECT g.trace_id, g.ev_idx,
-           arg_min({'idx': c.ev_idx, 'ts': c.ts, 'dur': c.dur, 'mem': c.is_memory},
-                   {'driver': c.cat_class <> 'runtime', 'idx': c.ev_idx})
-               FILTER (WHERE c.enqueues AND c.stream = -1 AND g.gpu_work) AS l,
-           max(c.ts) FILTER (WHERE c.ev_idx = g.index_correlation) AS linked_ts
-    FROM g JOIN cpu c ON c.trace_id = g.trace_id AND c.correlation = g.correlation
-    GROUP BY g.trace_id, g.ev_idx
-),
--- launch_seq over the launched events' keys only: a window over runs' every column buffered the whole GPU
--- frame (1 GB trace: +0.4 s and ~+100 MB peak RSS at load)
-launch_order AS (
-    SELECT trace_id, ev_idx, row_number() OVER (PARTITION BY trace_id ORDER BY l.ts, l.idx, ev_idx) AS launch_seq
-    FROM partners WHERE l.idx IS NOT NULL
+    SELECT *, row_number() OVER (PARTITION BY trace_id, l.idx IS NULL ORDER BY l.ts, l.idx, ev_idx) AS seq
+    FROM (SELECT g.trace_id, g.ev_idx,
+                 arg_min({'idx': c.ev_idx, 'ts': c.ts, 'dur': c.dur, 'mem': c.is_memory},
+                         {'driver': c.cat_class <> 'runtime', 'idx': c.ev_idx})
+                     FILTER (WHERE c.enqueues AND c.stream = -1 AND g.gpu_work) AS l,
+                 max(c.ts) FILTER (WHERE c.ev_idx = g.index_correlation) AS linked_ts
+          FROM g JOIN cpu c ON c.trace_id = g.trace_id AND c.correlation = g.correlation
+          GROUP BY g.trace_id, g.ev_idx)
 ),
 -- Running maxima of the earlier ends, as streaming windows over ordered input: a running max up to the
 -- current row, then lag() of it (DuckDB runs both as STREAMING_WINDOW, in its input's order; a frame ending
@@ -167,10 +165,9 @@ runs AS (
            g.gpu_work AND (a.prev_all IS NULL OR g.ts > a.prev_all) AS opens_busy,
            CASE WHEN g.ts > a.prev_all THEN a.prev_all END AS busy_before,
            CASE WHEN g.ts > s.prev_stream THEN s.prev_stream END AS stream_busy_before,
-           o.launch_seq
+           CASE WHEN l.l.idx IS NOT NULL THEN l.seq END AS launch_seq
     FROM g
     LEFT JOIN partners l ON l.trace_id = g.trace_id AND l.ev_idx = g.ev_idx
-    LEFT JOIN launch_order o ON o.trace_id = g.trace_id AND o.ev_idx = g.ev_idx
     LEFT JOIN prev_all a ON a.trace_id = g.trace_id AND a.ev_idx = g.ev_idx
     LEFT JOIN prev_stream s ON s.trace_id = g.trace_id AND s.ev_idx = g.ev_idx
 ),
