@@ -133,6 +133,11 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 	fail := func(err error) ([]ParquetTable, error) {
 		return nil, fmt.Errorf("export parquet %s: %w", final, err)
 	}
+	if fi, err := os.Lstat(final); err == nil && !fi.IsDir() {
+		// The rename below replaces an empty directory; a file (the database itself, say) or a link
+		// there would be deleted and replaced.
+		return fail(errors.New("exists and is not a directory"))
+	}
 	if ents, err := os.ReadDir(final); err == nil && len(ents) > 0 {
 		return fail(errors.New("directory is not empty (refusing to mix two exports)"))
 	}

@@ -540,4 +540,26 @@ func TestParquetExportPaths(t *testing.T) {
 	if len(ents) != 2 {
 		t.Errorf("%d entries beside the exports, want the 2 exports", len(ents))
 	}
+	// A file or a link under the name is refused and left as it was (the rename replaced it: -o naming
+	// the --db file deleted the database).
+	file := filepath.Join(parent, "job.duckdb")
+	link := filepath.Join(parent, "link")
+	if err := os.WriteFile(file, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{file, link} {
+		_, err := db.ExportParquet(context.Background(), out)
+		if err == nil || !strings.Contains(err.Error(), "export parquet "+out+": exists and is not a directory") {
+			t.Errorf("%s: %v", out, err)
+		}
+	}
+	if b, _ := os.ReadFile(file); string(b) != "precious" {
+		t.Errorf("the file was replaced: %q", b)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
 }
