@@ -108,6 +108,16 @@ func (db *DB) connOutsideTransaction(ctx context.Context) (*sql.Conn, error) {
 	return conn, nil
 }
 
+// CheckNoTransaction is ErrTransactionOpen when the connection the pool hands out next (the session's)
+// is inside the user's transaction, for a change that is refused there before it starts work.
+func (db *DB) CheckNoTransaction(ctx context.Context) error {
+	conn, err := db.connOutsideTransaction(ctx)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
 // OpenReadOnly opens the existing database file at path for reading only: any number of processes may
 // read one file at the same time this way, where DuckDB lets one process open it for writing and no one
 // else. Nothing is installed, so the file must have been written (or last opened for writing) by this

@@ -88,10 +88,8 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), ErrReadOnly)
 	}
 	// before any file is read: the load's own transaction cannot start inside the user's
-	if conn, err := db.connOutsideTransaction(ctx); err != nil {
+	if err := db.CheckNoTransaction(ctx); err != nil {
 		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), err)
-	} else {
-		conn.Close()
 	}
 	if opts.Label == "" {
 		opts.Label = "trace"

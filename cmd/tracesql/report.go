@@ -145,16 +145,7 @@ func (s *session) dotReport(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf(".report: %w", err)
 	}
-	conn, err := s.db.SQL.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf(".report: %w", err)
-	}
-	open, err := engine.TransactionOpen(ctx, conn)
-	conn.Close()
-	if err == nil && open {
-		err = engine.ErrTransactionOpen
-	}
-	if err != nil {
+	if err := s.db.CheckNoTransaction(ctx); err != nil {
 		return fmt.Errorf(".report: %w", err)
 	}
 	if err := writeReportFile(ctx, s.db.SQL, file, "", secs, s.errOut); err != nil {
