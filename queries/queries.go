@@ -19,41 +19,6 @@ func Schema() []string { return read("schema") }
 // Views returns the view and macro definitions, in install order (file name order).
 func Views() []string { return read("views") }
 
-// Section is one titled query of a report file.
-type Section struct {
-	Title string
-	SQL   string
-}
-
-// Report returns the sections of queries/reports/NAME.sql. A section is a statement ending with ';'
-// at the end of a line, titled by the "-- @title" comment before it; other comment lines are dropped.
-func Report(name string) ([]Section, error) {
-	b, err := files.ReadFile("reports/" + name + ".sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []Section
-	var cur Section
-	var body []string
-	for _, line := range strings.Split(string(b), "\n") {
-		t := strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(t, "-- @title "); ok {
-			cur.Title = rest
-			continue
-		}
-		if strings.HasPrefix(t, "--") || t == "" {
-			continue
-		}
-		body = append(body, line)
-		if strings.HasSuffix(t, ";") {
-			cur.SQL = strings.TrimSuffix(strings.TrimSpace(strings.Join(body, "\n")), ";")
-			out = append(out, cur)
-			cur, body = Section{}, nil
-		}
-	}
-	return out, nil
-}
-
 func read(dir string) []string {
 	entries, err := fs.ReadDir(files, dir)
 	if err != nil {

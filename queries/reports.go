@@ -94,59 +94,84 @@ func SortReportFiles(f []ReportFile) {
 //	-- @foreach SQL                run the statement once per row of SQL, with SET VARIABLE
 //	                               <column> = <value> for each column (read with getvariable)
 //
-// A statement ends at a line ending with ';'. Other comment lines are kept in the shown source only.
+// A directive's value ends at " --" (a note after it). A statement ends at a ';' outside quotes and
+// comments, as in the CLI; a comment after it on its line belongs to no statement. Other comment
+// lines are kept in the shown source only.
 func ParseReport(file, src string) ([]ReportSection, error) {
 	var out []ReportSection
-	cur := ReportSection{File: file}
-	var body, source []string
-	seen := map[string]bool{}
-	lines := strings.Split(src, "\n")
-	for i, line := range lines {
-		t := strings.TrimSpace(line)
-		if len(body) == 0 && t == "" {
-			continue
-		}
-		if cur.Line == 0 && t != "" {
-			cur.Line = i + 1
-		}
-		source = append(source, line)
-		rest, isComment := strings.CutPrefix(t, "--")
-		if isComment && len(body) == 0 {
-			rest = strings.TrimSpace(rest)
-			if strings.HasPrefix(rest, "@") {
-				key, val, _ := strings.Cut(rest[1:], " ")
-				val = strings.TrimSpace(val)
-				if seen[key] && key != "about" {
-					return nil, fmt.Errorf("%s:%d: @%s given twice for one statement", file, i+1, key)
-				}
-				seen[key] = true
-				if err := cur.set(key, val); err != nil {
-					return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
-				}
-			}
-			continue
-		}
-		if isComment {
-			continue
-		}
-		body = append(body, line)
-		if strings.HasSuffix(t, ";") {
-			cur.SQL = strings.TrimSuffix(strings.TrimSpace(strings.Join(body, "\n")), ";")
-			cur.Source = strings.TrimSpace(strings.Join(source, "\n"))
-			if err := cur.check(); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v", file, cur.Line, err)
-			}
-			out = append(out, cur)
-			cur, body, source, seen = ReportSection{File: file}, nil, nil, map[string]bool{}
-		}
+	if !strings.HasSuffix(src, "\n") {
+		src += "\n" // the end of the file ends a -- comment on its last line
 	}
-	if len(body) > 0 {
-		return nil, fmt.Errorf("%s:%d: statement does not end with ';'", file, cur.Line)
+	lineAt := func(pos int) int { return 1 + strings.Count(src[:pos], "\n") }
+	for pos := 0; ; {
+		if pos > 0 {
+			// The rest of the line after a ';': a comment there is about the statement it ends.
+			if nl := strings.IndexByte(src[pos:], '\n'); nl >= 0 && OnlyComments(src[pos:pos+nl]) {
+				pos += nl + 1
+			}
+		}
+		semi, resume := StatementEnd(src, pos)
+		chunk := src[pos:]
+		if semi >= 0 {
+			chunk = src[pos:semi]
+		}
+		lead, unclosed := LeadingComments(chunk)
+		start := pos + len(chunk) - len(strings.TrimLeft(chunk, " \t\r\n"))
+		if semi < 0 {
+			if unclosed || resume < len(src) {
+				return nil, fmt.Errorf("%s:%d: quote or comment not closed", file, lineAt(resume))
+			}
+			if lead < len(chunk) {
+				return nil, fmt.Errorf("%s:%d: statement does not end with ';'", file, lineAt(start))
+			}
+			break
+		}
+		if lead == len(chunk) { // an empty statement
+			pos = semi + 1
+			continue
+		}
+		cur := ReportSection{File: file, Line: lineAt(start)}
+		seen := map[string]bool{}
+		for k, line := range strings.Split(chunk[:lead], "\n") {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "--")
+			rest = strings.TrimSpace(rest)
+			if !ok || !strings.HasPrefix(rest, "@") {
+				continue
+			}
+			at := fmt.Sprintf("%s:%d", file, lineAt(pos)+k)
+			key, val, _ := strings.Cut(rest[1:], " ")
+			if k := strings.Index(val, " --"); k >= 0 {
+				val = val[:k] // a note after the directive
+			}
+			if seen[key] && key != "about" {
+				return nil, fmt.Errorf("%s: @%s given twice for one statement", at, key)
+			}
+			seen[key] = true
+			if err := cur.set(key, strings.TrimSpace(val)); err != nil {
+				return nil, fmt.Errorf("%s: %v", at, err)
+			}
+		}
+		cur.SQL = strings.TrimSpace(chunk[lead:])
+		cur.Source = strings.TrimSpace(src[pos : semi+1])
+		if err := cur.check(); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", file, cur.Line, err)
+		}
+		out = append(out, cur)
+		pos = semi + 1
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no statement", file)
 	}
 	return out, nil
+}
+
+// Report returns the sections of the built-in report queries/reports/NAME.sql.
+func Report(name string) ([]ReportSection, error) {
+	b, err := files.ReadFile("reports/" + name + ".sql")
+	if err != nil {
+		return nil, err
+	}
+	return ParseReport(name+".sql", string(b))
 }
 
 func (s *ReportSection) set(key, val string) error {

@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,8 +12,8 @@ func TestParseReport(t *testing.T) {
 -- @title Temporal breakdown
 -- @about First line,
 -- @about second line.
--- @chart stacked_bar
--- @x label, rank
+-- @chart stacked_bar   -- a note after a directive
+-- @x label, rank --and another
 -- @y idle_us, busy_us (µs)
 -- @xlabel rank
 -- @ylabel GPU time
@@ -30,6 +31,10 @@ FROM t;
 SELECT * FROM q WHERE rank = getvariable('report_rank');
 -- @title Plain
 SELECT 1;
+-- @title Strings
+SELECT 'x;
+y' AS s; -- a comment after the last ';'
+-- and a last comment line
 `
 	got, err := ParseReport("r.sql", src)
 	if err != nil {
@@ -39,7 +44,7 @@ SELECT 1;
 		{File: "r.sql", Line: 1, Title: "Temporal breakdown", About: "First line, second line.", Chart: "stacked_bar",
 			X:      Axis{Cols: []string{"label", "rank"}, Label: "rank"},
 			Y:      Axis{Cols: []string{"idle_us", "busy_us"}, Unit: "µs", Label: "GPU time"},
-			SQL:    "SELECT label, rank, idle_us, busy_us\nFROM t",
+			SQL:    "SELECT label, rank, idle_us, busy_us\n-- a comment inside the statement\nFROM t",
 			Source: strings.Join(strings.Split(src, "\n")[:12], "\n")},
 		{File: "r.sql", Line: 14, Title: "Queue", Chart: "step", Foreach: "SELECT 1 AS report_rank",
 			Facet: []string{"label", "rank"}, Series: []string{"stream"},
@@ -47,9 +52,19 @@ SELECT 1;
 			SQL:    "SELECT * FROM q WHERE rank = getvariable('report_rank')",
 			Source: strings.Join(strings.Split(src, "\n")[13:21], "\n")},
 		{File: "r.sql", Line: 22, Title: "Plain", Chart: "table", SQL: "SELECT 1", Source: "-- @title Plain\nSELECT 1;"},
+		{File: "r.sql", Line: 24, Title: "Strings", Chart: "table", SQL: "SELECT 'x;\ny' AS s", Source: "-- @title Strings\nSELECT 'x;\ny' AS s;"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %#v\nwant %#v", got, want)
+	}
+}
+
+// TestParseReportLastLineComment: a -- comment on the last line of a file with no final newline is
+// closed by the end of the file.
+func TestParseReportLastLineComment(t *testing.T) {
+	got, err := ParseReport("f.sql", "-- @title A\nSELECT 1; -- no newline at the end")
+	if err != nil || len(got) != 1 || got[0].SQL != "SELECT 1" {
+		t.Fatalf("got %+v, %v; want one section SELECT 1", got, err)
 	}
 }
 
@@ -66,6 +81,8 @@ func TestParseReportErrors(t *testing.T) {
 		{"-- @title A\n-- @chart bar\n-- @x a\n-- @y b, c\n-- @series s\nSELECT 1;", "f.sql:1: @series and several @y columns cannot be combined"},
 		{"-- @title A\nSELECT 1", "f.sql:1: statement does not end with ';'"},
 		{"-- only a comment\n", "f.sql: no statement"},
+		{"-- @title A\nSELECT 1 AS\n'a;\n", "f.sql:3: quote or comment not closed"},
+		{"-- @title A\nSELECT 1;\n\n/* open; */ /* ", "f.sql:4: quote or comment not closed"},
 		{"-- @title\nSELECT 1;", "f.sql:1: @title needs a value"},
 	} {
 		_, err := ParseReport("f.sql", c.src)
@@ -119,5 +136,27 @@ func TestSortReportFiles(t *testing.T) {
 	SortReportFiles(f)
 	if f[0].Name != "overview.sql" || f[1].Name != "10_a.sql" || f[2].Name != "b.sql" {
 		t.Errorf("order %v", f)
+	}
+}
+
+// TestReadmeReportExample: the README's example of a report file, notes after directives included,
+// parses as a report file.
+func TestReadmeReportExample(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "```sql\n-- @title Kernel launch delay\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README has no report example (```sql block starting with -- @title Kernel launch delay)")
+	}
+	secs, err := ParseReport("README.md", "-- @title Kernel launch delay\n"+block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := secs[0]; len(secs) != 1 || s.Chart != "histogram" || !reflect.DeepEqual(s.X.Cols, []string{"bin_lo_us", "bin_hi_us"}) ||
+		s.X.Unit != "µs" || s.Facet[0] != "kernel_type" || !strings.HasPrefix(s.Foreach, "SELECT label AS report_label") || strings.Contains(s.Foreach, "--") {
+		t.Errorf("README example parsed as %+v", secs)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/chzyer/readline"
+
+	"tracesql/queries"
 )
 
 const (
@@ -30,17 +32,14 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	s.failed = false
 	s.piped = true
 	defer func() { s.piped = false }()
-	defer func(outer string) { s.where = outer }(s.where)
-	line, start := 0, 1
+	defer func(script, where string) { s.script, s.where = script, where }(s.script, s.where)
+	s.script = "stdin"
+	first := true
 	for sc.Scan() {
-		line++
-		if strings.TrimSpace(buf.Pending()) == "" {
-			start = line
-		}
-		s.where = fmt.Sprintf("stdin:%d", start)
 		text := sc.Text()
-		if line == 1 {
+		if first {
 			text = strings.TrimPrefix(text, "\ufeff") // as runScript
+			first = false
 		}
 		if err := s.feed(ctx, &buf, text, false); err != nil {
 			if errors.Is(err, errCancelled) {
@@ -56,8 +55,8 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 		fmt.Fprintf(s.errOut, "tracesql: read stdin: %v\n", err)
 		return 1
 	}
-	if p := buf.Pending(); p != "" && !onlyComments(p) && !s.quit {
-		if err := s.run(ctx, p); err != nil {
+	if !s.quit {
+		if err := s.runPending(ctx, &buf); err != nil {
 			s.reportErr(err)
 			if errors.Is(err, errCancelled) {
 				return 130
@@ -131,45 +130,21 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 func historyLine(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		end := i // the last byte of a token copied whole
-		switch {
-		case c == '\n' || c == '\r':
+		if c := text[i]; c == '\n' || c == '\r' {
 			b.WriteByte(' ')
 			continue
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				j = len(text) - i
-			}
-			// Comments nest in DuckDB: the comment's own /* and */ must not open or close one.
-			body := strings.NewReplacer("/*", "/ *", "*/", "* /").Replace(strings.TrimRight(text[i+2:i+j], "\r"))
-			b.WriteString("/*" + body + " */")
-			i += j - 1
-			continue
-		case c == '\'' || c == '"':
-			end = quoteEnd(text, i)
-		case (c == 'e' || c == 'E') && i+1 < len(text) && text[i+1] == '\'':
-			end = escapeStringEnd(text, i+1)
-		case isIdentStart(c):
-			for end+1 < len(text) && isIdentCont(text[end+1]) {
-				end++
-			}
-		case c == '$':
-			if n := dollarDelim(text, i); n > 0 {
-				if j := strings.Index(text[i+n:], text[i:i+n]); j >= 0 {
-					end = i + n + j + n - 1
-				} else {
-					end = -1
-				}
-			}
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			end = blockCommentEnd(text, i)
 		}
-		if end < 0 { // unclosed: the rest of the entry
+		end, kind := queries.TokenEnd(text, i) // the last byte of a token copied whole
+		if end < 0 {                           // unclosed: the rest of the entry
 			end = len(text) - 1
 		}
-		b.WriteString(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(text[i : end+1]))
+		if kind == queries.TokenLineComment {
+			// Comments nest in DuckDB: the comment's own /* and */ must not open or close one.
+			body := strings.NewReplacer("/*", "/ *", "*/", "* /").Replace(strings.TrimRight(text[i+2:end+1], "\r"))
+			b.WriteString("/*" + body + " */")
+		} else {
+			b.WriteString(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(text[i : end+1]))
+		}
 		i = end
 	}
 	return strings.TrimSpace(b.String())

@@ -323,9 +323,9 @@ func TestHistoryLine(t *testing.T) {
 		var entry, line stmtBuffer
 		var fromEntry, fromLine []string
 		for _, l := range strings.Split(c.entry, "\n") {
-			fromEntry = append(fromEntry, entry.Add(l)...)
+			fromEntry = append(fromEntry, texts(entry.Add(l))...)
 		}
-		fromLine = line.Add(historyLine(c.entry))
+		fromLine = texts(line.Add(historyLine(c.entry)))
 		if len(fromEntry) != len(fromLine) || line.Pending() != "" {
 			t.Errorf("%q: entry ran %q, its history line %q (pending %q)", c.entry, fromEntry, fromLine, line.Pending())
 		}

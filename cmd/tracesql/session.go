@@ -33,6 +33,7 @@ type session struct {
 	readDepth int     // .read files being run, one inside the other
 	failed    bool    // an error was reported (piped stdin's exit status)
 	where     string  // "FILE:LINE" of the statement running from a -f or .read file, for its error
+	script    string  // the -f or .read file ("stdin" when piped) whose statements are running; "" for -c and the REPL
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
 	bail      bool    // -c and -f: stop at the first error (.read inside them too)
@@ -212,50 +213,54 @@ func (s *session) closeOutput() {
 // and the line its statement starts on, as psql does.
 func (s *session) runScript(ctx context.Context, text, source string, stopOnError bool) error {
 	var buf stmtBuffer
-	if source != "" {
-		defer func(outer string) { s.where = outer }(s.where)
-	}
+	defer func(script, where string) { s.script, s.where = script, where }(s.script, s.where)
+	s.script = source
 	// A file saved with a byte-order mark: DuckDB skips one before SQL, but not before a dot command.
 	text = strings.TrimPrefix(text, "\ufeff")
-	start := 1 // line the pending statement starts on
-	for i, line := range strings.Split(text, "\n") {
-		before := strings.TrimSpace(buf.Pending())
-		if before == "" || onlyComments(before) {
-			start = i + 1 // comments before a statement are not where it starts
-		}
-		if source != "" {
-			s.where = fmt.Sprintf("%s:%d", source, start)
-		}
+	for _, line := range strings.Split(text, "\n") {
 		if errs := s.feed(ctx, &buf, line, stopOnError); errs != nil {
 			return errs
 		}
 		if s.quit {
 			return nil
 		}
-		// A statement still pending that is not the one pending before began on this line
-		// (`…; SELECT` ends one statement and starts the next).
-		if p := strings.TrimSpace(buf.Pending()); p != "" && (before == "" || !strings.HasPrefix(p, before)) {
-			start = i + 1
-		}
 	}
-	if p := buf.Pending(); p != "" && !onlyComments(p) {
-		// A final statement without ';' still runs, as in the DuckDB CLI with -c.
-		if err := s.run(ctx, p); err != nil {
-			s.reportErr(err)
-			return err
-		}
+	// A final statement without ';' still runs, as in the DuckDB CLI with -c.
+	if err := s.runPending(ctx, &buf); err != nil {
+		s.reportErr(err)
+		return err
 	}
 	return nil
+}
+
+// runPending runs the statement left in buf without its ';' at the end of the input, if any.
+func (s *session) runPending(ctx context.Context, buf *stmtBuffer) error {
+	p := buf.Pending()
+	if p == "" || queries.OnlyComments(p) {
+		return nil
+	}
+	s.setWhere(buf.PendingLine())
+	return s.run(ctx, p)
+}
+
+// setWhere records the line of s.script an error is reported at.
+func (s *session) setWhere(line int) {
+	if s.script != "" {
+		s.where = fmt.Sprintf("%s:%d", s.script, line)
+	}
 }
 
 // feed handles one input line: a dot command when no statement is pending, else SQL text. A dot
 // command after the last ';' of a line (`SELECT 1; .mode csv`) runs too, and ends with the line.
 func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOnError bool) error {
 	if buf.Pending() == "" && strings.HasPrefix(strings.TrimSpace(line), ".") {
+		buf.SkipLine()
+		s.setWhere(buf.lines)
 		return s.feedDot(ctx, line, stopOnError)
 	}
 	for _, stmt := range buf.Add(line) {
-		if err := s.run(ctx, stmt); err != nil {
+		s.setWhere(stmt.line)
+		if err := s.run(ctx, stmt.text); err != nil {
 			s.reportErr(err)
 			if stopOnError || s.stopsOnCancel(err) {
 				return err
@@ -264,6 +269,7 @@ func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOn
 	}
 	if p := buf.Pending(); strings.HasPrefix(p, ".") {
 		buf.Reset()
+		s.setWhere(buf.lines)
 		return s.feedDot(ctx, p, stopOnError)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracesql/queries"
 )
 
 func TestSplitStatements(t *testing.T) {
@@ -58,8 +60,60 @@ func TestSplitStatements(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			stmts, rest := splitStatements(c.text)
-			if !reflect.DeepEqual(stmts, c.stmts) || rest != c.rest {
-				t.Errorf("splitStatements(%q) = %q, %q; want %q, %q", c.text, stmts, rest, c.stmts, c.rest)
+			if !reflect.DeepEqual(texts(stmts), c.stmts) || rest != c.rest {
+				t.Errorf("splitStatements(%q) = %q, %q; want %q, %q", c.text, texts(stmts), rest, c.stmts, c.rest)
+			}
+		})
+	}
+}
+
+// texts returns the statements' text.
+func texts(stmts []statement) []string {
+	var out []string
+	for _, s := range stmts {
+		out = append(out, s.text)
+	}
+	return out
+}
+
+// TestStatementLines: each statement carries the line its first SQL character is on, whatever
+// comments, empty statements or other statements come before it on its lines.
+func TestStatementLines(t *testing.T) {
+	cases := []struct {
+		name  string
+		text  string
+		lines []int // of each statement, in order
+		// pending is the line PendingLine reports at the end
+		pending int
+	}{
+		{"one per line", "SELECT 1;\nSELECT 2;\n", []int{1, 2}, 3},
+		{"second starts after ; on a continuation line", "SELECT\n1; SELECT\n2;", []int{1, 2}, 3},
+		{"after a multi-line comment", "/* a\nb\n*/ SELECT 1;\n", []int{3}, 4},
+		{"after -- comments and blank lines", "-- a\n\n-- b\n  SELECT 1\n;\n", []int{4}, 6},
+		{"comment after ; then a statement", "SELECT 1; -- x\nSELECT 2;", []int{1, 2}, 2},
+		{"empty statements", ";;\n;SELECT 1;", []int{2}, 2},
+		{"string over lines", "SELECT 'a\nb';\nSELECT 3;", []int{1, 3}, 3},
+		{"pending tail", "SELECT 1;\n\n  SELECT", []int{1}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var whole []int
+			stmts, _ := splitStatements(c.text)
+			for _, s := range stmts {
+				whole = append(whole, s.line)
+			}
+			var b stmtBuffer
+			var byLine []int
+			for _, line := range strings.Split(c.text, "\n") {
+				for _, s := range b.Add(line) {
+					byLine = append(byLine, s.line)
+				}
+			}
+			if !reflect.DeepEqual(whole, c.lines) || !reflect.DeepEqual(byLine, c.lines) {
+				t.Errorf("lines: whole text %v, line by line %v; want %v", whole, byLine, c.lines)
+			}
+			if got := b.PendingLine(); got != c.pending {
+				t.Errorf("PendingLine() = %d, want %d", got, c.pending)
 			}
 		})
 	}
@@ -102,7 +156,7 @@ func TestStmtBuffer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var b stmtBuffer
 			for i, line := range c.lines {
-				if got := b.Add(line); !reflect.DeepEqual(got, c.stmts[i]) {
+				if got := texts(b.Add(line)); !reflect.DeepEqual(got, c.stmts[i]) {
 					t.Errorf("Add(%q) = %q, want %q", line, got, c.stmts[i])
 				}
 			}
@@ -122,21 +176,21 @@ func TestStmtBuffer(t *testing.T) {
 func TestStmtBufferMatchesSplit(t *testing.T) {
 	text := "SELECT 1 AS a, 'x;\ny' AS b; -- c;\n/* d;\n*/ SELECT \"e;\n\" FROM t;\nSELECT 'it''s'\n;\n\n;SELECT 2"
 	want, rest := splitStatements(text + "\n")
-	stripComments := func(stmts []string) {
+	stripComments := func(stmts []statement) {
 		for i, s := range stmts {
-			end, _ := leadingComments(s)
-			stmts[i] = s[end:]
+			end, _ := queries.LeadingComments(s.text)
+			stmts[i].text = s.text[end:]
 		}
 	}
 	var b stmtBuffer
-	var got []string
+	var got []statement
 	for _, line := range strings.Split(text, "\n") {
 		got = append(got, b.Add(line)...)
 	}
 	stripComments(want)
 	stripComments(got)
 	if !reflect.DeepEqual(got, want) || b.Pending() != strings.TrimSpace(rest) {
-		t.Errorf("line by line: %q, pending %q\nwhole text: %q, rest %q", got, b.Pending(), want, rest)
+		t.Errorf("line by line: %q, pending %q\nwhole text: %q, rest %q", texts(got), b.Pending(), texts(want), rest)
 	}
 }
 
@@ -149,51 +203,15 @@ func TestStmtBufferLinear(t *testing.T) {
 	b.Add("INSERT INTO t VALUES")
 	for i := 0; i < 50_000; i++ {
 		if s := b.Add(line); s != nil {
-			t.Fatalf("line %d completed %q", i, s)
+			t.Fatalf("line %d completed %q", i, texts(s))
 		}
 	}
 	stmts := b.Add("(2, 'end');")
-	if len(stmts) != 1 || len(stmts[0]) < 50_000*len(line) {
+	if len(stmts) != 1 || len(stmts[0].text) < 50_000*len(line) {
 		t.Fatalf("got %d statements", len(stmts))
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("50k lines took %v: Add is not linear", d)
-	}
-}
-
-func TestOnlyComments(t *testing.T) {
-	cases := map[string]bool{
-		"":                       true,
-		"  \n\t":                 true,
-		"-- a":                   true,
-		"-- a\n  -- b\n":         true,
-		"/* a */":                true,
-		"/* a\n b */ -- c\n":     true,
-		"/* unclosed":            true,
-		"SELECT 1":               false,
-		"-- a\nSELECT 1":         false,
-		"/* a */ SELECT 1":       false,
-		"/* a */ x /* b */":      false,
-		"- 1":                    false,
-		"/ 1":                    false,
-		"-- a\n/* b */\n.tables": false,
-		"/* a /* b */ c */":      true,
-		"/* a /* b */ c":         true,
-	}
-	for text, want := range map[string]int{"": 0, "x": 0, " -- a\n x": 7, "/* a */x": 7, "-- a\n": 5} {
-		if end, unclosed := leadingComments(text); end != want || unclosed {
-			t.Errorf("leadingComments(%q) = %d, %v; want %d, false", text, end, unclosed, want)
-		}
-	}
-	for _, text := range []string{"-- a", "/* a", "-- a\n/* b */ /*"} {
-		if end, unclosed := leadingComments(text); end != len(text) || !unclosed {
-			t.Errorf("leadingComments(%q) = %d, %v; want %d, true", text, end, unclosed, len(text))
-		}
-	}
-	for text, want := range cases {
-		if got := onlyComments(text); got != want {
-			t.Errorf("onlyComments(%q) = %v, want %v", text, got, want)
-		}
 	}
 }
 
