@@ -120,17 +120,11 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		}
 	}()
 
-	tmp := dst + ".tmp" // os.Create, not os.CreateTemp: the output gets the usual 0666 &^ umask permissions
-	out, err := os.Create(tmp)
+	out, err := outdir.Create(dst)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
-	defer func() {
-		if !done {
-			out.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer out.Abort()
 	var sink io.Writer = out
 	var zw *gzip.Writer
 	if gzipOut {
@@ -152,10 +146,7 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 			return fmt.Errorf("write %s: %w", dst, err)
 		}
 	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := out.Commit(); err != nil {
 		return fmt.Errorf("write %s: %w", dst, err)
 	}
 	done = true

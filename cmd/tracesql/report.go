@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"tracesql/engine"
+	"tracesql/internal/outdir"
 	"tracesql/queries"
 )
 
@@ -202,8 +203,7 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs []queries.ReportSection, warn io.Writer) error {
 	// Renaming the finished file onto a directory would fail with a baffling "file exists";
 	// say what is wrong, and before the report's queries run.
-	fi, statErr := os.Stat(path)
-	if statErr == nil && fi.IsDir() {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("write %s: is a directory", path)
 	}
 	if err := refuseOwnFiles(ctx, db, path); err != nil {
@@ -214,46 +214,35 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 		if s.Err != "" {
 			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.File, s.Err)
 		}
+		for _, skip := range s.Skipped {
+			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s) leaves out %s\n", s.Title, s.File, skip)
+		}
 	}
-	if statErr == nil && !fi.Mode().IsRegular() {
-		// A device or a pipe (/dev/stdout, a FIFO): written in place. Renaming a file onto it would
-		// replace it (as root, /dev/null became a regular file).
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
-		}
-		if err := renderReport(f, rep); err != nil {
-			f.Close()
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // it names path already
-			}
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.html")
+	f, err := outdir.Create(path)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
-	defer os.Remove(tmp.Name())
-	if err := renderReport(tmp, rep); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	defer f.Abort()
+	if err := renderReport(f, rep); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, errors.Unwrap(err))
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}
 	return nil
+}
+
+// unwrapPath drops the path an *fs.PathError names, for an error that names it already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // resultTable is a query result held in memory: column names and rows of Go values.
@@ -284,20 +273,22 @@ func (t *resultTable) col(name string) int {
 
 // runSection runs a section's statement (once per @foreach row) on a connection of its own, so that
 // its SET VARIABLEs are seen by its statement and reset before the connection goes back to the pool.
-func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res *resultTable, err error) {
+// A @foreach row whose statement fails (a rank without the annotation the section asks for) is left
+// out and named in skipped, as "report_rank=3: error"; err is set only when every row failed.
+func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res *resultTable, skipped []string, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close()
 	// A report reads: whatever a section's SQL changes in the database (a user's section may create a
 	// table) is rolled back, so that a report on a --db leaves the file as it was. Never on the
 	// connection of a user's open transaction: the refused BEGIN would abort it.
 	if open, err := engine.TransactionOpen(ctx, conn); err != nil || open {
-		return nil, cmp.Or(err, engine.ErrTransactionOpen)
+		return nil, nil, cmp.Or(err, engine.ErrTransactionOpen)
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var restore func()
 	defer func() {
@@ -309,33 +300,55 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 		}
 	}()
 	if sec.Foreach == "" {
-		return queryTable(ctx, conn, sec.SQL)
+		res, err := queryTable(ctx, conn, sec.SQL)
+		return res, nil, err
 	}
 	each, err := queryTable(ctx, conn, sec.Foreach)
 	if err != nil {
-		return nil, fmt.Errorf("@foreach: %w", err)
+		return nil, nil, fmt.Errorf("@foreach: %w", err)
 	}
 	// @foreach's variables are the database's, not the connection's (DuckDB): one the user set before the
 	// report gets its value back afterwards; the others are reset.
 	if restore, err = saveVariables(ctx, conn, each.cols); err != nil {
-		return nil, fmt.Errorf("@foreach: %w", err)
+		return nil, nil, fmt.Errorf("@foreach: %w", err)
 	}
 	res = &resultTable{}
+	var firstErr error
 	for _, row := range each.rows {
 		for i, c := range each.cols {
 			lit, err := sqlLiteral(row[i])
 			if err != nil {
-				return nil, fmt.Errorf("@foreach column %s: %w", c, err)
+				return nil, nil, fmt.Errorf("@foreach column %s: %w", c, err)
 			}
 			if _, err := conn.ExecContext(ctx, "SET VARIABLE "+quoteIdent(c)+" = "+lit); err != nil {
-				return nil, fmt.Errorf("@foreach: %w", err)
+				return nil, nil, fmt.Errorf("@foreach: %w", err)
 			}
 		}
-		if err := appendQuery(ctx, conn, sec.SQL, res); err != nil {
-			return nil, fmt.Errorf("%s: %w", foreachDesc(each.cols, row), err)
+		n := len(res.rows)
+		err := appendQuery(ctx, conn, sec.SQL, res)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		err = fmt.Errorf("%s: %w", foreachDesc(each.cols, row), err)
+		firstErr = cmp.Or(firstErr, err)
+		skipped = append(skipped, oneLine(err))
+		res.rows = res.rows[:n]
+		// The failed statement aborted the transaction: start another for the next rows (what the
+		// section changed is rolled back in the end anyway).
+		if _, rerr := conn.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+			return nil, nil, err
+		}
+		if _, rerr := conn.ExecContext(ctx, "BEGIN TRANSACTION"); rerr != nil {
+			return nil, nil, err
 		}
 	}
-	return res, nil
+	if len(skipped) > 0 && len(skipped) == len(each.rows) {
+		return nil, nil, firstErr
+	}
+	return res, skipped, nil
 }
 
 // saveVariables copies the DuckDB variables names that are set to backups, and returns the function that puts

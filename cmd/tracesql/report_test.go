@@ -49,6 +49,7 @@ type rpChart struct {
 // rpSection is one <section> of the report.
 type rpSection struct {
 	title, chart, na, sql string
+	leftOut               []string // @foreach rows left out, with their errors
 	empty                 bool
 	facets                []string
 	charts                []rpChart
@@ -58,6 +59,8 @@ var (
 	rpSectionRE = regexp.MustCompile(`(?s)<section id="[^"]*" data-chart="([^"]*)">(.*?)</section>`)
 	rpTitleRE   = regexp.MustCompile(`(?s)<h2>(.*?)</h2>`)
 	rpNARE      = regexp.MustCompile(`(?s)<div class="na">not available: (.*?)</div>`)
+	rpLeftOutRE = regexp.MustCompile(`(?s)<div class="na">left out, (.*?)</div>`)
+	rpCellRE    = regexp.MustCompile(`<td>(.*?)</td>`)
 	rpSQLRE     = regexp.MustCompile(`(?s)<details class="sql"><summary>[^<]*</summary><pre><code>(.*?)</code></pre>`)
 	rpSVGRE     = regexp.MustCompile(`(?s)<svg .*?</svg>`)
 	rpFacetRE   = regexp.MustCompile(`<h3>(.*?)</h3>`)
@@ -78,6 +81,9 @@ func rpParse(t *testing.T, page string) map[string]rpSection {
 		s.title = html.UnescapeString(tm[1])
 		if na := rpNARE.FindStringSubmatch(body); na != nil {
 			s.na = html.UnescapeString(na[1])
+		}
+		for _, lo := range rpLeftOutRE.FindAllStringSubmatch(body, -1) {
+			s.leftOut = append(s.leftOut, html.UnescapeString(lo[1]))
 		}
 		if sq := rpSQLRE.FindStringSubmatch(body); sq != nil {
 			s.sql = html.UnescapeString(sq[1])
@@ -890,6 +896,40 @@ func TestReportLeavesSessionAlone(t *testing.T) {
 	}
 }
 
+// TestReportForeachRowFails: a @foreach row whose statement fails is left out and named, on the page and
+// on stderr; the other rows are drawn. Every row failing makes the section "not available".
+func TestReportForeachRowFails(t *testing.T) {
+	dir := t.TempDir()
+	secs := filepath.Join(dir, "sections")
+	os.Mkdir(secs, 0o755)
+	os.WriteFile(filepath.Join(secs, "90_part.sql"), []byte(`-- @title Part
+-- @foreach SELECT k FROM (VALUES (1), (2), (3)) v(k)
+SELECT getvariable('k') AS k, CASE WHEN getvariable('k') = 2 THEN error('two is bad') ELSE getvariable('k') * 10 END AS v;
+-- @title None
+-- @foreach SELECT k FROM (VALUES (1), (2)) v(k)
+SELECT error('all bad ' || getvariable('k')) AS v;
+`), 0o644)
+	page := filepath.Join(dir, "r.html")
+	_, errOut, code := runCLI(t, "", "report", alexnetDir, "--reports-dir", secs, "-o", page)
+	if code != 0 || !strings.Contains(errOut, `tracesql: warning: report section "Part" (90_part.sql) leaves out k=2: Invalid Input Error: two is bad`) {
+		t.Fatalf("report: exit %d, stderr %s", code, errOut)
+	}
+	b, _ := os.ReadFile(page)
+	got := rpParse(t, string(b))
+	part := got["Part"]
+	var cells []string
+	for _, m := range rpCellRE.FindAllStringSubmatch(string(b[strings.Index(string(b), "<h2>Part</h2>"):strings.Index(string(b), "<h2>None</h2>")]), -1) {
+		cells = append(cells, m[1])
+	}
+	if part.na != "" || len(part.leftOut) != 1 || !strings.HasPrefix(part.leftOut[0], "k=2: Invalid Input Error: two is bad") ||
+		strings.Join(cells, " ") != "1 10 3 30" {
+		t.Errorf("section Part: na %q, left out %q, cells %q; want rows k=1 and k=3, k=2 left out", part.na, part.leftOut, cells)
+	}
+	if none := got["None"]; !strings.HasPrefix(none.na, "k=1: Invalid Input Error: all bad 1") || none.leftOut != nil {
+		t.Errorf("section None: na %q, left out %q; want not available (first row's error)", none.na, none.leftOut)
+	}
+}
+
 // TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
 // used to win for every path, so two sets with the same ranks clashed).
 func TestReportTwoLabels(t *testing.T) {
@@ -953,6 +993,30 @@ func TestReportToPipe(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("after the report, %s is %v (%v), not the FIFO", fifo, fi.Mode(), err)
+	}
+}
+
+// TestReportThroughLink: -o naming a symbolic link writes the report to the link's file and leaves the link
+// (it was replaced by a regular file), and a file written again keeps its permissions (it became 0644).
+func TestReportThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "reports", "latest.html"), filepath.Join(dir, "r.html")
+	os.Mkdir(filepath.Dir(target), 0o755)
+	os.WriteFile(target, []byte("old"), 0o600)
+	os.Chmod(target, 0o640)
+	os.Symlink(target, link)
+	if _, errOut, code := runCLI(t, "", "report", alexnetDir, "-o", link); code != 0 {
+		t.Fatalf("report -o link: exit %d, stderr %s", code, errOut)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("-o's link is now %v (%v)", fi.Mode(), err)
+	}
+	b, _ := os.ReadFile(target)
+	if fi, _ := os.Stat(target); !bytes.HasPrefix(b, []byte("<!DOCTYPE html>")) || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the link's file: %d bytes, mode %v; want the report, 0640", len(b), fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(target)); len(entries) != 1 {
+		t.Errorf("the link's directory holds %d files (a temporary file left?)", len(entries))
 	}
 }
 

@@ -1,5 +1,6 @@
-// Package outdir creates output directories that can be taken back: a writer that fails (an export, the trace
-// inflator) removes the directories it made, so that a failed command leaves nothing behind.
+// Package outdir creates outputs that can be taken back, so that a failed command leaves nothing behind: the
+// directories a writer made (an export, the trace inflator) are removed again, and a File appears whole or
+// not at all.
 package outdir
 
 import (
