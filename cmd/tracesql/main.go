@@ -157,6 +157,16 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	if err := checkNCCLOffset(o.ncclOffset); err != nil {
 		return nil, err
 	}
+	if sets := groupByLabel(o.traces); o.ncclOffset != "" && len(sets) > 1 {
+		// Clock offsets belong to one job's processes: one spec for two runs is a mistake, and
+		// applying it to the last set only (as it did) was a silent one.
+		var labels []string
+		for _, set := range sets {
+			labels = append(labels, set.label)
+		}
+		return nil, fmt.Errorf("--nccl-clock-offset: trace sets %s are loaded, and an offset is one set's: load them one command each, or INSERT INTO nccl_clock_override rows per label",
+			strings.Join(labels, ", "))
+	}
 	return o, nil
 }
 

@@ -388,6 +388,8 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: --readonly: cannot load \S*backward\S*\.json into a read-only database\n$`, absent: []string{"x.db"}},
 		{name: "--readonly on a missing file", args: []string{"--db", "$TMP/x.db", "--readonly", "-c", "SELECT 1"}, code: 1,
 			stderr: `^tracesql: open database \S*/x\.db read-only: stat \S*/x\.db: no such file or directory\n$`, absent: []string{"x.db"}},
+		{name: "--nccl-clock-offset with two trace sets", args: []string{"--db", "$TMP/y.db", "--label", "a", backwardJSON, "--label", "b", alexnetDir, "--nccl-clock-offset", "5", "-c", "SELECT 1"},
+			code: 2, stderr: `^tracesql: --nccl-clock-offset: trace sets a, b are loaded, .*\n$`, stderrLine: true, absent: []string{"y.db"}},
 		{name: "bad --nccl-clock-offset value", args: []string{backwardJSON, "--nccl-clock-offset", "5ns", "-c", "SELECT 1"}, code: 2,
 			stderr: `^tracesql: --nccl-clock-offset "5ns": want NS or RANK=NS,… .*\n$`, stderrLine: true},
 		{name: ".mode with a comment", args: []string{backwardJSON, "-c", ".mode csv -- note\nSELECT 1"}, code: 1,
