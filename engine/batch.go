@@ -384,11 +384,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 					f.link = linkGPU
 				}
 			}
-			if cls == classUserAnnotation || cls == classCPUOp {
-				// (a cpu_op in 2021 traces, whose ProfilerStep#N has category Operator; HTA goes by the
-				// name alone)
-				f.stepNum = profilerStep(ev.name)
-			}
+			f.stepNum = stepNumber(cls, ev.name)
 			if cls == classRuntime || cls == classDriver {
 				pb.sawLaunch |= launchFlavour(ev.name)
 			}
@@ -703,29 +699,57 @@ func (pb *parsedBatch) nameLanes(pid, tid int64, pidText, tidText string) {
 	}
 }
 
+// stepNumber returns N when a complete event of class cls named name is the ProfilerStep#N window,
+// else -1. It is the one rule for what a step is: the loader's events.step and the windows the
+// inflator replicates both go by it, so that an inflated trace has the steps it was asked for. A
+// cpu_op counts as well as a user annotation because 2021 traces write the step as an Operator (and
+// HTA goes by the name alone).
+func stepNumber(cls uint8, name []byte) int64 {
+	if cls != classUserAnnotation && cls != classCPUOp {
+		return -1
+	}
+	return profilerStep(name)
+}
+
 // profilerStep returns N for a name of the form ProfilerStep#N (spaces allowed around '#'), else -1.
 func profilerStep(name []byte) int64 {
-	const p = "ProfilerStep"
-	if !bytes.HasPrefix(name, []byte(p)) {
+	start, end := profilerStepDigits(name)
+	if start < 0 {
 		return -1
 	}
-	r := bytes.TrimLeft(name[len(p):], " \t")
-	if len(r) == 0 || r[0] != '#' {
-		return -1
-	}
-	r = bytes.TrimLeft(r[1:], " \t")
-	end := 0
-	for end < len(r) && r[end] >= '0' && r[end] <= '9' {
-		end++
-	}
-	if end == 0 {
-		return -1
-	}
-	n, err := strconv.ParseInt(string(r[:end]), 10, 64)
+	n, err := strconv.ParseInt(string(name[start:end]), 10, 64)
 	if err != nil {
 		return -1
 	}
 	return n
+}
+
+// profilerStepDigits returns where the N of a name of the form ProfilerStep#N… lies, or -1, -1: the
+// inflator renumbers a copy's steps by replacing them, keeping the rest of the name as written.
+func profilerStepDigits(name []byte) (start, end int) {
+	const p = "ProfilerStep"
+	if !bytes.HasPrefix(name, []byte(p)) {
+		return -1, -1
+	}
+	i := len(p)
+	for i < len(name) && (name[i] == ' ' || name[i] == '\t') {
+		i++
+	}
+	if i == len(name) || name[i] != '#' {
+		return -1, -1
+	}
+	i++
+	for i < len(name) && (name[i] == ' ' || name[i] == '\t') {
+		i++
+	}
+	start = i
+	for i < len(name) && name[i] >= '0' && name[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return -1, -1
+	}
+	return start, i
 }
 
 // launchFlavour says which vendor's kernel-launch call name is (a sawCUDA/sawHIP/sawMTIA bit, or 0).

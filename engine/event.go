@@ -457,6 +457,14 @@ func numberText(v []byte) []byte {
 	return v
 }
 
+// The args keys read as events.external_id. 2021 traces spell it in lowercase on runtime calls and
+// GPU events (their ops have "External id"). The inflator renumbers every key listed here: one it left
+// alone would tie each copy's launches to the first copy's ops.
+const (
+	externalIDKey       = "External id"
+	legacyExternalIDKey = "external id"
+)
+
 // hotArgs are the args that get their own events columns.
 type hotArgs struct {
 	stream, correlation, externalID, device int64
@@ -491,7 +499,7 @@ func scanArgs(b []byte, h *hotArgs) {
 			h.stream, h.hasStream = argInt(v)
 		case "correlation":
 			h.correlation, h.hasCorr = argInt(v)
-		case "External id", "external id":
+		case externalIDKey, legacyExternalIDKey:
 			h.externalID, h.hasExt = argInt(v)
 		case "device":
 			h.device, h.hasDevice = argInt(v)

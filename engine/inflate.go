@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,10 +34,11 @@ type InflateOptions struct {
 // InflateVersion changes whenever Inflate writes different bytes for the same input and options, so
 // that inputs cached by the benchmarks are made again. 2: replicas after the GPU work of the previous
 // one, GPU annotations with their steps, step numbers with gaps. 3: events spanning the window span
-// every copy; the events after a last copy cut short follow its end.
-const InflateVersion = 3
-
-var stepName = regexp.MustCompile(`^(ProfilerStep\s*#\s*)(\d+)$`)
+// every copy; the events after a last copy cut short follow its end. 4: the steps are the loader's
+// (cpu_op steps, names with text after N; no step without a category), the 2021 spellings of the
+// external id and of launch flows are renumbered and replicated with their launch, top-level keys are
+// JSON-quoted.
+const InflateVersion = 4
 
 // inflateGap separates two replicated step windows, ns; per-copy jitter stays below it so copies
 // never overlap.
@@ -263,28 +263,32 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 				ev.end = ev.ts + dur
 			}
 		}
-		if name, _ := m["name"].(string); m["ph"] == "X" && ev.hasTS && stepName.MatchString(name) {
-			if cat, _ := m["cat"].(string); cat == "user_annotation" || cat == "" || cat == "Operator" { // Operator: 2021 traces
-				dur, err := usToNs([]byte(fmt.Sprint(m["dur"])))
-				if err != nil {
-					return nil, fmt.Errorf("event %d: step without a dur", i)
-				}
-				n, err := strconv.ParseInt(stepName.FindStringSubmatch(name)[2], 10, 64)
-				if err != nil || n >= 1<<40 {
-					return nil, fmt.Errorf("event %d: step number of %q out of range", i, name)
-				}
-				tr.stepLo, tr.stepHi = min(tr.stepLo, n), max(tr.stepHi, n)
-				tr.steps = append(tr.steps, ev.ts)
-				tr.winStart = min(tr.winStart, ev.ts)
-				tr.winEnd = max(tr.winEnd, ev.ts+dur)
+		if name, _ := m["name"].(string); m["ph"] == "X" && ev.hasTS && isStepEvent(m, name) {
+			dur, err := usToNs([]byte(fmt.Sprint(m["dur"])))
+			if err != nil {
+				return nil, fmt.Errorf("event %d: step without a dur", i)
 			}
+			// The loader takes any N that fits int64; a copy adds hi-lo+1 to it, so N is kept small.
+			n := profilerStep([]byte(name))
+			if n < 0 || n >= 1<<40 {
+				return nil, fmt.Errorf("event %d: step number of %q out of range", i, name)
+			}
+			tr.stepLo, tr.stepHi = min(tr.stepLo, n), max(tr.stepHi, n)
+			tr.steps = append(tr.steps, ev.ts)
+			tr.winStart = min(tr.winStart, ev.ts)
+			tr.winEnd = max(tr.winEnd, ev.ts+dur)
 		}
 		args, _ := m["args"].(map[string]any)
 		tr.corrSpan = max(tr.corrSpan, numArg(args, "correlation")+1, numArg(args, "wait_on_cuda_event_record_corr_id")+1)
-		tr.extSpan = max(tr.extSpan, numArg(args, "External id")+1)
+		tr.extSpan = max(tr.extSpan, numArg(args, externalIDKey)+1, numArg(args, legacyExternalIDKey)+1)
 		if ph, _ := m["ph"].(string); ph == "s" || ph == "t" || ph == "f" {
 			if id, err := strconv.ParseInt(fmt.Sprint(m["id"]), 10, 64); err == nil {
 				tr.flowSpan = max(tr.flowSpan, id+1)
+				if isLaunchFlow(m) {
+					// Renumbered by corrSpan, as the correlation id it stands for: one whose launch
+					// is not in the trace must not take the next copy's id either.
+					tr.corrSpan = max(tr.corrSpan, id+1)
+				}
 			}
 		}
 		tr.events = append(tr.events, ev)
@@ -365,19 +369,50 @@ func (tr *wholeTrace) anchorGPUAnnotations() {
 	}
 }
 
-// corr returns the correlation id that ties the event to a launch (args.correlation, or the id of an
-// ac2g flow), -1 if none.
+// corr returns the correlation id that ties the event to a launch (args.correlation, or the id of a
+// launch flow), -1 if none.
 func (ev *inflEvent) corr() int64 {
 	args, _ := ev.fields["args"].(map[string]any)
 	if c := numArg(args, "correlation"); c >= 0 {
 		return c
 	}
-	if cat, _ := ev.fields["cat"].(string); cat == "ac2g" || cat == "async_cpu_to_gpu" {
+	if isLaunchFlow(ev.fields) {
 		if id, err := strconv.ParseInt(fmt.Sprint(ev.fields["id"]), 10, 64); err == nil {
 			return id
 		}
 	}
 	return -1
+}
+
+// isLaunchFlow reports a flow event (either end) from a kernel launch to its GPU work, whose id is the
+// launch's correlation id. Both ends go with the launch and are renumbered as its correlation, so that
+// they stay in one copy: the end, on the GPU, often lies after the step window, and anchored at its
+// own ts it was written once, after the last copy, leaving every other copy's start without an end.
+// Kineto writes category ac2g (async_cpu_to_gpu in some versions); 2021 Kineto wrote async, named
+// launch.
+func isLaunchFlow(fields map[string]any) bool {
+	switch ph, _ := fields["ph"].(string); ph {
+	case "s", "t", "f":
+	default:
+		return false
+	}
+	switch cat, _ := fields["cat"].(string); cat {
+	case "ac2g", "async_cpu_to_gpu":
+		return true
+	case "async":
+		return fields["name"] == "launch" // async is a generic name: other writers' flows are not launches
+	}
+	return false
+}
+
+// isStepEvent reports a ProfilerStep#N window by the loader's rule (stepNumber), from the decoded
+// event's cat and name.
+func isStepEvent(fields map[string]any, name string) bool {
+	cls := classOther
+	if cat, ok := fields["cat"].(string); ok { // as the loader, which classifies a string cat only
+		cls = classify([]byte(cat))
+	}
+	return stepNumber(cls, []byte(name)) >= 0
 }
 
 func numArg(args map[string]any, key string) int64 {
@@ -433,7 +468,11 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 		if k == "distributedInfo" {
 			v = rankInfo(v, rank, opts.Ranks)
 		}
-		fmt.Fprintf(bw, "  %q: %s,\n", k, v)
+		key, err := json.Marshal(k) // not %q: Go's escapes (\x7f, \U000e0001) are not JSON's
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(bw, "  %s: %s,\n", key, v)
 	}
 	if _, ok := tr.top["distributedInfo"]; !ok {
 		fmt.Fprintf(bw, "  \"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank, opts.Ranks)
@@ -513,12 +552,13 @@ func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64) map[string]any 
 	if c == 0 {
 		return out
 	}
-	if name, ok := out["name"].(string); ok {
-		if m := stepName.FindStringSubmatch(name); m != nil {
-			// Step numbers need not be consecutive (#1, #3): a copy adds the whole range, so no two
-			// copies share a number.
-			if n, err := strconv.ParseInt(m[2], 10, 64); err == nil && n < 1<<40 {
-				out["name"] = m[1] + strconv.FormatInt(n+int64(c)*(tr.stepHi-tr.stepLo+1), 10)
+	if name, ok := out["name"].(string); ok && strings.HasPrefix(name, "ProfilerStep") {
+		// Any event named as a step (the GPU-side annotation too) keeps naming its copy's step. Step
+		// numbers need not be consecutive (#1, #3): a copy adds the whole range, so no two copies
+		// share a number.
+		if start, end := profilerStepDigits([]byte(name)); start >= 0 {
+			if n, err := strconv.ParseInt(name[start:end], 10, 64); err == nil && n < 1<<40 {
+				out["name"] = name[:start] + strconv.FormatInt(n+int64(c)*(tr.stepHi-tr.stepLo+1), 10) + name[end:]
 			}
 		}
 	}
@@ -527,9 +567,13 @@ func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64) map[string]any 
 		for k, v := range args {
 			na[k] = v
 		}
-		for key, span := range map[string]int64{"correlation": tr.corrSpan, "wait_on_cuda_event_record_corr_id": tr.corrSpan, "External id": tr.extSpan} {
-			if v := numArg(args, key); v > 0 {
-				na[key] = json.Number(strconv.FormatInt(v+int64(c)*span, 10))
+		for _, id := range [...]struct {
+			key  string
+			span int64
+		}{{"correlation", tr.corrSpan}, {"wait_on_cuda_event_record_corr_id", tr.corrSpan},
+			{externalIDKey, tr.extSpan}, {legacyExternalIDKey, tr.extSpan}} { // every spelling the loader reads
+			if v := numArg(args, id.key); v > 0 {
+				na[id.key] = json.Number(strconv.FormatInt(v+int64(c)*id.span, 10))
 			}
 		}
 		out["args"] = na
@@ -537,8 +581,8 @@ func (tr *wholeTrace) replica(ev *inflEvent, c int, shift int64) map[string]any 
 	if ph, _ := out["ph"].(string); ph == "s" || ph == "t" || ph == "f" {
 		if id, err := strconv.ParseInt(fmt.Sprint(out["id"]), 10, 64); err == nil {
 			span := tr.flowSpan
-			if cat, _ := out["cat"].(string); cat == "ac2g" || cat == "async_cpu_to_gpu" {
-				span = tr.corrSpan // ac2g flow ids are correlation ids
+			if isLaunchFlow(out) {
+				span = tr.corrSpan // the id is a correlation id, renumbered as the launch's
 			}
 			out["id"] = json.Number(strconv.FormatInt(id+int64(c)*span, 10))
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -124,48 +125,67 @@ const inflateSource = `{"schemaVersion": 1, "traceEvents": [
 {"ph": "X", "cat": "cpu_op", "name": "teardown", "pid": 1, "tid": 1, "ts": 320, "dur": 10, "args": {"External id": 6}}
 ]}`
 
-// TestInflateInvariants inflates inflateSource and checks each rank file directly (no database: the
-// test is fast): steps numbered without repeats and each with its GPU range, no stream running two
-// kernels at once, every kernel launched by a call of its own copy, every flow one start and one end,
-// the events outside the steps written once, those after the steps as far after the last step as in the
-// source (also when the last copy is cut short: 5 steps of a 2-step source), and the profiler's span
-// around them all.
+// legacyInflateSource is inflateSource as a 2021 Kineto trace writes it: categories Operator, Runtime and
+// Kernel, launch flows of category async named launch, and the runtime calls' and kernels' external id
+// spelled in lowercase.
+func legacyInflateSource() string {
+	s := regexp.MustCompile(`"External id": (\d+), "correlation"`).ReplaceAllString(inflateSource, `"external id": $1, "correlation"`)
+	return strings.NewReplacer(
+		`"cat": "user_annotation"`, `"cat": "Operator"`,
+		`"cat": "cpu_op"`, `"cat": "Operator"`,
+		`"cat": "cuda_runtime"`, `"cat": "Runtime"`,
+		`"cat": "kernel"`, `"cat": "Kernel"`,
+		`"cat": "ac2g", "name": "ac2g"`, `"cat": "async", "name": "launch"`,
+	).Replace(s)
+}
+
+// TestInflateInvariants inflates inflateSource, and its 2021 spelling, and checks each rank file
+// directly (no database: the test is fast): steps numbered without repeats and each with its GPU range,
+// no stream running two kernels at once, every kernel launched by a call of its own copy, every
+// runtime call and kernel pointing at the op of its own copy by external id, every flow one start and
+// one end, the events outside the steps written once, those after the steps as far after the last step
+// as in the source (also when the last copy is cut short: 5 steps of a 2-step source), and the
+// profiler's span around them all.
 func TestInflateInvariants(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "syn_rank0.json")
-	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		ranks, steps int
-		gzip         bool
-	}{{1, 2, false}, {2, 4, false}, {1, 5, true}, {3, 1, false}} {
-		t.Run(fmt.Sprintf("ranks%d_steps%d_gzip%t", c.ranks, c.steps, c.gzip), func(t *testing.T) {
-			paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "out")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(paths) != c.ranks {
-				t.Fatalf("%d files, want %d", len(paths), c.ranks)
-			}
-			for _, p := range paths {
-				checkInflated(t, p, c.steps)
-			}
-			// The same seed writes the same bytes.
-			again, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "again")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range paths {
-				a, _ := os.ReadFile(paths[i])
-				b, _ := os.ReadFile(again[i])
-				if len(a) == 0 || !bytes.Equal(a, b) {
-					t.Errorf("%s: same seed, different output", filepath.Base(paths[i]))
+	for _, source := range []struct{ name, text string }{{"kineto", inflateSource}, {"legacy", legacyInflateSource()}} {
+		src := filepath.Join(t.TempDir(), "syn_rank0.json")
+		if err := os.WriteFile(src, []byte(source.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ranks, steps int
+			gzip         bool
+		}{{1, 2, false}, {2, 4, false}, {1, 5, true}, {3, 1, false}} {
+			t.Run(fmt.Sprintf("%s/ranks%d_steps%d_gzip%t", source.name, c.ranks, c.steps, c.gzip), func(t *testing.T) {
+				paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "out")})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				if len(paths) != c.ranks {
+					t.Fatalf("%d files, want %d", len(paths), c.ranks)
+				}
+				for _, p := range paths {
+					checkInflated(t, p, c.steps)
+				}
+				// The same seed writes the same bytes.
+				again, err := Inflate(context.Background(), src, InflateOptions{Ranks: c.ranks, Steps: c.steps, Seed: 3, Gzip: c.gzip, OutDir: filepath.Join(t.TempDir(), "again")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range paths {
+					a, _ := os.ReadFile(paths[i])
+					b, _ := os.ReadFile(again[i])
+					if len(a) == 0 || !bytes.Equal(a, b) {
+						t.Errorf("%s: same seed, different output", filepath.Base(paths[i]))
+					}
+				}
+			})
+		}
 	}
 }
 
+// checkInflated checks an inflated rank file of inflateSource (in either spelling: events are told
+// apart by the loader's category classes, and the external id is read in both spellings).
 func checkInflated(t *testing.T, path string, steps int) {
 	t.Helper()
 	events, _ := readJSONTrace(t, path)
@@ -173,8 +193,14 @@ func checkInflated(t *testing.T, path string, steps int) {
 	cpuSteps, gpuSteps := map[string]int{}, map[string]int{}
 	byStream := map[string][]span{}
 	launches, kernels := map[string]int{}, map[string]int{}
-	flows := map[string]string{}
+	flows := map[string]string{} // phases by cat/id
+	flowIDs := map[string]string{}
 	names := map[string]int{}
+	ops := map[string][]span{}             // CPU ops and annotations by External id
+	launchExt := map[string]string{}       // external id of the launch, by correlation
+	type extUse struct{ ext, corr string } // a runtime call's or kernel's external id
+	var runtimeExt, kernelExt []extUse
+	var runtimeAt []span
 	var lastStepEnd, teardownTs, teardownEnd, profilerEnd float64
 	for _, raw := range events {
 		var ev struct {
@@ -183,6 +209,8 @@ func checkInflated(t *testing.T, path string, steps int) {
 			Ts, Dur       float64
 			Args          struct {
 				Correlation json.Number `json:"correlation"`
+				ExternalID  json.Number `json:"External id"`
+				LegacyExtID json.Number `json:"external id"`
 			}
 		}
 		b, _ := json.Marshal(raw)
@@ -196,20 +224,35 @@ func checkInflated(t *testing.T, path string, steps int) {
 		case "PyTorch Profiler (0)":
 			profilerEnd = ev.Ts + ev.Dur
 		}
+		ext := ev.Args.ExternalID.String()
+		if ext == "" {
+			ext = ev.Args.LegacyExtID.String()
+		}
+		cls := classify([]byte(ev.Cat))
 		switch {
-		case ev.Cat == "user_annotation":
-			cpuSteps[ev.Name]++
-			lastStepEnd = max(lastStepEnd, ev.Ts+ev.Dur)
-		case ev.Cat == "gpu_user_annotation":
+		case ev.Ph == "X" && (cls == classUserAnnotation || cls == classCPUOp):
+			if strings.HasPrefix(ev.Name, "ProfilerStep#") {
+				cpuSteps[ev.Name]++
+				lastStepEnd = max(lastStepEnd, ev.Ts+ev.Dur)
+			}
+			if ext != "" {
+				ops[ext] = append(ops[ext], span{ev.Ts, ev.Ts + ev.Dur})
+			}
+		case cls == classGPUUserAnnotation:
 			gpuSteps[ev.Name]++
-		case ev.Cat == "cuda_runtime":
+		case cls == classRuntime:
 			launches[ev.Args.Correlation.String()]++
-		case ev.Cat == "kernel":
+			launchExt[ev.Args.Correlation.String()] = ext
+			runtimeExt = append(runtimeExt, extUse{ext, ev.Args.Correlation.String()})
+			runtimeAt = append(runtimeAt, span{ev.Ts, ev.Ts + ev.Dur})
+		case cls == classKernel:
 			kernels[ev.Args.Correlation.String()]++
+			kernelExt = append(kernelExt, extUse{ext, ev.Args.Correlation.String()})
 			k := ev.Pid.String() + "/" + ev.Tid.String()
 			byStream[k] = append(byStream[k], span{ev.Ts, ev.Ts + ev.Dur})
 		case ev.Ph == "s" || ev.Ph == "f":
 			flows[ev.Cat+"/"+ev.ID.String()] += ev.Ph
+			flowIDs[ev.Cat+"/"+ev.ID.String()] = ev.ID.String()
 		}
 	}
 	if len(cpuSteps) != steps {
@@ -239,10 +282,29 @@ func checkInflated(t *testing.T, path string, steps int) {
 	if len(kernels) != steps {
 		t.Errorf("%s: %d kernels, want one a step (%d)", path, len(kernels), steps)
 	}
+	// A copy's runtime call points at the one op of its own copy that encloses it, and its kernel
+	// at the same op.
+	for i, u := range runtimeExt {
+		at := runtimeAt[i]
+		if o := ops[u.ext]; len(o) != 1 || at.ts < o[0].ts || at.end > o[0].end {
+			t.Errorf("%s: launch of correlation %s has external id %q, which names the ops %v, want one around %v", path, u.corr, u.ext, o, at)
+		}
+	}
+	for _, u := range kernelExt {
+		if u.ext != launchExt[u.corr] {
+			t.Errorf("%s: kernel of correlation %s has external id %q, its launch %q", path, u.corr, u.ext, launchExt[u.corr])
+		}
+	}
 	for id, phs := range flows {
 		if phs != "sf" {
 			t.Errorf("%s: flow %s has %q, want one start and one end", path, id, phs)
 		}
+		if kernels[flowIDs[id]] != 1 { // a launch flow's id is its launch's correlation id
+			t.Errorf("%s: flow %s links no kernel of its copy", path, id)
+		}
+	}
+	if len(flows) != steps {
+		t.Errorf("%s: %d flows, want one a kernel (%d)", path, len(flows), steps)
 	}
 	// The source's teardown starts 20 µs after the last step's end and ends 10 µs before the profiler's span.
 	if math.Abs(teardownTs-lastStepEnd-20) > 1e-6 || math.Abs(profilerEnd-teardownEnd-10) > 1e-6 {
@@ -438,21 +500,200 @@ func TestInflateCancelled(t *testing.T) {
 	}
 }
 
-// TestInflateLegacySteps: a 2021 trace, whose ProfilerStep#N has category Operator, is inflated (its steps
-// are found as the loader finds them; it was refused with "no ProfilerStep#N events to replicate").
-func TestInflateLegacySteps(t *testing.T) {
+// TestInflateLegacyCopies inflates the 2021 trace (categories Operator/Runtime/Kernel, launch flows of
+// category async, the runtime calls' and kernels' external id spelled in lowercase; its steps, of
+// category Operator, were once refused with "no ProfilerStep#N events to replicate") and checks through
+// the loader that each rank is exactly the source's steps times the copies: the events of each step,
+// the launches linked to their kernels and to the op around them by external id, and every launch flow
+// one start on its launch and one end on its kernel.
+func TestInflateLegacyCopies(t *testing.T) {
 	src, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "legacy_resnet50", "*.json.gz"))
 	if err != nil || len(src) != 1 {
 		t.Fatalf("legacy_resnet50: %v %v", src, err)
 	}
-	out := t.TempDir()
-	paths, err := Inflate(context.Background(), src[0], InflateOptions{Ranks: 1, Steps: 8, Seed: 1, OutDir: out})
-	if err != nil || len(paths) != 1 {
+	const ranks, steps = 2, 12
+	paths, err := Inflate(context.Background(), src[0], InflateOptions{Ranks: ranks, Steps: steps, Seed: 5, OutDir: t.TempDir()})
+	if err != nil || len(paths) != ranks {
 		t.Fatalf("inflate: %v %v", paths, err)
 	}
-	db := openTestDB(t)
-	mustLoad(t, db, paths[0])
-	if n := queryInt(t, db, `SELECT count(*) FROM profiler_steps`); n != 8 {
-		t.Errorf("%d profiler steps in the inflated trace, want 8", n)
+	srcDB, db := openTestDB(t), openTestDB(t)
+	mustLoad(t, srcDB, src[0])
+	mustLoad(t, db, paths...)
+	srcSteps := queryInt(t, srcDB, `SELECT count(*) FROM profiler_steps`)
+	lo := queryInt(t, srcDB, `SELECT min(step) FROM profiler_steps`)
+	span := queryInt(t, srcDB, `SELECT max(step) - min(step) + 1 FROM profiler_steps`)
+	if srcSteps == 0 || steps%srcSteps != 0 {
+		t.Fatalf("source has %d steps; the test wants whole copies of %d", srcSteps, steps)
+	}
+	copies := int64(steps) / srcSteps
+	perStep := func(db *DB, rank int) map[int64]int64 {
+		rows, err := db.SQL.Query(`SELECT step, count(*) FROM events WHERE rank = ? AND step IS NOT NULL GROUP BY step`, rank)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[int64]int64{}
+		for rows.Next() {
+			var s, n int64
+			if err := rows.Scan(&s, &n); err != nil {
+				t.Fatal(err)
+			}
+			m[s] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	srcPerStep := perStep(srcDB, 0)
+	// Counted over the steps: an op whose runtime call it encloses with the same external id, a launch
+	// with its kernel, and (below) flows whose start or end sits on a call or kernel of their correlation.
+	const opOfLaunch = `SELECT count(*) FROM runtime_calls r JOIN events o ON o.trace_id = r.trace_id
+		AND o.cat_class = 'cpu_op' AND o.external_id = r.external_id AND r.ts >= o.ts AND r.ts + r.dur <= o.ts + o.dur
+		WHERE r.rank = ? AND r.step IS NOT NULL`
+	const linked = `SELECT count(*) FROM kernel_launches WHERE rank = ? AND step IS NOT NULL`
+	srcOps, srcLinked := queryInt(t, srcDB, opOfLaunch, 0), queryInt(t, srcDB, linked, 0)
+	if srcOps == 0 || srcLinked == 0 {
+		t.Fatalf("source: %d launches in their op by external id, %d kernels linked", srcOps, srcLinked)
+	}
+	// A flow is paired when its (cat, id) has one start and one end, and on its launch or kernel when
+	// that event has its id as correlation and its ts.
+	const unpaired = `SELECT count(*) FROM (SELECT f.trace_id, f.cat, f.id FROM flows f JOIN traces t USING (trace_id)
+		WHERE t.rank = ? GROUP BY ALL HAVING count(*) FILTER (ph = 's') <> 1 OR count(*) FILTER (ph = 'f') <> 1)`
+	const offLaunch = `SELECT count(*) FROM flows f JOIN traces t USING (trace_id) WHERE t.rank = ? AND NOT EXISTS (
+		SELECT 1 FROM events e WHERE e.trace_id = f.trace_id AND e.correlation::VARCHAR = f.id AND e.ts = f.ts
+		AND e.cat_class IN ('runtime', 'kernel', 'memcpy', 'memset'))`
+	srcUnpaired, srcOff := queryInt(t, srcDB, unpaired, 0), queryInt(t, srcDB, offLaunch, 0)
+
+	for r := range ranks {
+		if got := queryInt(t, db, `SELECT count(*) FROM profiler_steps WHERE rank = ?`, r); got != steps {
+			t.Errorf("rank %d: %d steps, want %d", r, got, steps)
+		}
+		got := perStep(db, r)
+		if len(got) != steps {
+			t.Errorf("rank %d: events in %d steps, want %d", r, len(got), steps)
+		}
+		for s, n := range got {
+			if want := srcPerStep[lo+(s-lo)%span]; n != want {
+				t.Errorf("rank %d step %d: %d events, the source's step %d has %d", r, s, n, lo+(s-lo)%span, want)
+			}
+		}
+		if got := queryInt(t, db, opOfLaunch, r); got != copies*srcOps {
+			t.Errorf("rank %d: %d launches in the op of their external id, want %d×%d", r, got, copies, srcOps)
+		}
+		if got := queryInt(t, db, linked, r); got != copies*srcLinked {
+			t.Errorf("rank %d: %d kernels linked to their launch, want %d×%d", r, got, copies, srcLinked)
+		}
+		if dup := queryInt(t, db, `SELECT count(*) FROM (SELECT correlation FROM runtime_calls WHERE rank = ? AND correlation IS NOT NULL
+			GROUP BY correlation HAVING count(*) > 1)`, r); dup != 0 {
+			t.Errorf("rank %d: %d correlation ids reused across copies", r, dup)
+		}
+		if dup := queryInt(t, db, `SELECT count(*) FROM (SELECT external_id FROM events WHERE rank = ? AND step IS NOT NULL
+			AND external_id IS NOT NULL GROUP BY external_id HAVING count(DISTINCT step) > 1)`, r); dup != 0 {
+			t.Errorf("rank %d: %d external ids shared by steps", r, dup)
+		}
+		if got := queryInt(t, db, unpaired, r); got != srcUnpaired {
+			t.Errorf("rank %d: %d flows without one start and one end, the source %d", r, got, srcUnpaired)
+		}
+		if got := queryInt(t, db, offLaunch, r); got != srcOff {
+			t.Errorf("rank %d: %d flow events on no launch or kernel of their id, the source %d", r, got, srcOff)
+		}
+		if bad := queryInt(t, db, `SELECT count(*) FROM (SELECT ts, lag(end_ts) OVER (ORDER BY ts) AS prev_end FROM profiler_steps WHERE rank = ?) WHERE ts < prev_end`, r); bad != 0 {
+			t.Errorf("rank %d: %d overlapping steps", r, bad)
+		}
+	}
+}
+
+// TestInflateStepRule: the inflator replicates the steps the loader finds, whatever the step event's
+// category or the spelling of its name: each source below is loaded, and either the loader finds no
+// step and the inflator refuses it, or the inflated trace has the steps asked for, each with the events
+// of its source step.
+func TestInflateStepRule(t *testing.T) {
+	const tmpl = `{"traceEvents": [
+{"ph": "X", %[1]s"name": "%[2]s", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 110, "dur": 20},
+{"ph": "X", %[1]s"name": "%[3]s", "pid": 1, "tid": 1, "ts": 200, "dur": 100},
+{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 210, "dur": 20}
+]}`
+	for _, c := range []struct{ name, cat, step1, step2 string }{
+		{"user_annotation", `"cat": "user_annotation", `, "ProfilerStep#1", "ProfilerStep#2"},
+		{"cpu_op", `"cat": "cpu_op", `, "ProfilerStep#1", "ProfilerStep#2"},
+		{"Operator", `"cat": "Operator", `, "ProfilerStep#1", "ProfilerStep#2"},
+		{"no cat", ``, "ProfilerStep#1", "ProfilerStep#2"},
+		{"python_function", `"cat": "python_function", `, "ProfilerStep#1", "ProfilerStep#2"},
+		{"spaced", `"cat": "user_annotation", `, "ProfilerStep # 1", "ProfilerStep\t#2"},
+		{"suffixed", `"cat": "user_annotation", `, "ProfilerStep#1 fwd", "ProfilerStep#2 fwd"},
+		{"no number", `"cat": "user_annotation", `, "ProfilerStep#", "ProfilerStep#x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			step1, _ := json.Marshal(c.step1)
+			step2, _ := json.Marshal(c.step2)
+			src := filepath.Join(t.TempDir(), "steps.json")
+			text := fmt.Sprintf(tmpl, c.cat, step1[1:len(step1)-1], step2[1:len(step2)-1])
+			if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			srcDB := openTestDB(t)
+			mustLoad(t, srcDB, src)
+			loaderSteps := queryInt(t, srcDB, `SELECT count(*) FROM profiler_steps`)
+			srcInSteps := queryInt(t, srcDB, `SELECT count(*) FROM events WHERE step IS NOT NULL`)
+			paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 4, Seed: 1, OutDir: filepath.Join(t.TempDir(), "out")})
+			if loaderSteps == 0 {
+				if err == nil || !strings.Contains(err.Error(), "no ProfilerStep") {
+					t.Fatalf("the loader finds no step; inflate: %v %v, want it refused", paths, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("the loader finds %d steps; inflate: %v", loaderSteps, err)
+			}
+			db := openTestDB(t)
+			mustLoad(t, db, paths...)
+			if got := queryInt(t, db, `SELECT count(DISTINCT step) FROM profiler_steps`); got != 4 {
+				t.Errorf("%d distinct steps, want 4", got)
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM profiler_steps`); got != 4 {
+				t.Errorf("%d steps, want 4", got)
+			}
+			if got := queryInt(t, db, `SELECT count(*) FROM events WHERE step IS NOT NULL`); got != 2*srcInSteps {
+				t.Errorf("%d events in steps, want 2×%d", got, srcInSteps)
+			}
+		})
+	}
+}
+
+// TestInflateTopKeys: the keys of the source's top-level object are written as JSON strings, whatever
+// they hold (Go's %q writes \x7f, \x01 and non-printable runes as escapes that JSON does not have).
+func TestInflateTopKeys(t *testing.T) {
+	const steps = `[{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 100}]`
+	src := filepath.Join(t.TempDir(), "keys.json")
+	text := "{\"schemaVersion\": 1, \"del\x7f\": 1, \"ctl\\u0001\": 2, \"tag\\udb40\\udc01\": 3, \"bad\xffutf8\": 4, " +
+		"\"quote\\\"back\\\\slash\": 5, \"<html>&\": 6, \"traceEvents\": " + steps + "}"
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &want); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, Seed: 1, OutDir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the inflated trace is not JSON: %v\n%s", err, b[:min(len(b), 300)])
+	}
+	for k, v := range want {
+		if k != "traceEvents" && string(got[k]) != string(v) {
+			t.Errorf("key %q: %s, want %s", k, got[k], v)
+		}
+	}
+	if len(got) != len(want)+1 { // and distributedInfo
+		t.Errorf("%d top-level keys, want %d", len(got), len(want)+1)
 	}
 }
