@@ -601,7 +601,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				return err
 			}
 			metaJSON := string(validJSONText([]byte(metadataJSON(pf.meta, pf.metaKeys))))
-			_, err := ex.ExecContext(ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
+			// The columns named: a column the user added to traces (or an import of an export that has one
+			// added, ImportParquet) is left NULL instead of failing every later load.
+			_, err := ex.ExecContext(ctx, `INSERT INTO traces (trace_id, label, rank, path, file_bytes, file_mtime, events,
+				schema_version, device_type, backend, world_size, base_time_ns, min_ts, max_ts, metadata, array_form, loaded_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
 				traceID, opts.Label, rank, pathText(path), st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
 				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm))
 			if err != nil {

@@ -156,7 +156,11 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 			if len(ivs) > 0 {
 				pid = ivs[0].pid
 			}
-			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
+			// Columns named here and in the stage below: a column the user added (or an import brought,
+			// ImportParquet) is left NULL instead of failing every later load.
+			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_traces (trace_id, label, rank, comm_hash, path, file_bytes,
+				file_mtime, pid, records, intervals, begin_only, end_only, quirks, loaded_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
 				traceID, opts.Label, rank, comm, pathText(path), st.Size(), mtime, pid, int64(len(raw)), int64(len(ivs)),
 				int64(unmatchedB), int64(unmatchedE), nullIfEmpty(quirks.String()))); err != nil {
 				return fmt.Errorf("insert nccl_traces row: %w", err)
@@ -164,7 +168,8 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 			// The appender stores a Go string in a JSON column as a JSON string, so rows go through a
 			// staging table whose args are text, cast to JSON on the way in.
 			if _, err := ex.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS _nccl_stage AS
-				SELECT * REPLACE (args::VARCHAR AS args) FROM nccl_events LIMIT 0`, nil); err != nil {
+				SELECT trace_id, rank, comm_hash, ev_idx, cat, name, id, parent_idx, root_idx, op_idx, depth, pid, ts, dur,
+				end_ts, status, quirk, args::VARCHAR AS args FROM nccl_events LIMIT 0`, nil); err != nil {
 				return fmt.Errorf("stage nccl_events: %w", err)
 			}
 			if _, err := ex.ExecContext(ctx, `DELETE FROM _nccl_stage`, nil); err != nil {
@@ -184,7 +189,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 			if err := app.Close(); err != nil {
 				return fmt.Errorf("insert nccl_events: %w", err)
 			}
-			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_events SELECT * REPLACE (args::JSON AS args) FROM _nccl_stage`, nil); err != nil {
+			if _, err := ex.ExecContext(ctx, `INSERT INTO nccl_events BY NAME SELECT * REPLACE (args::JSON AS args) FROM _nccl_stage`, nil); err != nil {
 				return fmt.Errorf("insert nccl_events: %w", err)
 			}
 			_, err = ex.ExecContext(ctx, `DELETE FROM _nccl_stage`, nil)
@@ -202,7 +207,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 	return res, err
 }
 
-// ncclRow is one nccl_events row, in the table's column order.
+// ncclRow is one nccl_events row, in the column order of _nccl_stage (the table's own columns).
 func ncclRow(traceID, rank int, comm string, iv *ncclInterval) []driver.Value {
 	opt := func(ok bool, v int64) driver.Value {
 		if !ok {
@@ -307,7 +312,7 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 		if r.Rank >= 0 {
 			rank = r.Rank
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO nccl_clock_override VALUES (?, ?, NULL, ?)`, label, rank, r.Offset); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO nccl_clock_override (label, rank, comm_hash, offset_ns) VALUES (?, ?, NULL, ?)`, label, rank, r.Offset); err != nil {
 			return fmt.Errorf("--nccl-clock-offset: %w", err)
 		}
 	}

@@ -126,20 +126,50 @@ func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") 
 
 func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// ExportParquet writes every trace table to dir (created; it must not exist or be empty) with one
-// COPY per table, and a manifest. It returns the manifest's tables.
+// CheckExportDir says whether ExportParquet can write to dir, without writing anything: the command
+// line asks before it loads the traces it is given (minutes for a large job), so that an output it
+// would refuse is refused up front.
+func CheckExportDir(dir string) error {
+	final := filepath.Clean(dir)
+	fail := func(err error) error { return fmt.Errorf("export parquet %s: %w", final, err) }
+	fi, err := os.Lstat(final)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if !fi.IsDir() {
+		// The export is renamed into place over an empty directory; a file (the database itself, say)
+		// or a link there would be deleted and replaced.
+		return fail(errors.New("exists and is not a directory"))
+	}
+	// Before the emptiness check, whose advice (empty it) would not help: the export is made beside
+	// the directory and renamed over it, which the current directory cannot be (and, by its absolute
+	// name, would leave the shell that ran the command in a deleted directory).
+	if here, err := os.Stat("."); err == nil && os.SameFile(fi, here) {
+		return fail(errors.New("is the current directory, which the export cannot replace: name a new directory"))
+	}
+	ents, err := os.ReadDir(final)
+	if err != nil {
+		return fail(err)
+	}
+	if len(ents) > 0 {
+		return fail(errors.New("directory is not empty (refusing to mix two exports)"))
+	}
+	return nil
+}
+
+// ExportParquet writes every trace table to dir (created; it must not exist or be an empty directory
+// other than the current one, CheckExportDir) with one COPY per table, and a manifest. It returns the
+// manifest's tables.
 func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, err error) {
 	final := filepath.Clean(dir) // "job.parquet/": its parent is ., not job.parquet
 	fail := func(err error) ([]ParquetTable, error) {
 		return nil, fmt.Errorf("export parquet %s: %w", final, err)
 	}
-	if fi, err := os.Lstat(final); err == nil && !fi.IsDir() {
-		// The rename below replaces an empty directory; a file (the database itself, say) or a link
-		// there would be deleted and replaced.
-		return fail(errors.New("exists and is not a directory"))
-	}
-	if ents, err := os.ReadDir(final); err == nil && len(ents) > 0 {
-		return fail(errors.New("directory is not empty (refusing to mix two exports)"))
+	if err := CheckExportDir(final); err != nil {
+		return nil, err
 	}
 	// Written beside dir under a hidden name and renamed into place when whole: half an export (a Parquet
 	// file cut off by Ctrl-C, tables without a manifest) never appears under the name given.
@@ -304,25 +334,53 @@ func tableColumns(ctx context.Context, q queryer, table string) ([]ParquetColumn
 	return out, rows.Err()
 }
 
-// tableFiles are the Parquet files of t found in dir, sorted, relative and '/'-separated.
+// tableFiles are the Parquet files of t found in dir, sorted, relative and '/'-separated. The
+// directories are listed rather than globbed: dir is the user's path, and a '*', '?' or '[' in it
+// would be read as a pattern (matching a sibling export, or not the directory itself).
 func tableFiles(dir string, t ParquetTable) ([]string, error) {
 	if t.Layout == "single" {
 		return []string{t.Name + ".parquet"}, nil
 	}
-	found, err := filepath.Glob(filepath.Join(dir, t.Name, "*", "*.parquet"))
+	parts, err := os.ReadDir(filepath.Join(dir, t.Name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(found))
-	for i, f := range found {
-		rel, err := filepath.Rel(dir, f)
+	var out []string
+	for _, p := range parts {
+		if !p.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(dir, t.Name, p.Name()))
 		if err != nil {
 			return nil, err
 		}
-		out[i] = filepath.ToSlash(rel)
+		for _, f := range files {
+			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
+				out = append(out, t.Name+"/"+p.Name()+"/"+f.Name())
+			}
+		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// duckPath is path as DuckDB's readers take it literally: they glob every path they are given, so
+// the pattern characters are escaped as one-character classes ("a[1]" → "a[[]1]").
+func duckPath(path string) string {
+	var b strings.Builder
+	for _, c := range path {
+		if c == '*' || c == '?' || c == '[' {
+			b.WriteByte('[')
+			b.WriteRune(c)
+			b.WriteByte(']')
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // writtenFiles lists the files a COPY wrote for t, with their row counts read back from their
@@ -354,7 +412,7 @@ func fileRows(ctx context.Context, q queryer, dir string, names []string) ([]int
 	out := make([]int64, len(names))
 	for i, n := range names {
 		p := filepath.Join(dir, filepath.FromSlash(n))
-		rows, err := q.QueryContext(ctx, `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(?)`, p)
+		rows, err := q.QueryContext(ctx, `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata(?)`, duckPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("file %s: %w", n, err)
 		}
@@ -421,10 +479,11 @@ func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable)
 // all of it or, on error, nothing. Trace ids are renumbered after the database's own (Kineto and NCCL
 // traces alike), so an export can be imported beside other traces; a Kineto trace whose (label,
 // rank), or an NCCL trace whose (label, rank, communicator), is already present is an error. A table
-// of the export that the database lacks (one the user created) is created. The export's rules
-// (kernel_classes, phase_rules) replace those of a database that holds no trace yet, so that an export
-// round-trips with the user's edits; a database with traces keeps its own, and note says so. It returns
-// the number of traces imported, Kineto and NCCL.
+// of the export that the database lacks (one the user created) is created, rows or none, and a column
+// the user added to one of tracesql's tables is added to the database's (note says so). The export's
+// rules (kernel_classes, phase_rules) replace those of a database that holds no trace yet, so that an
+// export round-trips with the user's edits; a database with traces keeps its own, and note says so. It
+// returns the number of traces imported, Kineto and NCCL.
 func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) (int64, error) {
 	if db.ReadOnly {
 		return 0, fmt.Errorf("import %s: %w", dir, ErrReadOnly)
@@ -473,11 +532,12 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		return fail(err)
 	}
-	n, err := importTables(ctx, conn, dir, man, known, firstID)
-	var notes []string
+	n, notes, err := importTables(ctx, conn, dir, man, known, firstID)
 	if err == nil {
 		// Before the frames are built: they classify kernels with the rules.
-		notes, err = importRules(ctx, conn, dir, man.Rules, firstID == 0)
+		var ruleNotes []string
+		ruleNotes, err = importRules(ctx, conn, dir, man.Rules, firstID == 0)
+		notes = append(notes, ruleNotes...)
 	}
 	if err == nil {
 		err = importSettings(ctx, conn, dir, man.Settings, firstID)
@@ -537,7 +597,7 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 			cols[i] = sqlIdent(c.Name)
 		}
 		list := strings.Join(cols, ", ")
-		file := sqlString(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		file := sqlString(duckPath(filepath.Join(dir, filepath.FromSlash(f.Path))))
 		var differ int64
 		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM read_parquet(%[2]s) EXCEPT ALL SELECT %[1]s FROM %[3]s))
 			+ (SELECT count(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT ALL SELECT %[1]s FROM read_parquet(%[2]s)))`, list, file, sqlIdent(t.Name))
@@ -582,7 +642,7 @@ func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []
 			cols[i] = sqlIdent(c.Name)
 		}
 		list := strings.Join(cols, ", ")
-		file := sqlString(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		file := sqlString(duckPath(filepath.Join(dir, filepath.FromSlash(f.Path))))
 		q := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s)
 			SELECT %[2]s FROM read_parquet(%[3]s)
 			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[4]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[4]d)
@@ -594,42 +654,68 @@ func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []
 	return nil
 }
 
-func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool, offset int64) (int64, error) {
+// importTables inserts the rows of the export's trace tables, trace ids shifted by offset, creating the
+// tables the database lacks and adding the columns it lacks. It returns the number of traces imported
+// and one note per column added.
+func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetManifest, known map[string]bool, offset int64) (int64, []string, error) {
 	// Rows are inserted in ev_idx order per trace, the order a JSON load gives, so that ties in
 	// analyses that sort resolve as they would after loading the JSON.
 	sort.SliceStable(man.Tables, func(i, j int) bool { return man.Tables[i].Name == "traces" && man.Tables[j].Name != "traces" })
+	var notes []string
 	var imported int64
 	for _, t := range man.Tables {
 		if strings.HasPrefix(t.Name, "_") && man.Format == 1 {
 			continue // format 1 stored the analysis frames: rebuilt instead
 		}
+		if known[t.Name] {
+			added, err := addColumns(ctx, conn, t)
+			if err != nil {
+				return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
+			}
+			notes = append(notes, added...)
+		}
 		var src string
 		switch t.Layout {
 		case "rank", "rank_joined":
 			if t.Rows == 0 {
+				// A COPY of no rows writes no partition, so there is nothing to read; the table itself
+				// (one of the user's) is still made from the manifest's columns, which an export written
+				// before it listed them cannot give.
+				if t.Columns == nil {
+					continue
+				}
+				if _, err := checkFiles(ctx, conn, dir, t); err != nil {
+					return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
+				}
+				if !known[t.Name] {
+					if err := createImported(ctx, conn, t, ""); err != nil {
+						return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
+					}
+					known[t.Name] = true
+				}
 				continue
 			}
-			src = sqlString(filepath.Join(dir, t.Name, "*", "*.parquet"))
+			src = sqlString(duckPath(filepath.Join(dir, t.Name)) + string(filepath.Separator) + filepath.Join("*", "*.parquet"))
 		case "single":
-			src = sqlString(filepath.Join(dir, t.Name+".parquet"))
+			src = sqlString(duckPath(filepath.Join(dir, t.Name+".parquet")))
 		default:
-			return 0, fmt.Errorf("table %s: unknown layout %q", t.Name, t.Layout)
+			return 0, nil, fmt.Errorf("table %s: unknown layout %q", t.Name, t.Layout)
 		}
 		if t.Files != nil {
 			paths, err := checkFiles(ctx, conn, dir, t)
 			if err != nil {
-				return 0, fmt.Errorf("table %s: %w", t.Name, err)
+				return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
 			}
 			quoted := make([]string, len(paths))
 			for i, p := range paths {
-				quoted[i] = sqlString(p)
+				quoted[i] = sqlString(duckPath(p))
 			}
 			src = "[" + strings.Join(quoted, ", ") + "]"
 		}
 		if !known[t.Name] {
 			// A table of the user's (or of a newer tracesql): made from the export's columns.
 			if err := createImported(ctx, conn, t, src); err != nil {
-				return 0, fmt.Errorf("table %s: %w", t.Name, err)
+				return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
 			}
 			known[t.Name] = true
 		}
@@ -650,11 +736,11 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 		q := fmt.Sprintf("INSERT INTO %s BY NAME SELECT %s FROM %s%s", sqlIdent(t.Name), sel, src, order)
 		res, err := conn.ExecContext(ctx, q)
 		if err != nil {
-			return 0, fmt.Errorf("table %s: %w", t.Name, err)
+			return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		rows, _ := res.RowsAffected()
 		if rows != t.Rows {
-			return 0, fmt.Errorf("table %s: read %d rows, the manifest says %d (incomplete export?)", t.Name, rows, t.Rows)
+			return 0, nil, fmt.Errorf("table %s: read %d rows, the manifest says %d (incomplete export?)", t.Name, rows, t.Rows)
 		}
 		switch t.Name {
 		case "traces":
@@ -665,9 +751,9 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 				AND o.label IS NOT DISTINCT FROM n.label AND o.rank IS NOT DISTINCT FROM n.rank)
 				ORDER BY n.trace_id LIMIT 1`, offset)).Scan(&label, &rank)
 			if err == nil {
-				return 0, fmt.Errorf("rank %s of trace set %q is already loaded in this database (import into another database)", rank, label)
+				return 0, nil, fmt.Errorf("rank %s of trace set %q is already loaded in this database (import into another database)", rank, label)
 			} else if !errors.Is(err, sql.ErrNoRows) {
-				return 0, err
+				return 0, nil, err
 			}
 		case "nccl_traces":
 			imported += rows
@@ -677,13 +763,39 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 				AND o.label IS NOT DISTINCT FROM n.label AND o.rank IS NOT DISTINCT FROM n.rank AND o.comm_hash IS NOT DISTINCT FROM n.comm_hash)
 				ORDER BY n.trace_id LIMIT 1`, offset)).Scan(&label, &rank, &comm)
 			if err == nil {
-				return 0, fmt.Errorf("the NCCL trace of rank %s, communicator %s, of trace set %q is already loaded in this database (import into another database)", rank, comm, label)
+				return 0, nil, fmt.Errorf("the NCCL trace of rank %s, communicator %s, of trace set %q is already loaded in this database (import into another database)", rank, comm, label)
 			} else if !errors.Is(err, sql.ErrNoRows) {
-				return 0, err
+				return 0, nil, err
 			}
 		}
 	}
-	return imported, nil
+	return imported, notes, nil
+}
+
+// addColumns adds to the database's table t.Name the columns of the export's t that it lacks (the user
+// ran ALTER TABLE events ADD COLUMN … before exporting): the import keeps the user's data rather than
+// refuse it, and the database's own rows get NULL there. It returns one note per column added.
+func addColumns(ctx context.Context, conn *sql.Conn, t ParquetTable) ([]string, error) {
+	if len(t.Columns) == 0 {
+		return nil, nil // an export written before the manifest listed columns
+	}
+	have, err := tableColumns(ctx, conn, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, c := range t.Columns {
+		// DuckDB's column names are case-insensitive: Note is note.
+		if slices.ContainsFunc(have, func(h ParquetColumn) bool { return strings.EqualFold(h.Name, c.Name) }) {
+			continue
+		}
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s %s", sqlIdent(t.Name), sqlIdent(c.Name), c.Type)); err != nil {
+			return nil, fmt.Errorf("add the export's column %s %s: %w", c.Name, c.Type, err)
+		}
+		have = append(have, c)
+		notes = append(notes, fmt.Sprintf("%s: added column %s %s, which the export has and this database lacked", t.Name, c.Name, c.Type))
+	}
+	return notes, nil
 }
 
 // createImported creates a table the database lacks: with the export's columns and types when the

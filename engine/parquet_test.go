@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -561,5 +562,210 @@ func TestParquetExportPaths(t *testing.T) {
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+	// The current directory, however named, is refused before anything is written: the export is renamed
+	// over its directory, which "." cannot be, and by its absolute name would leave the shell that ran the
+	// command in a deleted directory.
+	here := filepath.Join(parent, "here")
+	if err := os.Mkdir(here, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(here)
+	for _, out := range []string{".", "./", here} {
+		_, err := db.ExportParquet(context.Background(), out)
+		if err == nil || !strings.HasSuffix(err.Error(), ": is the current directory, which the export cannot replace: name a new directory") {
+			t.Errorf("%s: %v", out, err)
+		}
+		// A deleted current directory still stats: what names it must still be it.
+		cwd, err1 := os.Stat(".")
+		named, err2 := os.Stat(here)
+		if err1 != nil || err2 != nil || !os.SameFile(cwd, named) {
+			t.Fatalf("%s: the current directory was replaced (%v, %v)", out, err1, err2)
+		}
+	}
+	for _, d := range []string{parent, here} {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".partial-") || d == here {
+				t.Errorf("%s left in %s", e.Name(), d)
+			}
+		}
+	}
+}
+
+// TestParquetEmptyTables: a user's table with no rows comes back with its columns and types, whether it
+// has a rank column (partitioned: the COPY writes no file) or not (one file); a stray file under the
+// empty partitioned table's directory is refused like any other.
+func TestParquetEmptyTables(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	mustLoad(t, src, handTrace(t, 0))
+	if _, err := src.SQL.Exec(`CREATE TABLE my_empty_ranked (trace_id BIGINT, rank INTEGER, note VARCHAR, huge HUGEINT, m MAP(VARCHAR, INTEGER));
+		CREATE TABLE my_empty_single (trace_id BIGINT, x DOUBLE)`); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTestDB(t)
+	if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	q := `SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name LIKE 'my_empty%' ORDER BY table_name, column_index`
+	if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
+		t.Errorf("empty tables after the round trip:\nsource:\n%s\nimported:\n%s", a, b)
+	}
+
+	stray := filepath.Join(dir, "my_empty_ranked", "rank=0", "data_0.parquet")
+	if err := os.MkdirAll(filepath.Dir(stray), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.SQL.Exec(`COPY (SELECT 0::BIGINT AS trace_id, 'x' AS note) TO ` + sqlString(stray) + ` (FORMAT parquet)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := openTestDB(t).ImportParquet(ctx, dir, nil)
+	if err == nil || !strings.Contains(err.Error(), "table my_empty_ranked: file my_empty_ranked/rank=0/data_0.parquet is not listed") {
+		t.Errorf("a stray file under an empty table: %v", err)
+	}
+}
+
+// TestParquetAddedColumns: columns the user added to tracesql's own tables travel with the export, and
+// the import adds them to a database that lacks them (NULL in its own rows), saying so. A failed import
+// takes them back with the rest. The database keeps loading JSON and NCCL traces afterwards.
+func TestParquetAddedColumns(t *testing.T) {
+	ctx := context.Background()
+	nccl := func(r int) string {
+		return filepath.Join("..", "testdata", "nccl", "dlrm", fmt.Sprintf("nccl_9316512174413312871_%d.json.gz", r))
+	}
+	src := openTestDB(t)
+	if _, err := src.Load(ctx, []string{handTrace(t, 0), nccl(0)}, LoadOptions{Label: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.SQL.Exec(`ALTER TABLE events ADD COLUMN note VARCHAR; UPDATE events SET note = 'n' || ev_idx;
+		ALTER TABLE traces ADD COLUMN tag VARCHAR; UPDATE traces SET tag = 'tagged';
+		ALTER TABLE counters ADD COLUMN weight DECIMAL(9, 3); UPDATE counters SET weight = 1.5;
+		ALTER TABLE nccl_events ADD COLUMN seen BOOLEAN; UPDATE nccl_events SET seen = true;
+		ALTER TABLE nccl_traces ADD COLUMN host VARCHAR; UPDATE nccl_traces SET host = 'node1'`); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "export")
+	if _, err := src.ExportParquet(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	const cols = `SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE table_name IN ('events', 'traces', 'counters', 'nccl_events', 'nccl_traces') ORDER BY table_name, column_name`
+	for _, c := range []struct {
+		name    string
+		prepare func(db *DB)
+		err     string // "": the import succeeds
+	}{
+		{"fresh database", func(*DB) {}, ""},
+		{"database with traces", func(db *DB) {
+			if _, err := db.Load(ctx, []string{handTrace(t, 1), nccl(1)}, LoadOptions{Label: "b"}); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+		{"failed import", func(db *DB) { mustLoad(t, db, handTrace(t, 0)) }, `rank 0 of trace set "a" is already loaded`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dst := openTestDB(t)
+			c.prepare(dst)
+			if c.name == "failed import" {
+				if _, err := dst.SQL.Exec(`UPDATE traces SET label = 'a'`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := queryText(t, dst, cols)
+			var notes []string
+			_, err := dst.ImportParquet(ctx, dir, func(s string) { notes = append(notes, s) })
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("import: %v, want %q", err, c.err)
+				}
+				if after := queryText(t, dst, cols); after != before {
+					t.Errorf("a failed import changed the columns:\n%s\nwant:\n%s", after, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := queryText(t, src, cols), queryText(t, dst, cols); a != b {
+				t.Errorf("columns after the import:\n%s\nwant the source's:\n%s", b, a)
+			}
+			for _, want := range []string{
+				"traces: added column tag VARCHAR, which the export has and this database lacked",
+				"events: added column note VARCHAR, ",
+				"counters: added column weight DECIMAL(9,3), ",
+				"nccl_events: added column seen BOOLEAN, ",
+				"nccl_traces: added column host VARCHAR, ",
+			} {
+				if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+					t.Errorf("no note %q in %q", want, notes)
+				}
+			}
+			for _, q := range []string{
+				`SELECT t.label, t.tag, count(e.note), min(e.note) FROM events e JOIN traces t USING (trace_id) WHERE t.label = 'a' GROUP BY ALL`,
+				`SELECT t.label, sum(c.weight) FROM counters c JOIN traces t USING (trace_id) WHERE t.label = 'a' GROUP BY ALL`,
+				`SELECT n.label, n.host, count(*), count(e.seen) FROM nccl_events e JOIN nccl_traces n USING (trace_id) WHERE n.label = 'a' GROUP BY ALL`,
+			} {
+				if a, b := queryText(t, src, q), queryText(t, dst, q); a != b || a == "" {
+					t.Errorf("%s:\nsource:\n%s\nimported:\n%s", q, a, b)
+				}
+			}
+			// The added columns do not stop later loads: they are left NULL.
+			if _, err := dst.Load(ctx, []string{handTrace(t, 2), nccl(2)}, LoadOptions{Label: "c"}); err != nil {
+				t.Fatalf("load after the import: %v", err)
+			}
+			if got := queryInt(t, dst, `SELECT count(*) FROM traces WHERE label <> 'a' AND tag IS NULL`); got != queryInt(t, dst, `SELECT count(*) FROM traces WHERE label <> 'a'`) || got == 0 {
+				t.Errorf("%d traces of other labels with tag NULL, want all of them", got)
+			}
+			if got := queryInt(t, dst, `SELECT count(*) FROM nccl_traces WHERE label = 'c' AND host IS NULL`); got != 1 {
+				t.Errorf("the NCCL trace loaded after the import: %d rows with host NULL, want 1", got)
+			}
+		})
+	}
+}
+
+// TestParquetGlobPaths: a directory named with '*', '?' or '[' is a name, not a pattern, on export and
+// import alike, even beside a directory the pattern would match (another export, of another trace).
+func TestParquetGlobPaths(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	mustLoad(t, src, handTrace(t, 0))
+	other := openTestDB(t)
+	mustLoad(t, other, handTrace(t, 3))
+	for _, c := range []struct{ name, decoy string }{
+		{"job[1]", "job1"},
+		{"job*", "jobs"},
+		{"jo?", "job"},
+		{"a[b", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := filepath.Join(t.TempDir(), "parent"+c.name)
+			if c.decoy != "" {
+				if _, err := other.ExportParquet(ctx, filepath.Join(parent, c.decoy)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := filepath.Join(parent, c.name)
+			if _, err := src.ExportParquet(ctx, dir); err != nil {
+				t.Fatal(err)
+			}
+			dst := openTestDB(t)
+			if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
+				t.Fatalf("import: %d, %v", n, err)
+			}
+			want, got := tableFingerprints(t, src), tableFingerprints(t, dst)
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s: after the round trip %s, want %s", k, got[k], w)
+				}
+			}
+		})
 	}
 }

@@ -7,11 +7,12 @@
 //
 // The output format is stable on purpose: BENCHMARKS.md records it over time.
 //
-//	go run -tags duckdb_arrow ./cmd/bench [-o WORKDIR] [-size 1GB-single,64x50MB] [-quick]
+//	go run -tags duckdb_arrow ./cmd/bench [-o WORKDIR] [-size 1GB-single,64x50MB] [-quick] [-src TRACE]
 package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -79,14 +80,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	loadOnly := fs.Bool("load-only", false, "measure the load only (no analyses)")
 	htaTimeout := fs.Duration("hta-timeout", time.Hour, "time limit of HTA's whole run on one preset (steps not finished by then get no HTA time; 0: none)")
 	runs := fs.Int("runs", 3, "runs of each step that takes under 2 s the first time, tracesql's and HTA's alike (the median is shown)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: go run -tags duckdb_arrow ./cmd/bench [-o WORKDIR] [-size 1GB-single,64x50MB] [-quick] [-src TRACE] [-gzip] [-timeout D] [-load-only] [-hta-timeout D] [-runs N]")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
 		return 2
 	}
-	if *runs < 1 {
+	// A trace named without -src would otherwise be ignored, and the default source benchmarked instead.
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected argument %q: bench takes flags only (-src TRACE names the trace to inflate)\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	// A -timeout of 0 or less would time every analysis out at once, after the whole load, and print a
+	// table of errors; a negative -hta-timeout would silently mean none.
+	switch {
+	case *runs < 1:
 		fmt.Fprintf(stderr, "bench: -runs must be at least 1, not %d\n", *runs)
+		return 2
+	case *timeout <= 0:
+		fmt.Fprintf(stderr, "bench: -timeout must be positive, not %s\n", *timeout)
+		return 2
+	case *htaTimeout < 0:
+		fmt.Fprintf(stderr, "bench: -hta-timeout must be positive, or 0 for none, not %s\n", *htaTimeout)
 		return 2
 	}
 	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout, loadOnly: *loadOnly, htaTimeout: *htaTimeout, runs: *runs}
@@ -161,11 +181,32 @@ func printHeader(w io.Writer, cfg config) {
 		cfg.runs, repeatBelow)
 }
 
+// sourceKey names the inputs made from src in the work directory: its base name, for whoever reads the
+// directory, and a hash of its absolute path, size and modification time, so that two sources with one
+// base name (a/trace.json.gz, b/trace.json.gz) never share inputs and a source rewritten in place gets
+// new ones. A stat, not a hash of the contents: sources run to gigabytes.
+func sourceKey(src string) (string, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return "", fmt.Errorf("source trace %s: %w", src, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("source trace: %w", err)
+	}
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", abs, st.Size(), st.ModTime().UnixNano()))
+	return fmt.Sprintf("%s-%x", filepath.Base(abs), h[:6]), nil
+}
+
 // inputs generates (once; reused when the directory is complete) the preset's trace files.
 func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
+	key, err := sourceKey(cfg.src)
+	if err != nil {
+		return nil, err
+	}
 	steps := p.steps
 	if steps == 0 {
-		probeDir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("probe-v%d-%s", engine.InflateVersion, filepath.Base(cfg.src)))
+		probeDir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("probe-v%d-%s", engine.InflateVersion, key))
 		probe, err := cached(ctx, cfg, probeDir, 1, 1)
 		if err != nil {
 			return nil, err
@@ -184,7 +225,7 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 		}
 	}
 	// The inflater's version is part of the name: inputs made by an older one are not reused.
-	dir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("%s-r%d-s%d-gz%t-v%d-%s", p.name, p.ranks, steps, cfg.gzip, engine.InflateVersion, filepath.Base(cfg.src)))
+	dir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("%s-r%d-s%d-gz%t-v%d-%s", p.name, p.ranks, steps, cfg.gzip, engine.InflateVersion, key))
 	return cached(ctx, cfg, dir, p.ranks, steps)
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -145,5 +146,94 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// TestUsageErrors: a positional argument or a limit that cannot work is refused up front with exit status 2
+// and a line that says what is wrong, before the source is looked at (here it does not exist) or anything is
+// generated.
+func TestUsageErrors(t *testing.T) {
+	work := filepath.Join(t.TempDir(), "work")
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, c := range []struct {
+		args []string
+		want []string // lines stderr must hold
+	}{
+		{[]string{"foo"}, []string{`bench: unexpected argument "foo": bench takes flags only (-src TRACE names the trace to inflate)`, "usage: go run -tags duckdb_arrow ./cmd/bench "}},
+		{[]string{"-quick", "trace.json", "-runs", "1"}, []string{`bench: unexpected argument "trace.json"`, "usage: "}},
+		{[]string{"-timeout", "0s"}, []string{"bench: -timeout must be positive, not 0s"}},
+		{[]string{"-timeout", "-1m"}, []string{"bench: -timeout must be positive, not -1m0s"}},
+		{[]string{"-hta-timeout", "-1s"}, []string{"bench: -hta-timeout must be positive, or 0 for none, not -1s"}},
+		{[]string{"-runs", "0"}, []string{"bench: -runs must be at least 1, not 0"}},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"-o", work, "-src", missing}, c.args...)
+		rc := run(context.Background(), args, &out, &errOut)
+		lines := strings.Split(errOut.String(), "\n")
+		if rc != 2 || out.Len() != 0 {
+			t.Errorf("%v: rc %d, stdout %q; want rc 2 and nothing", c.args, rc, out.String())
+		}
+		for i, w := range c.want {
+			if i >= len(lines) || !strings.HasPrefix(lines[i], w) {
+				t.Errorf("%v: stderr %q; want line %d to start with %q", c.args, errOut.String(), i+1, w)
+			}
+		}
+	}
+	if _, err := os.Stat(work); err == nil {
+		t.Error("a refused run created its work directory")
+	}
+	// 0 is -hta-timeout's "none", not an error.
+	var out, errOut bytes.Buffer
+	if rc := run(context.Background(), []string{"-o", work, "-src", missing, "-hta-timeout", "0"}, &out, &errOut); rc != 1 || !strings.HasPrefix(errOut.String(), "bench: source trace: ") {
+		t.Errorf("-hta-timeout 0: rc %d, stderr %q; want the missing source's error", rc, errOut.String())
+	}
+}
+
+// TestInputsPerSource: inputs made from one source are never reused for another of the same base name, are
+// reused for the same source, and are made again when the source is rewritten.
+func TestInputsPerSource(t *testing.T) {
+	ctx := context.Background()
+	orig, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "call_stack", "backward_thread.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a", "trace.json"), filepath.Join(root, "b", "trace.json")
+	for p, text := range map[string]string{a: string(orig), b: strings.ReplaceAll(string(orig), "aten::mm", "aten::bmm")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config{workdir: t.TempDir()}
+	made := func(src string) ([]string, string) {
+		t.Helper()
+		cfg.src = src
+		paths, err := inputs(ctx, cfg, presets["quick"])
+		if err != nil || len(paths) != 2 {
+			t.Fatalf("inputs of %s: %v, %v", src, paths, err)
+		}
+		text, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return paths, string(text)
+	}
+	pa, ta := made(a)
+	pb, tb := made(b)
+	if filepath.Dir(pa[0]) == filepath.Dir(pb[0]) || !strings.Contains(tb, "aten::bmm") || strings.Contains(ta, "aten::bmm") {
+		t.Errorf("b's inputs %v are not made from b (a's: %v)", pb, pa)
+	}
+	if again, _ := made(a); !slices.Equal(again, pa) {
+		t.Errorf("a's inputs made again: %v, then %v", pa, again)
+	}
+	// Rewritten in place (another size, a later time): its inputs are made anew.
+	if err := os.WriteFile(a, []byte(strings.ReplaceAll(string(orig), "aten::mm", "aten::addmm")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, text := made(a); !strings.Contains(text, "aten::addmm") {
+		t.Error("the rewritten source's old inputs were reused")
 	}
 }

@@ -73,6 +73,14 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 2
 	}
+	// Before the traces named are loaded (minutes for a large job): an output the export would refuse
+	// is refused now, not after that work.
+	if export {
+		if err := engine.CheckExportDir(*out); err != nil {
+			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			return 1
+		}
+	}
 	// A database file that does not exist yet: an export with nothing to load would create it and
 	// write an empty export (a mistyped --db), a failed import would leave it behind.
 	created := false

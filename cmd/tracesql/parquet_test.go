@@ -107,3 +107,41 @@ func TestInflateCommand(t *testing.T) {
 		t.Error("a refused inflate created its output directory")
 	}
 }
+
+// TestExportParquetRefusedUpFront: an output the export would refuse is refused before the traces named are
+// loaded (minutes for a large job), with one line naming it: here the trace does not even exist, so an error
+// about the output shows that the load was not tried.
+func TestExportParquetRefusedUpFront(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full")
+	file := filepath.Join(dir, "job.duckdb")
+	empty := filepath.Join(dir, "empty")
+	for _, p := range []string{full, empty} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{filepath.Join(full, "x"), file} {
+		if err := os.WriteFile(p, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.json")
+	t.Chdir(empty)
+	for _, c := range []struct{ out, msg string }{
+		{full, "directory is not empty (refusing to mix two exports)"},
+		{file, "exists and is not a directory"},
+		{".", "is the current directory, which the export cannot replace: name a new directory"},
+		{empty, "is the current directory, which the export cannot replace: name a new directory"},
+	} {
+		var so, se bytes.Buffer
+		rc := run(ctx, []string{"export-parquet", "-o", c.out, missing}, nil, &so, &se)
+		if want := "tracesql: export parquet " + c.out + ": " + c.msg + "\n"; rc != 1 || se.String() != want {
+			t.Errorf("-o %s: rc %d, stderr %q; want rc 1 and %q", c.out, rc, se.String(), want)
+		}
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Errorf("%d entries left in the current directory", len(ents))
+	}
+}
