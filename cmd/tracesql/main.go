@@ -264,6 +264,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	_, statErr := os.Lstat(o.dbPath) // a dangling symlink is the user's: not created here
 	createdDB := o.dbPath != "" && errors.Is(statErr, fs.ErrNotExist)
+	var progress func(engine.Progress)
+	if isTerminal(stderr) {
+		progress = progressPrinter(stderr)
+	}
+	// Installing the schema into a new database (in memory, or a --db file this run creates) takes one
+	// core for ~140 ms: the first trace is parsed meanwhile. An existing --db file opens at once, and may
+	// hold that trace already.
+	var prefetch *engine.Prefetch
+	if sets := groupByLabel(o.traces); len(sets) > 0 && !o.readOnly && (o.dbPath == "" || createdDB) {
+		prefetch = engine.StartPrefetch(ctx, sets[0].paths, engine.LoadOptions{Progress: progress})
+	}
+	defer prefetch.Stop() // (nothing to stop once the first load took it)
 	db, err := open(ctx, o.dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
@@ -289,9 +301,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	rf, _ := engine.ParseRankFrom(o.rankFrom)
 	// .load without --label takes the last --label of the command line, else "trace".
 	s.loadOpts = engine.LoadOptions{Label: o.label, RankFrom: rf, Replace: o.replace, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
-	if isTerminal(stderr) {
-		s.loadOpts.Progress = progressPrinter(stderr)
-	}
+	s.loadOpts.Progress = progress
 
 	traces := o.traces
 	ncclLabel := o.label // the trace set --nccl-clock-offset applies to
@@ -305,9 +315,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ncclLabel = "sample"
 	}
 	loadFailed := false
-	for _, set := range groupByLabel(traces) {
+	for i, set := range groupByLabel(traces) {
 		opts := s.loadOpts
 		opts.Label = set.label
+		if i == 0 {
+			opts.Prefetch = prefetch // the same set: traces is o.traces when a prefetch was started
+		}
 		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
 			if len(o.scripts) > 0 {
