@@ -15,14 +15,21 @@ import (
 	"tracesql/internal/procmem"
 )
 
-// TestPipelinedLoadMatchesOneByOne: eight ranks loaded in one call (each file parsed while the one
-// before it is inserted) give the same rows in every table as eight calls of one file each.
-func TestPipelinedLoadMatchesOneByOne(t *testing.T) {
-	ctx := context.Background()
+// dlrmFiles are the eight rank files of testdata/traces/dlrm_8ranks.
+func dlrmFiles(t *testing.T) []string {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "traces", "dlrm_8ranks", "*.json.gz"))
 	if len(files) != 8 {
 		t.Fatalf("%d dlrm files", len(files))
 	}
+	return files
+}
+
+// TestPipelinedLoadMatchesOneByOne: eight ranks loaded in one call (each file parsed while the one
+// before it is inserted) give the same rows in every table as eight calls of one file each.
+func TestPipelinedLoadMatchesOneByOne(t *testing.T) {
+	ctx := context.Background()
+	files := dlrmFiles(t)
 	piped := openTestDB(t)
 	if _, err := piped.Load(ctx, files, LoadOptions{}); err != nil {
 		t.Fatal(err)
@@ -278,10 +285,7 @@ func TestLoadPutsThreadsBack(t *testing.T) {
 // as a load without it; a prefetch of another file, or one that no Load takes, is stopped and freed.
 func TestPrefetch(t *testing.T) {
 	ctx := context.Background()
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "traces", "dlrm_8ranks", "*.json.gz"))
-	if len(files) != 8 {
-		t.Fatalf("%d dlrm files", len(files))
-	}
+	files := dlrmFiles(t)
 	plain := openTestDB(t)
 	mustLoad(t, plain, files...)
 
