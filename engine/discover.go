@@ -96,14 +96,20 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
 		}
 		sort.Slice(found, func(i, j int) bool { return naturalLess(found[i], found[j]) })
+		var exports []LoadResult
 		for _, f := range found {
 			if by := writtenBy(filepath.Base(f)); by != "" {
 				// Beside its source it has the source's rank: loading both would be a rank clash.
-				repeated = append(repeated, LoadResult{Path: f, Skipped: "written by " + by + " (name the file to load it)"})
+				exports = append(exports, LoadResult{Path: f, Skipped: "written by " + by + " (name the file to load it)"})
 				continue
 			}
 			add(f, true)
 		}
+		if len(exports) == len(found) {
+			// an export's output directory: loading nothing and going on ran every query on an empty database
+			return nil, nil, nil, fmt.Errorf("load %s: no trace files in the directory, only %d file(s) written by tracesql's exports (name one to load it)", a, len(exports))
+		}
+		repeated = append(repeated, exports...)
 	}
 	return files, fromDir, repeated, nil
 }

@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,9 +47,10 @@ type LoadOptions struct {
 	Prefetch *Prefetch
 
 	ahead *lookahead // set by Load: parses the next file while the current one is inserted
-	// replacing (with Replace) holds the trace ids of the older versions that this Load's changed files
-	// replace: a new version may take the rank of another file's older version, which then goes with it.
-	replacing map[int]bool
+	// replacing (with Replace) maps the trace ids of the older versions that this Load's changed files
+	// replace to those files: a new version may take the rank of another file's older version, which then
+	// goes with it.
+	replacing map[int]string
 }
 
 // Progress reports the state of the file being loaded.
@@ -665,7 +668,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	err = db.SQL.QueryRowContext(ctx, `SELECT path, trace_id FROM traces WHERE label = ? AND rank = ? AND trace_id <> ? LIMIT 1`, opts.Label, rank, replaces).Scan(&other, &otherID)
 	obsolete := []int64{int64(replaces)}
 	switch {
-	case err == nil && opts.replacing[otherID]:
+	case err == nil && opts.replacing[otherID] != "":
 		// The older version of another changed file of this load (ranks swapped or shifted): it goes now;
 		// that file loads afresh in its turn.
 		obsolete = append(obsolete, int64(otherID))
@@ -874,23 +877,25 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	})
 	res.Elapsed = time.Since(start)
 	if err == nil && (replaces >= 0 || len(obsolete) > 1) {
-		res.Replaced = replaces >= 0
 		sqlfuncs.ResetCriticalPathCache()
 	}
+	// A file whose older version an earlier file of this Load took away (ranks swapped) loaded afresh, but
+	// it too replaced that version.
+	res.Replaced = err == nil && (replaces >= 0 || slices.Contains(slices.Collect(maps.Values(opts.replacing)), path))
 	return res, err
 }
 
 // replacedVersions returns the trace ids of the older versions of files that changed since they were
 // loaded (LoadOptions.Replace).
-func (db *DB) replacedVersions(ctx context.Context, files []string, opts LoadOptions) map[int]bool {
-	ids := map[int]bool{}
+func (db *DB) replacedVersions(ctx context.Context, files []string, opts LoadOptions) map[int]string {
+	ids := map[int]string{}
 	for _, path := range files {
 		if IsNCCLProfile(path) {
 			continue
 		}
 		if st, err := os.Stat(path); err == nil {
 			if _, old, err := db.loadedBefore(ctx, "traces", path, st, opts); err == nil && old >= 0 {
-				ids[old] = true
+				ids[old] = path
 			}
 		}
 	}

@@ -321,4 +321,13 @@ func TestDiscoverSkipsExports(t *testing.T) {
 	if _, err := db.Load(context.Background(), []string{filepath.Join(dir, "overlaid_rank0.json")}, LoadOptions{Label: "overlay"}); err != nil {
 		t.Fatal(err)
 	}
+	// A directory holding exports only is an error, as an empty one is: loading nothing and going on ran the
+	// queries on an empty database with exit status 0.
+	if err := os.Remove(filepath.Join(dir, "rank0.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Load(context.Background(), []string{dir}, LoadOptions{Label: "exports"})
+	if want := "load " + dir + ": no trace files in the directory, only 3 file(s) written by tracesql's exports (name one to load it)"; err == nil || err.Error() != want {
+		t.Errorf("exports only: %v, want %q", err, want)
+	}
 }

@@ -121,7 +121,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 			rows.Close()
 			return err
 		}
-		if _, dup := loaded[r]; !dup && !replaced[id] {
+		if _, dup := loaded[r]; !dup && replaced[id] == "" {
 			loaded[r] = p
 		}
 	}

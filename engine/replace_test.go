@@ -202,6 +202,12 @@ func TestReplaceMovedRanks(t *testing.T) {
 			if len(res) != len(c.names) {
 				t.Errorf("results %+v", res)
 			}
+			// every file says it replaced its older version, the one whose version went with another's too
+			for _, r := range res {
+				if !r.Replaced || r.Skipped != "" {
+					t.Errorf("%s: replaced %t, skipped %q; want replaced", filepath.Base(r.Path), r.Replaced, r.Skipped)
+				}
+			}
 			fresh, err := Open(ctx, "")
 			if err != nil {
 				t.Fatal(err)

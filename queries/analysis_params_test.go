@@ -102,6 +102,10 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		{`SELECT * FROM idle_time_breakdown(ranks := [0, 3])`, "idle_time_breakdown: ranks: no trace with rank 3 is loaded (ranks loaded: 0)"},
 		{`SELECT * FROM idle_interval_stats(ranks := [-1])`, "idle_interval_stats: ranks: no trace with rank -1 is loaded (ranks loaded: 0)"},
 		{`SELECT * FROM kernel_launch_stats(ranks := [5])`, "kernel_launch_stats: ranks: no trace with rank 5 is loaded (ranks loaded: 0)"},
+		// so is a stream without GPU work, when the list names one (a mistyped 70 for 7 was an empty table)
+		{`SELECT * FROM idle_time_breakdown(streams := [70])`, "idle_time_breakdown: streams: no GPU work on stream 70 in the loaded traces (streams: 7)"},
+		{`SELECT * FROM idle_interval_stats(ranks := [0], streams := [7, -1])`, "idle_interval_stats: streams: no GPU work on stream -1 in the loaded traces (streams: 7)"},
+		{`SELECT * FROM idle_time_breakdown(ranks := [3], streams := [70])`, "idle_time_breakdown: ranks: no trace with rank 3"},
 	})
 	// (the check runs on the rows the parameter filters: a trace with ProfilerStep# and CPU annotations)
 	apErrors(t, apOpen(t, "sq_kseq_bwd.json", "trace"), []struct{ q, msg string }{

@@ -931,31 +931,46 @@ SELECT error('all bad ' || getvariable('k')) AS v;
 }
 
 // TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
-// used to win for every path, so two sets with the same ranks clashed).
+// used to win for every path, so two sets with the same ranks clashed), and its diff section compares the
+// two sets over the rank they share, else each set's lowest rank (sets without a common rank made the section
+// "not available": trace_diff's own default needs a common rank).
 func TestReportTwoLabels(t *testing.T) {
-	dir := t.TempDir()
-	db, html := filepath.Join(dir, "t.duckdb"), filepath.Join(dir, "r.html")
-	if _, errOut, code := runCLI(t, "", "report", "--db", db, "--label", "control", alexnetDir, "--label", "test", backwardJSON, "-o", html); code != 0 {
-		t.Fatalf("report with two labels: %d %s", code, errOut)
-	}
-	out, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", "SELECT label, count(*) AS files FROM traces GROUP BY label ORDER BY label")
-	if code != 0 || out != "label,files\ncontrol,1\ntest,1\n" {
-		t.Errorf("trace sets loaded by the report: %d %q %s", code, out, errOut)
-	}
-	// The diff section compares them: its rows are trace_diff's biggest changes, control first.
-	page, err := os.ReadFile(html)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec, ok := rpParse(t, string(page))["Trace diff"]
-	if !ok || sec.empty || sec.na != "" {
-		t.Fatalf("Trace diff section: present %t, empty %t, not available %q", ok, sec.empty, sec.na)
-	}
-	want, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", `SELECT name FROM trace_diff('control', 'test')
-		WHERE diff_duration_us <> 0 OR diff_counts <> 0 ORDER BY abs(diff_duration_us) DESC, name LIMIT 1`)
-	top := strings.TrimSpace(strings.TrimPrefix(want, "name\n"))
-	if code != 0 || top == "" || !strings.Contains(string(page), "<td>control</td><td>test</td><td>"+top+"</td>") {
-		t.Errorf("the diff table does not start with control, test, %q (%d %s)", top, code, errOut)
+	straggler := "../../testdata/hta/ct_straggler_rank%d.json"
+	for _, tc := range []struct {
+		name                  string
+		control, test         string
+		controlRank, testRank int
+	}{
+		{"same rank", alexnetDir, backwardJSON, 0, 0},
+		{"no rank in common", fmt.Sprintf(straggler, 0), fmt.Sprintf(straggler, 1), 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, pagePath := filepath.Join(dir, "t.duckdb"), filepath.Join(dir, "r.html")
+			if _, errOut, code := runCLI(t, "", "report", "--db", db, "--label", "control", tc.control, "--label", "test", tc.test, "-o", pagePath); code != 0 {
+				t.Fatalf("report with two labels: %d %s", code, errOut)
+			}
+			out, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", "SELECT label, count(*) AS files FROM traces GROUP BY label ORDER BY label")
+			if code != 0 || out != "label,files\ncontrol,1\ntest,1\n" {
+				t.Errorf("trace sets loaded by the report: %d %q %s", code, out, errOut)
+			}
+			// The diff section compares them: its rows are trace_diff's biggest changes, control first.
+			page, err := os.ReadFile(pagePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sec, ok := rpParse(t, string(page))["Trace diff"]
+			if !ok || sec.empty || sec.na != "" {
+				t.Fatalf("Trace diff section: present %t, empty %t, not available %q", ok, sec.empty, sec.na)
+			}
+			want, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", fmt.Sprintf(`SELECT name FROM trace_diff('control', 'test', control_rank := %d, test_rank := %d)
+				WHERE diff_duration_us <> 0 OR diff_counts <> 0 ORDER BY abs(diff_duration_us) DESC, name LIMIT 1`, tc.controlRank, tc.testRank))
+			top := strings.TrimSpace(strings.TrimPrefix(want, "name\n"))
+			row := fmt.Sprintf("<td>control</td><td>%d</td><td>test</td><td>%d</td><td>%s</td>", tc.controlRank, tc.testRank, html.EscapeString(top))
+			if code != 0 || top == "" || !strings.Contains(string(page), row) {
+				t.Errorf("the diff table does not start with %s (%d %s)", row, code, errOut)
+			}
+		})
 	}
 }
 

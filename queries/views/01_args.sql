@@ -18,16 +18,24 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
              THEN error(format('{} must not hold NULL: {}', what, x::VARCHAR))
          ELSE nullif(x::VARCHAR::BIGINT[], []) END;
 
--- _ranks_loaded(ranks, what): one row, ranks_ok = true, or the error "what: no trace with rank N is loaded (ranks
--- loaded: …)" when the list (_int_list_arg's) names a rank no loaded trace has: a typo gave an empty result. The
--- check's subqueries are planned only for a list (query()); the FROM item itself still costs ~0.2-0.3 ms of
--- planning per call (df_index_resolver, idle_time_breakdown: prepare 1.8 → 2.2 ms).
-CREATE OR REPLACE MACRO _ranks_loaded(ranks, what) AS TABLE
-SELECT * FROM query(CASE WHEN ranks IS NULL THEN 'SELECT true AS ranks_ok' ELSE format(
-    'SELECT coalesce((SELECT error(format(''{{}}: no trace with rank {{}} is loaded (ranks loaded: {{}})'', {}, x,
-                                          (SELECT string_agg(r::VARCHAR, '', '' ORDER BY r) FROM (SELECT DISTINCT rank AS r FROM traces))))
-                      FROM unnest({}::BIGINT[]) u(x) WHERE x NOT IN (SELECT rank FROM traces) LIMIT 1), true) AS ranks_ok',
-    '''' || replace(what, '''', '''''') || '''', ranks::VARCHAR) END);
+-- _ranks_loaded(ranks, streams, fn): one row, ranks_ok = true, or the error "fn: ranks: no trace with rank N is
+-- loaded (ranks loaded: …)" when the list (_int_list_arg's) names a rank no loaded trace has, else "fn: streams: no
+-- GPU work on stream N in the loaded traces (streams: …)" for a stream (NULL streams: not checked): a typo gave an
+-- empty result. The check's subqueries are planned only for a list (query()); the FROM item itself still costs
+-- ~0.2-0.3 ms of planning per call (df_index_resolver, idle_time_breakdown: prepare 1.8 → 2.2 ms).
+CREATE OR REPLACE MACRO _ranks_loaded(ranks, streams, fn) AS TABLE
+SELECT * FROM query(CASE WHEN ranks IS NULL AND streams IS NULL THEN 'SELECT true AS ranks_ok' ELSE format(
+    'SELECT coalesce((SELECT error(msg) FROM (
+         SELECT msg FROM (
+             SELECT 0 AS o, format(''{{}}: ranks: no trace with rank {{}} is loaded (ranks loaded: {{}})'', {0}, x,
+                                   (SELECT string_agg(r::VARCHAR, '', '' ORDER BY r) FROM (SELECT DISTINCT rank AS r FROM traces))) AS msg
+             FROM unnest({1}::BIGINT[]) u(x) WHERE x NOT IN (SELECT rank FROM traces)
+             UNION ALL
+             SELECT 1, format(''{{}}: streams: no GPU work on stream {{}} in the loaded traces (streams: {{}})'', {0}, x,
+                              (SELECT string_agg(s::VARCHAR, '', '' ORDER BY s) FROM (SELECT DISTINCT stream AS s FROM _gpu_frame_default WHERE gpu_work)))
+             FROM unnest({2}::BIGINT[]) u(x) WHERE x NOT IN (SELECT stream FROM _gpu_frame_default WHERE gpu_work)
+         ) ORDER BY o LIMIT 1)), true) AS ranks_ok',
+    '''' || replace(fn, '''', '''''') || '''', coalesce(ranks::VARCHAR, '[]'), coalesce(streams::VARCHAR, '[]')) END);
 
 -- _arg_check(ok, what, v, rule): true, or the error "what must be rule, not v" when ok is false. A NULL argument
 -- (ok NULL) passes: NULL means the default. Macros select it as a one-row FROM item (args_check), which DuckDB

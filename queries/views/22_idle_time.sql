@@ -88,7 +88,7 @@ FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2
 JOIN traces t USING (trace_id),
      (SELECT _arg_check(consecutive_kernel_delay >= 0, 'idle_time_breakdown: consecutive_kernel_delay',
                         consecutive_kernel_delay, '>= 0 (µs)') AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), 'idle_time_breakdown: ranks') ranks_check
+     _ranks_loaded(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), _int_list_arg(streams, 'idle_time_breakdown: streams'), 'idle_time_breakdown') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 
@@ -126,6 +126,6 @@ SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS id
 FROM c JOIN traces t USING (trace_id),
      (SELECT _arg_check(consecutive_kernel_delay >= 0, 'idle_interval_stats: consecutive_kernel_delay',
                         consecutive_kernel_delay, '>= 0 (µs)') AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'idle_interval_stats: ranks'), 'idle_interval_stats: ranks') ranks_check
+     _ranks_loaded(_int_list_arg(ranks, 'idle_interval_stats: ranks'), _int_list_arg(streams, 'idle_interval_stats: streams'), 'idle_interval_stats') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;

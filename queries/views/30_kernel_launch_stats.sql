@@ -72,6 +72,6 @@ SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_
 FROM us JOIN trace_order USING (trace_id), (SELECT _arg_check(runtime_cutoff >= 0, 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, '>= 0 (µs)')
             AND _arg_check(launch_delay_cutoff >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, '>= 0 (µs)')
             AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), 'kernel_launch_stats: ranks') ranks_check
+     _ranks_loaded(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), NULL, 'kernel_launch_stats') ranks_check
 WHERE args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY (trace_order.k::BIGINT << 32) + launch_order;
