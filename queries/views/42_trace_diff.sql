@@ -108,7 +108,7 @@ CASE WHEN rnk IS NOT NULL THEN rnk
      WHEN other_rnk IS NOT NULL THEN other_rnk
      ELSE (SELECT min(a.rank) FROM traces a JOIN traces b ON a.rank = b.rank WHERE a.label = lbl AND b.label = other_lbl) END;
 
--- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
 -- @column control_counts             Occurrences in the control side
 -- @column control_total_duration_us  Sum of their durations, µs
@@ -180,7 +180,7 @@ FROM ctl c FULL OUTER JOIN tst t USING (name)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
 ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 
--- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff). hta_compat as in trace_diff.
+-- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff). Ranks, iterations and hta_compat as in trace_diff.
 -- @column category  added (absent in control), deleted (absent in test), increased, decreased, unchanged
 -- @column name      Op or kernel name
 CREATE OR REPLACE MACRO ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
