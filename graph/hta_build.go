@@ -270,6 +270,11 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 		}
 	}
 	nev := len(keys)
+	if nev == 0 && !o.Compat {
+		// Window found work in it, but none that hta builds on: GPU work launched before the window
+		// (HTA: an empty result, which read as a path of length 0).
+		return nil, fmt.Errorf("%w: instance %d of %q holds no operator or runtime call that starts in it, only GPU work launched before it; the hta algorithm follows CPU operators (algorithm := 'ctda' takes such work)", ErrEmptyWindow, o.Instance, o.Annotation)
+	}
 	for i := 0; i < nev; i++ {
 		r := keys[i].rowEnd >> 1
 		keys = append(keys, nodeKey{keys[i].ts + f.Dur[r], r<<1 | 1})

@@ -3,6 +3,7 @@ package queries_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -375,5 +376,38 @@ func TestCriticalPathBoundByKernelClasses(t *testing.T) {
 		if got != want {
 			t.Errorf("%q after the kernel_classes row: %+v, want %+v", m, got, want)
 		}
+	}
+}
+
+// TestCPWindowOfEarlierLaunches: a window whose only work is GPU work launched before it (an optimizer
+// annotation that runs while the step's last kernels drain) has no graph under hta, which starts from the CPU
+// rows that start in the window: an error saying so and naming ctda in default mode (it was an empty path,
+// which read as 0 µs), HTA's empty result in compat mode; ctda's path stays inside the window.
+func TestCPWindowOfEarlierLaunches(t *testing.T) {
+	trace := `{"traceEvents":[
+	{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+	{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":20},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":5,"args":{"correlation":1}},
+	{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":105,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
+	{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":100,"dur":30}
+	]}`
+	p := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, p).SQL
+	const q = `SELECT count(*) FROM critical_path(annotation := 'Optimizer.step', algorithm := '%s', compat := %t)`
+	var n int
+	err := db.QueryRow(fmt.Sprintf(q, "hta", false)).Scan(&n)
+	if err == nil || !strings.Contains(err.Error(), `empty window: instance 0 of "Optimizer.step" holds no operator or runtime call that starts in it, only GPU work launched before it`) ||
+		!strings.Contains(err.Error(), "algorithm := 'ctda'") {
+		t.Errorf("hta, default mode: %d rows, %v; want the empty-window error", n, err)
+	}
+	if err := db.QueryRow(fmt.Sprintf(q, "hta", true)).Scan(&n); err != nil || n != 0 {
+		t.Errorf("hta, compat: %d rows, %v; want HTA's empty result", n, err)
+	}
+	var first, last int64
+	if err := db.QueryRow(`SELECT count(*), min(ts), max(end_ts) FROM critical_path(annotation := 'Optimizer.step', algorithm := 'ctda')`).Scan(&n, &first, &last); err != nil || n == 0 || first < 100_000 || last > 130_000 {
+		t.Errorf("ctda: %d rows over [%d, %d] ns, %v; want a path inside the window [100000, 130000]", n, first, last, err)
 	}
 }

@@ -17,7 +17,7 @@
 -- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
 -- longest path (compat: only those ≤ -1 µs, exactly as HTA).
 
--- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (a trace with none: its GPU annotations; never kernels or copies; compat: Kineto's GPU copies of each step too, as HTA). A window of 0 ns, or holding no operator, runtime call or GPU work, is an error (compat: HTA's empty result).
+-- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (a trace with none: its GPU annotations; never kernels or copies; compat: Kineto's GPU copies of each step too, as HTA). A window of 0 ns, or holding no operator, runtime call or GPU work, is an error, and so is, under hta, a window whose only work is GPU work launched before it (compat: HTA's empty result).
 -- @column label       Trace set
 -- @column rank        Rank
 -- @column seq         Position on the path (0 = first edge)
