@@ -36,9 +36,6 @@ const (
 var classNames = [numClasses]string{"other", "cpu_op", "user_annotation", "gpu_user_annotation", "runtime",
 	"driver", "kernel", "memcpy", "memset", "sync", "python_function", "cupti_range"}
 
-// ClassNames lists the values of events.cat_class.
-func ClassNames() []string { return append([]string(nil), classNames[:]...) }
-
 // classify maps a raw cat to its class. Legacy (2021) Kineto spellings are included.
 func classify(cat []byte) uint8 {
 	switch string(cat) {
