@@ -352,7 +352,11 @@ func TestBreakdownsDefaultMode(t *testing.T) {
 					{"host_wait", 1, 50, nil, 50, 50}, {"kernel_wait", 1, 10, nil, 10, 10}, {"other", 1, 50, nil, 50, 50}})
 				bdExpect(t, db, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(consecutive_kernel_delay := 5)`, [][]any{
 					{"host_wait", 50}, {"other", 60}})
-				bdExpect(t, db, `SELECT count(*) FROM idle_time_breakdown(streams := [8])`, [][]any{{0}})
+				// a stream without GPU work is an error, as an unknown rank is (it was an empty result)
+				if _, err := db.Exec(`SELECT count(*) FROM idle_time_breakdown(streams := [8])`); err == nil ||
+					!strings.Contains(err.Error(), "idle_time_breakdown: streams: no GPU work on stream 8 in the loaded traces (streams: 7)") {
+					t.Errorf("streams := [8]: %v, want the no-GPU-work error", err)
+				}
 				bdExpect(t, db, `SELECT count(*) FROM idle_time_breakdown(ranks := [0], streams := [7])`, [][]any{{3}})
 				return
 			}
