@@ -80,7 +80,10 @@ type CDG struct {
 	G       *Graph
 	atoms   []ctdaAtom // CPU atoms grouped by node
 	gpuRows []int32    // GPU rows grouped by node
-	Path    []PathStep
+	// gpuLaunched, per gpuRows entry: when its launch call had enqueued it (launchDone; -1: launched
+	// before the window).
+	gpuLaunched []int64
+	Path        []PathStep
 	// Counted: Σ over the path of the time its nodes' events cover inside their counted segments.
 	Counted int64
 	// BusyBound: time of the window covered by cpu_op, runtime/driver and GPU events (ns); no path
@@ -105,6 +108,14 @@ type PathStep struct {
 	Lo, Hi  int64
 	Gap     int64 // Lo − the previous step's effective end: time only the edge explains
 	Counted int64 // time covered by the node's events inside [Lo, Hi]
+	// GPU nodes: the parts of [Lo, Hi] none of the node's own events covers. An aggregated GPU node
+	// spans every kernel its launcher issued, and the stream can sit idle between them for longer
+	// than they run (hta/negative_queue_length_values_check: 23 ms of kernels over 109 ms). Launcher:
+	// the launcher's busy time in the gaps before kernels launched only after the gap began, up to
+	// the launch (the stream waited for the CPU to issue them: aggregate=false's path runs through
+	// those CPU nodes); Idle: the rest (a kernel gap, as between the nodes of aggregate=false).
+	// Hi − Lo − Launcher − Idle is the GPU work.
+	Launcher, Idle int64
 }
 
 // CDG edge kinds, as graph edge types.
@@ -510,6 +521,11 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		nd := &c.Nodes[id]
 		c.gpuRows = append(c.gpuRows, r)
+		if l := launcher[r]; l >= 0 {
+			c.gpuLaunched = append(c.gpuLaunched, launchDone(l))
+		} else {
+			c.gpuLaunched = append(c.gpuLaunched, -1)
+		}
 		nd.last++
 		nd.Events++
 		nd.Start = min(nd.Start, f.TS[r])
@@ -583,13 +599,34 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	slices.SortFunc(streamKeys, func(a, b streamKey) int {
 		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.stream, b.stream))
 	})
+	// A stream runs its events in order, but the GPU nodes of different launchers can interleave on
+	// it (a kernel another thread launched runs between two of a node's kernels), so ordering the
+	// nodes by start would make a node wait for the whole of one that started earlier and ended after
+	// it (hta/trace_diff/test rank 1 step 2: a 159 µs kernel inside a 16.5 ms node). What a node's
+	// first event waited for is the stream's event that ended last before it started: the stream
+	// edge comes from that event's node, and effEnd gives that event's end as the edge's end. Edges
+	// go from earlier- to later-starting nodes only, so the CDG stays a DAG (a subset of the old
+	// start-order chain's transitive closure).
 	for _, k := range streamKeys {
 		ids := byStream[k]
-		slices.SortFunc(ids, func(a, b int32) int {
+		key := func(a, b int32) int {
 			return cmp.Or(cmp.Compare(c.Nodes[a].Start, c.Nodes[b].Start), cmp.Compare(a, b))
-		})
-		for i := 1; i < len(ids); i++ {
-			add(ids[i-1], ids[i], cdgStreamOrder)
+		}
+		slices.SortFunc(ids, key)
+		var rows []int32 // the stream's events by end
+		for _, g := range ids {
+			rows = append(rows, c.gpuRows[c.Nodes[g].first:c.Nodes[g].last]...)
+		}
+		end := func(r int32) int64 { return f.TS[r] + f.Dur[r] }
+		slices.SortFunc(rows, func(a, b int32) int { return cmp.Or(cmp.Compare(end(a), end(b)), cmp.Compare(a, b)) })
+		for _, v := range ids {
+			j, _ := slices.BinarySearchFunc(rows, c.Nodes[v].Start+1, func(r int32, t int64) int { return cmp.Compare(end(r), t) })
+			for j--; j >= 0; j-- {
+				if u := gpuNodeOfRow[rows[j]]; u != v && key(u, v) < 0 {
+					add(u, v, cdgStreamOrder)
+					break
+				}
+			}
 		}
 	}
 	// Waits of the work launched before the window, inferred from the schedule (orphanWaits).
@@ -1073,11 +1110,28 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, releasesGIL func(
 }
 
 // effEnd is node u's effective end as seen by its successor v: a CPU node launching v ends at its
-// first launch; otherwise its end.
+// first launch; a GPU node still running on v's stream when v started (their events interleave)
+// ends, for v, with its last event that had ended by then (v waited for no more of it); otherwise
+// its end.
 func (c *CDG) effEnd(u, v int32) int64 {
 	nu := c.Nodes[u]
-	if !nu.GPU && v >= 0 && c.Nodes[v].GPU {
+	if v < 0 {
+		return nu.End
+	}
+	nv := c.Nodes[v]
+	if !nu.GPU && nv.GPU {
 		return nu.FirstLaunchEnd
+	}
+	if nu.GPU && nv.GPU && nu.Pid == nv.Pid && nu.Stream == nv.Stream && nu.End > nv.Start {
+		end := int64(-1)
+		for _, r := range c.gpuRows[nu.first:nu.last] {
+			if e := c.F.TS[r] + c.F.Dur[r]; e <= nv.Start {
+				end = max(end, e)
+			}
+		}
+		if end >= 0 {
+			return end
+		}
 	}
 	return nu.End
 }
@@ -1224,6 +1278,10 @@ func (c *CDG) backtrack() {
 		}
 		step.Lo, step.Hi = lo, max(lo, hi)
 		step.Counted = c.covered(node, step.Lo, step.Hi, nil)
+		if c.Nodes[node].GPU {
+			own, launcher := c.gpuSpanParts(node, step.Lo, step.Hi)
+			step.Launcher, step.Idle = launcher, step.Hi-step.Lo-own-launcher
+		}
 		c.Counted += step.Counted
 		c.Path[i] = step
 		prevEff = max(prevEff, hi)
@@ -1365,6 +1423,41 @@ func (c *CDG) coveredPair(first, second int32, lo, hi int64, fn func(row int32, 
 		take(second, false, busyTaken)
 	}
 	return total
+}
+
+// gpuSpanParts splits [lo, hi] of a GPU node's span: own, the time its events cover; launcher, the
+// launcher's busy time inside the gaps that waited for a launch (PathStep.Launcher).
+func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher int64) {
+	nd := c.Nodes[node]
+	type iv struct{ s, e int64 }
+	var waits []iv // parts of the gaps between the node's events that waited for a launch call
+	prevEnd := lo
+	// gpuRows are in start order within a node.
+	for i, r := range c.gpuRows[nd.first:nd.last] {
+		s, e := max(c.F.TS[r], lo), min(c.F.TS[r]+c.F.Dur[r], hi)
+		if s > prevEnd {
+			if l := c.gpuLaunched[int(nd.first)+i]; l > prevEnd {
+				waits = append(waits, iv{prevEnd, min(l, s)})
+			}
+		}
+		if e > max(s, prevEnd) {
+			own += e - max(s, prevEnd)
+		}
+		prevEnd = max(prevEnd, e)
+	}
+	if len(waits) == 0 || nd.Launcher < 0 {
+		return own, 0
+	}
+	k := 0
+	c.pieces(nd.Launcher, func(s, e int64, _ int32, busy bool) {
+		for busy && k < len(waits) && waits[k].e <= s {
+			k++
+		}
+		for j := k; busy && j < len(waits) && waits[j].s < e; j++ {
+			launcher += min(e, waits[j].e) - max(s, waits[j].s)
+		}
+	})
+	return own, launcher
 }
 
 // pieces calls fn with each time piece of a node (CPU atoms; GPU events) and whether it is busy.

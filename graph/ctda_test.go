@@ -665,3 +665,84 @@ func TestCTDASynchronousCopy(t *testing.T) {
 		t.Errorf("the GPU copy event counts as a synchronous call")
 	}
 }
+
+// TestCTDAInterleavedStreamNodes: GPU nodes of different launchers interleave on one stream. Thread 1's
+// aten::a launches k1 (100–200) and k3 (300–400) onto stream 7, one GPU node; thread 2's aten::b
+// launches k2 (220–260), which the stream runs between them; thread 3's aten::c launches k4 (410–500)
+// early. k4 waited for k3, so the path runs k1+k3's node → k4's node; k2's node ended before k3 did and
+// is no part of it. What k2 waited for is k1: the stream edge into it ends at 200, k1's end, not at
+// 400. Before, the stream edges followed the nodes' starts (k1+k3 → k2 → k4), so the path went
+// k1+k3 → k2 → k4 and showed k2's node as a zero-length span at 400, after it had ended
+// (hta/trace_diff/test rank 1 step 2). With one node per event the stream order is exact, and the
+// path k2 → k3 → k4 is right: k3 ran after k2.
+func TestCTDAInterleavedStreamNodes(t *testing.T) {
+	for _, aggregate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("aggregate=%v", aggregate), func(t *testing.T) {
+			var b frameBuilder
+			b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+			b.cpu(1, "cpu_op", "aten::a", 0, 60)
+			_, k1 := b.launch(1, "cudaLaunchKernel", 10, 5, 7, "k1", 100, 100)
+			_, k3 := b.launch(1, "cudaLaunchKernel", 30, 5, 7, "k3", 300, 100)
+			b.cpu(3, "cpu_op", "aten::c", 65, 20)
+			_, k4 := b.launch(3, "cudaLaunchKernel", 70, 5, 7, "k4", 410, 90)
+			b.cpu(2, "cpu_op", "aten::b", 205, 15)
+			_, k2 := b.launch(2, "cudaLaunchKernel", 210, 5, 7, "k2", 220, 40)
+			c := buildCTDA(t, b.frame(), aggregate)
+			n2, n3, n4 := c.nodeOf(t, k2), c.nodeOf(t, k3), c.nodeOf(t, k4)
+			if aggregate && c.nodeOf(t, k1) != n3 {
+				t.Fatalf("k1 and k3 are in nodes %d and %d, want one GPU node", c.nodeOf(t, k1), n3)
+			}
+			if onPath(c, n2) == aggregate || !onPath(c, n3) || !onPath(c, n4) {
+				t.Errorf("path %v: want k3's and k4's nodes, and k2's only with one node per event", pathNames(c))
+			}
+			if e := c.G.Edge(n3, n4); e < 0 || c.G.Type[e] != EdgeKernelKernel || c.G.W[e] != 10_000 {
+				t.Errorf("stream edge k3's node → k4's node: edge %d, want kernel_kernel with a 10 µs gap", e)
+			}
+			if e := c.G.Edge(n2, n4); e >= 0 {
+				t.Errorf("stream edge k2's node → k4's node (gap %d ns): k4 started after k3, not after k2", c.G.W[e])
+			}
+			pred := c.nodeOf(t, k1)
+			if e := c.G.Edge(pred, n2); e < 0 || c.effEnd(pred, n2) != 200_000 {
+				t.Errorf("k1's node → k2's node: edge %d, effective end %d, want k1's end 200000", e, c.effEnd(pred, n2))
+			}
+			// Every step lies within its node's own time and the steps form one chain.
+			for i, s := range c.Path {
+				nd := c.Nodes[s.Node]
+				if s.Lo < nd.Start || s.Hi > nd.End || s.Hi < s.Lo {
+					t.Errorf("step %d (%s): [%d, %d] outside the node's [%d, %d]", i, pathNames(c)[i], s.Lo, s.Hi, nd.Start, nd.End)
+				}
+				if i > 0 && s.Lo != c.Path[i-1].Hi+s.Gap {
+					t.Errorf("step %d starts at %d, want the previous end %d + gap %d", i, s.Lo, c.Path[i-1].Hi, s.Gap)
+				}
+			}
+			if last := c.Path[len(c.Path)-1]; last.Hi != 500_000 {
+				t.Errorf("path ends at %d, want k4's end 500000", last.Hi)
+			}
+		})
+	}
+}
+
+// TestCTDAGPUNodeGaps: an aggregated GPU node's span on the path splits into its kernels' time, the
+// launcher's work while the stream waited for a launch, and idle time. aten::step launches k1
+// (20–40 µs, queued at 15) and k2 (110–120, launched only at 105), and k3 (130–150, queued at 112,
+// before k2 ended) onto one stream. The gap before k2 is the CPU's: aten::step runs until the launch
+// (40–105), then 5 µs of launch latency; the gap before k3 (120–130) waited for nothing on the CPU.
+func TestCTDAGPUNodeGaps(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 200)
+	b.cpu(1, "cpu_op", "aten::step", 0, 115)
+	_, k1 := b.launch(1, "cudaLaunchKernel", 10, 5, 7, "k1", 20, 20)
+	b.launch(1, "cudaLaunchKernel", 100, 5, 7, "k2", 110, 10)
+	b.launch(1, "cudaLaunchKernel", 107, 5, 7, "k3", 130, 20)
+	c := buildCTDA(t, b.frame(), true)
+	g := c.nodeOf(t, k1)
+	i := slices.IndexFunc(c.Path, func(s PathStep) bool { return s.Node == g })
+	if i < 0 {
+		t.Fatalf("the GPU node is not on the path %v", pathNames(c))
+	}
+	s := c.Path[i]
+	got := []int64{s.Lo, s.Hi, s.Hi - s.Lo - s.Launcher - s.Idle, s.Launcher, s.Idle}
+	if want := []int64{20_000, 150_000, 50_000, 65_000, 15_000}; !slices.Equal(got, want) {
+		t.Errorf("GPU node step [lo hi kernels launcher idle] = %v, want %v", got, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -501,5 +502,82 @@ func TestCTDAStartsAtLastWork(t *testing.T) {
 	}
 	if top != "aten::copy_" {
 		t.Errorf("top hotspot %q, want aten::copy_", top)
+	}
+}
+
+// TestCTDAAggregatedGPUGaps: aten::step launches k1 (20–40 µs) and k2 (300–320 µs) onto one stream,
+// which idles 260 µs between them. Aggregated, both kernels are one GPU node spanning 300 µs; its
+// critical_path span is an operator row weighing the kernels' 40 µs and a kernel_kernel_delay row
+// (same node, no event) weighing the 260 µs gap, so critical_path_summary gives the same buckets as
+// with one node per event (aggregate := false), where the gap lies between the kernels' nodes.
+// The whole 300 µs used to count as gpu_compute_bound (hta/negative_queue_length_values_check step 1:
+// 197.9 ms of "compute" on a path whose GPU events sum to 75.2 ms).
+func TestCTDAAggregatedGPUGaps(t *testing.T) {
+	trace := `{"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":400},
+  {"ph":"X","cat":"cpu_op","name":"aten::step","pid":1,"tid":1,"ts":0,"dur":50},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":20,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":30,"dur":5,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":300,"dur":20,"args":{"correlation":2,"stream":7,"device":0}}
+]}`
+	p := filepath.Join(t.TempDir(), "gaps.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, p).SQL
+	buckets := func(aggregate bool) map[string]float64 {
+		t.Helper()
+		q := fmt.Sprintf(`SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(algorithm := 'ctda', aggregate := %t)`, aggregate)
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer rows.Close()
+		out := map[string]float64{}
+		for rows.Next() {
+			var b string
+			var d, l float64
+			if err := rows.Scan(&b, &d, &l); err != nil {
+				t.Fatal(err)
+			}
+			out[b], out["path_length"] = d, l
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := map[string]float64{"cpu_bound": 15, "gpu_kernel_launch_overhead": 5, "gpu_compute_bound": 40,
+		"gpu_kernel_kernel_overhead": 260, "path_length": 320}
+	for _, aggregate := range []bool{true, false} {
+		if got := buckets(aggregate); !maps.Equal(got, want) {
+			t.Errorf("aggregate := %t: buckets %v, want %v", aggregate, got, want)
+		}
+	}
+	// The GPU node's span: its kernels' time on the operator row, the gap on a row naming no event.
+	rows, err := db.Query(`SELECT edge_type, weight_us, ev_idx IS NULL, ts, end_ts FROM critical_path(algorithm := 'ctda')
+		WHERE src_node = dst_node AND (SELECT kind FROM cdg_nodes() n WHERE n.node = dst_node) = 'gpu' ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var typ string
+		var w float64
+		var noEvent bool
+		var ts, end int64
+		if err := rows.Scan(&typ, &w, &noEvent, &ts, &end); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s %g %t %d-%d", typ, w, noEvent, ts/1000, end/1000))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantRows := []string{"critical_path_operator 40 false 20-320", "critical_path_kernel_kernel_delay 260 true 20-320"}
+	if !slices.Equal(got, wantRows) {
+		t.Errorf("GPU node rows %q, want %q", got, wantRows)
 	}
 }

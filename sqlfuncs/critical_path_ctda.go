@@ -78,7 +78,7 @@ func ctdaGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CDG, cpTrace, er
 }
 
 // ctdaRow is one critical_path row of the ctda path: the dependency edge into a step (edge >= 0)
-// or the step's own counted span (edge < 0).
+// or a part of the step's own counted span (edge < 0; part: which, below).
 type ctdaRow struct {
 	step     int
 	edge     int32
@@ -86,7 +86,21 @@ type ctdaRow struct {
 	dst      int32
 	weight   int64
 	from, to int64
+	part     spanPart
 }
+
+// spanPart: a GPU node's span is its events' time, then two more rows over the same ts..end_ts: the
+// time its launcher works while the stream waits (the launcher's CPU work, as aggregate=false's path
+// through the CPU nodes counts it) and the time neither runs (a kernel gap, as between the nodes of
+// aggregate=false). Labelling the whole span GPU work put a 109 ms node with 23 ms of kernels into
+// gpu_compute_bound (hta/negative_queue_length_values_check step 1).
+type spanPart uint8
+
+const (
+	partOwn spanPart = iota
+	partLauncher
+	partIdle
+)
 
 func ctdaRows(c *graph.CDG) []ctdaRow {
 	var out []ctdaRow
@@ -94,23 +108,52 @@ func ctdaRows(c *graph.CDG) []ctdaRow {
 	for i, s := range c.Path {
 		if i > 0 {
 			prev := c.Path[i-1].Node
-			out = append(out, ctdaRow{i, s.Edge, prev, s.Node, s.Gap, prevEnd, s.Lo})
+			out = append(out, ctdaRow{step: i, edge: s.Edge, src: prev, dst: s.Node, weight: s.Gap, from: prevEnd, to: s.Lo})
 		}
-		out = append(out, ctdaRow{i, -1, s.Node, s.Node, s.Hi - s.Lo, s.Lo, s.Hi})
+		span := ctdaRow{step: i, edge: -1, src: s.Node, dst: s.Node, weight: s.Hi - s.Lo - s.Launcher - s.Idle, from: s.Lo, to: s.Hi}
+		out = append(out, span)
+		for _, p := range []struct {
+			part spanPart
+			w    int64
+		}{{partLauncher, s.Launcher}, {partIdle, s.Idle}} {
+			if p.w > 0 {
+				span.part, span.weight = p.part, p.w
+				out = append(out, span)
+			}
+		}
 		prevEnd = s.Hi
 	}
 	return out
 }
 
+// ctdaEventNode: the node whose naming event a row is attributed to (-1: none).
+func ctdaEventNode(c *graph.CDG, r ctdaRow) int32 {
+	switch {
+	case r.edge >= 0 || r.part == partIdle:
+		return -1
+	case r.part == partLauncher:
+		return c.Nodes[r.dst].Launcher
+	}
+	return r.dst
+}
+
 func ctdaEdgeType(c *graph.CDG, r ctdaRow) string {
-	if r.edge < 0 {
+	switch {
+	case r.part == partIdle:
+		return graph.EdgeTypeName(graph.EdgeKernelKernel)
+	case r.edge < 0:
 		return graph.EdgeTypeName(graph.EdgeOperator)
 	}
 	return graph.EdgeTypeName(c.G.Type[r.edge])
 }
 
 func ctdaBound(c *graph.CDG, r ctdaRow, rules graph.BoundRules) string {
-	if r.edge < 0 {
+	switch {
+	case r.part == partIdle:
+		return graph.BoundKernelKernel
+	case r.part == partLauncher:
+		return c.SpanBoundBy(c.Nodes[r.dst].Launcher, rules)
+	case r.edge < 0:
 		return c.SpanBoundBy(r.dst, rules)
 	}
 	return c.EdgeBoundBy(r.edge)
@@ -136,8 +179,12 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 		dst.addInt(int64(r.dst), true)
 		srcEv.addInt(f.EvIdx[c.Nodes[r.src].MainRow], true)
 		dstEv.addInt(f.EvIdx[c.Nodes[r.dst].MainRow], true)
-		span := r.edge < 0
+		en := ctdaEventNode(c, r)
+		span := en >= 0
 		m := c.Nodes[r.dst].MainRow
+		if span {
+			m = c.Nodes[en].MainRow
+		}
 		ev.addInt(f.EvIdx[m], span)
 		name.addString(f.Syms[f.Name[m]], span)
 		cat.addString(f.Syms[f.Cat[m]], span)

@@ -31,7 +31,7 @@
 -- @column pid         Process of the attributed event
 -- @column tid         Thread of the attributed event
 -- @column stream      Stream of the attributed event (-1 = CPU)
--- @column edge_type   critical_path_operator, _dependency, _kernel_launch_delay, _kernel_kernel_delay, _sync_dependency, _cross_thread (ctda: operator rows are a CDG node's counted span, the others the dependency into it)
+-- @column edge_type   critical_path_operator, _dependency, _kernel_launch_delay, _kernel_kernel_delay, _sync_dependency, _cross_thread (ctda: operator rows are a CDG node's counted span, the others the dependency into it; a GPU node's span weighs its events' time, and its gaps follow over the same ts..end_ts: an operator row of the launcher's work while the stream waited for a launch, a kernel_kernel_delay row naming no event for the rest)
 -- @column weight_us   Edge weight used by the longest path, µs
 -- @column bound_by    cpu_bound, data_loading, gpu_compute_bound, gpu_communication_bound, gpu_kernel_launch_overhead, gpu_kernel_kernel_overhead or '' (hta: dependency and sync edges, as HTA; ctda names every edge: a dependency's gap counts as kernel_kernel_overhead into a GPU node, cpu_bound into a CPU node)
 -- @column ts          Time of src_node, ns
