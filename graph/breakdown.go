@@ -2,7 +2,6 @@ package graph
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -161,35 +160,5 @@ func DataLoadRegexps(patterns []string) []*regexp.Regexp {
 		}
 		out = append(out, re)
 	}
-	return out
-}
-
-// SummaryRow is one bound_by bucket of the critical path.
-type SummaryRow struct {
-	BoundBy  string
-	Duration int64 // ns, sum of the edges' own weights
-	Pct      float64
-}
-
-// Summary is HTA's summary(): per bound_by, the share of the path's summed edge weights (sorted by
-// bound_by; the "" bucket of dependency edges included).
-func (g *CPGraph) Summary(rules BoundRules) []SummaryRow {
-	sums := map[string]int64{}
-	var total int64
-	bd := g.NewBounder(rules)
-	for _, e := range g.Path.Edges {
-		b := bd.BoundBy(e)
-		sums[b] += g.G.W[e]
-		total += g.G.W[e]
-	}
-	out := make([]SummaryRow, 0, len(sums))
-	for b, d := range sums {
-		pct := 0.0
-		if total != 0 {
-			pct = float64(d) / float64(total) * 100
-		}
-		out = append(out, SummaryRow{b, d, pct})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].BoundBy < out[j].BoundBy })
 	return out
 }

@@ -99,9 +99,6 @@ func (b *Builder) EdgeID(u, v int32) int32 {
 	return -1
 }
 
-// Len is the number of edges so far.
-func (b *Builder) Len() int { return len(b.src) }
-
 // Build freezes the edges into a Graph (the builder must not be used afterwards).
 func (b *Builder) Build() *Graph {
 	g := &Graph{N: int(b.n), Src: b.src, Dst: b.dst, W: b.w, Type: b.typ}

@@ -33,16 +33,6 @@ func EdgeTypeName(t uint8) string {
 	return fmt.Sprintf("edge_type_%d", t)
 }
 
-// EdgeTypeByName is the inverse of EdgeTypeName (false when unknown).
-func EdgeTypeByName(s string) (uint8, bool) {
-	for i, n := range edgeTypeNames {
-		if n == s {
-			return uint8(i), true
-		}
-	}
-	return 0, false
-}
-
 // Frame is one rank's HTA frame (tracesql's hta_frame rows) in columns, sorted by EvIdx. Times are
 // ns. Names and categories are ids into Syms.
 type Frame struct {
@@ -150,10 +140,6 @@ func (g *CPGraph) EvIdx(row int32) int64 {
 	}
 	return g.F.EvIdx[row]
 }
-
-// StartNode / EndNode return the node ids of a frame row's event (-1 when it has none).
-func (g *CPGraph) StartNode(row int32) int32 { return g.startNode[row] }
-func (g *CPGraph) EndNode(row int32) int32   { return g.endNode[row] }
 
 var cudaRuntimeLockNames = map[string]bool{"cudaHostAlloc": true, "cudaLaunchKernel": true, "cudaMemcpyAsync": true}
 
