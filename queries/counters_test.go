@@ -460,6 +460,16 @@ func ctOpen(t testing.TB, paths ...string) *engine.DB {
 	return db
 }
 
+// ctOpenJSON loads a trace written inline in a test (saved as name in a temporary directory), as ctOpen does.
+func ctOpenJSON(t testing.TB, name, trace string) *engine.DB {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ctOpen(t, p)
+}
+
 func ctWantRows(t testing.TB, db *sql.DB, q string, want [][]string) {
 	t.Helper()
 	got := ctRows(t, db, q)

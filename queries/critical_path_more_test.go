@@ -3,7 +3,6 @@ package queries_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -391,11 +390,7 @@ func TestCPWindowOfEarlierLaunches(t *testing.T) {
 	{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":105,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
 	{"ph":"X","cat":"user_annotation","name":"Optimizer.step#SGD.step","pid":1,"tid":1,"ts":100,"dur":30}
 	]}`
-	p := filepath.Join(t.TempDir(), "t.json")
-	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := ctOpen(t, p).SQL
+	db := ctOpenJSON(t, "t.json", trace).SQL
 	const q = `SELECT count(*) FROM critical_path(annotation := 'Optimizer.step', algorithm := '%s', compat := %t)`
 	var n int
 	err := db.QueryRow(fmt.Sprintf(q, "hta", false)).Scan(&n)

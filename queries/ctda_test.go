@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -484,11 +483,7 @@ func TestCTDAStartsAtLastWork(t *testing.T) {
   {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":30,"dur":10,"args":{"correlation":1,"stream":7,"device":0}},
   {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":100,"dur":800}
 ]}`
-	p := filepath.Join(t.TempDir(), "replay.json")
-	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := ctOpen(t, p).SQL
+	db := ctOpenJSON(t, "replay.json", trace).SQL
 	var length, cpcr, busy float64
 	if err := db.QueryRow(`SELECT max(path_length_us), max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := 'ctda')`).Scan(&length, &cpcr, &busy); err != nil {
 		t.Fatal(err)
@@ -521,11 +516,7 @@ func TestCTDAAggregatedGPUGaps(t *testing.T) {
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":30,"dur":5,"args":{"correlation":2}},
   {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":300,"dur":20,"args":{"correlation":2,"stream":7,"device":0}}
 ]}`
-	p := filepath.Join(t.TempDir(), "gaps.json")
-	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := ctOpen(t, p).SQL
+	db := ctOpenJSON(t, "gaps.json", trace).SQL
 	buckets := func(aggregate bool) map[string]float64 {
 		t.Helper()
 		q := fmt.Sprintf(`SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(algorithm := 'ctda', aggregate := %t)`, aggregate)

@@ -1,7 +1,6 @@
 package queries_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -22,11 +21,7 @@ func TestTraceStats(t *testing.T) {
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":60,"dur":2,"args":{"correlation":3}},
   {"ph":"X","cat":"kernel","name":"paired","pid":0,"tid":7,"ts":70,"dur":5,"args":{"correlation":3,"stream":7,"device":0}}
 ]}`
-	p := filepath.Join(t.TempDir(), "stats.json")
-	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := ctOpen(t, p)
+	db := ctOpenJSON(t, "stats.json", trace)
 	ctWantRows(t, db.SQL, `SELECT rank, name, value FROM trace_stats`, [][]string{
 		{"0", "x_without_dur", "1"},
 		{"0", "x_negative_dur", "1"},
