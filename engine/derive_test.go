@@ -253,3 +253,24 @@ func TestTrimmedDropsUnusedCapacity(t *testing.T) {
 		t.Fatal("the null row lost its validity bit")
 	}
 }
+
+// TestProfilerStepNames: the profiler_steps view and the loader's events.step agree on which names are
+// steps (spaces or tabs around '#'; a newline is not one of them, as the loader reads it).
+func TestProfilerStepNames(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "steps.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+		{"ph":"X","cat":"user_annotation","name":"ProfilerStep #1","pid":1,"tid":1,"ts":0,"dur":10},
+		{"ph":"X","cat":"user_annotation","name":"ProfilerStep\t#\t2","pid":1,"tid":1,"ts":20,"dur":10},
+		{"ph":"X","cat":"user_annotation","name":"ProfilerStep\n#3","pid":1,"tid":1,"ts":40,"dur":10},
+		{"ph":"X","cat":"user_annotation","name":"xProfilerStep#4","pid":1,"tid":1,"ts":60,"dur":10}
+	]}`), 0o644)
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	if n := queryInt(t, db, `SELECT count(*) FROM profiler_steps`); n != 2 {
+		t.Errorf("profiler_steps has %d rows, want 2 (steps 1 and 2)", n)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM events e FULL JOIN profiler_steps s USING (trace_id, ev_idx)
+		WHERE e.name LIKE '%ProfilerStep%' AND (s.step IS DISTINCT FROM e.step OR s.step IS NULL AND e.step IS NOT NULL)`); n != 0 {
+		t.Errorf("%d events where profiler_steps and events.step disagree", n)
+	}
+}

@@ -65,10 +65,10 @@ SELECT * FROM events WHERE cat_class = 'user_annotation';
 -- the compat frame), an unqualified rank would be replaced by the parameter.
 CREATE OR REPLACE VIEW profiler_steps AS
 SELECT e.trace_id, e.rank, e.ev_idx, e.name,
-       TRY_CAST(regexp_extract(e.name, 'ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step,
+       TRY_CAST(regexp_extract(e.name, '^ProfilerStep[ \t]*#[ \t]*(\d+)', 1) AS BIGINT) AS step,
        e.pid, e.tid, e.ts, e.dur, e.ts + e.dur AS end_ts
 FROM events e
-WHERE e.cat_class IN ('user_annotation', 'cpu_op') AND regexp_matches(e.name, '^ProfilerStep\s*#\s*\d+');
+WHERE e.cat_class IN ('user_annotation', 'cpu_op') AND regexp_matches(e.name, '^ProfilerStep[ \t]*#[ \t]*\d+');
 
 -- @view runtime_calls  CUDA/HIP/MTIA runtime and driver calls on CPU threads.
 CREATE OR REPLACE VIEW runtime_calls AS
