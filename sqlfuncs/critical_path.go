@@ -320,8 +320,12 @@ func pathTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, rul
 	return t
 }
 
-func init() {
-	cpRegister("_cp_path", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
+// withBoundRules is the bind function of a critical-path table that both algorithms answer: it builds
+// the window's graph for the algorithm asked for (ctda's CDG or HTA's graph), reads the bound_by rules
+// and makes the table with ctda or hta.
+func withBoundRules(ctda func(*graph.CDG, cpTrace, graph.BoundRules) *cpTable,
+	hta func(*graph.CPGraph, cpTrace, graph.BoundRules) *cpTable) func(context.Context, *Env, []any) (*cpTable, error) {
+	return func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
 		a, err := parseCPArgs(args)
 		if err != nil {
 			return nil, err
@@ -335,7 +339,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return ctdaPathTable(c, tr, rules), nil
+			return ctda(c, tr, rules), nil
 		}
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
@@ -345,35 +349,21 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return pathTable(g, tr, g.Path.Edges, g.GW, rules), nil
-	})
+		return hta(g, tr, rules), nil
+	}
+}
 
-	cpRegister("_cp_summary", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
-		a, err := parseCPArgs(args)
-		if err != nil {
-			return nil, err
-		}
-		if a.algorithm == "ctda" {
-			c, tr, err := ctdaGraph(ctx, env, a)
-			if err != nil {
-				return nil, err
-			}
-			rules, err := boundRules(ctx, env, a, tr)
-			if err != nil {
-				return nil, err
-			}
-			return ctdaSummaryTable(c, tr, rules), nil
-		}
-		g, tr, err := cpGraph(ctx, env, a)
-		if err != nil {
-			return nil, err
-		}
-		rules, err := boundRules(ctx, env, a, tr)
-		if err != nil {
-			return nil, err
-		}
-		return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, rules), nil
-	})
+func init() {
+	cpRegister("_cp_path", cpArgTypes(), withBoundRules(
+		ctdaPathTable,
+		func(g *graph.CPGraph, tr cpTrace, rules graph.BoundRules) *cpTable {
+			return pathTable(g, tr, g.Path.Edges, g.GW, rules)
+		}))
+	cpRegister("_cp_summary", cpArgTypes(), withBoundRules(
+		ctdaSummaryTable,
+		func(g *graph.CPGraph, tr cpTrace, rules graph.BoundRules) *cpTable {
+			return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, rules)
+		}))
 
 	cpRegister("_cp_nodes", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
 		a, err := parseCPArgs(args)
