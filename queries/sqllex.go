@@ -71,6 +71,41 @@ func StatementEnd(text string, from int) (semi, resume int) {
 	return -1, len(text)
 }
 
+// Reopen returns the text that puts the lexer where it is at the end of text, inside the quote or
+// comment that starts at text[i] and is not closed within text (StatementEnd's resume): the opening
+// quote ("'", "E'", "$tag$"), or "/*" once per comment level still open. Lexing Reopen(text, i) +
+// more gives that token's end as lexing text[i:] + more would, provided text ends with a newline (no
+// doubled quote, escape or delimiter is then cut in two). It is "" when text[i] starts no such token.
+func Reopen(text string, i int) string {
+	if i >= len(text) {
+		return ""
+	}
+	switch c := text[i]; {
+	case c == '\'' || c == '"':
+		return text[i : i+1]
+	case (c == 'e' || c == 'E') && i+1 < len(text) && text[i+1] == '\'':
+		return text[i : i+2]
+	case c == '$':
+		if n := dollarDelim(text, i); n > 0 {
+			return text[i : i+n]
+		}
+	case c == '/' && i+1 < len(text) && text[i+1] == '*':
+		depth := 0
+		for k := i; k+1 < len(text); k++ {
+			switch {
+			case text[k] == '/' && text[k+1] == '*':
+				depth++
+				k++
+			case text[k] == '*' && text[k+1] == '/':
+				depth--
+				k++
+			}
+		}
+		return strings.Repeat("/*", max(depth, 0))
+	}
+	return ""
+}
+
 // LeadingComments returns the length of the whitespace and comments at the start of s, and
 // whether s ends inside a comment (a -- without its newline, a /* without its */).
 func LeadingComments(s string) (end int, unclosed bool) {

@@ -15,7 +15,15 @@ type stmtBuffer struct {
 	// quotes and comments, so Add resumes there instead of rescanning a long multi-line statement
 	// from its start on every line (which was quadratic on big piped scripts).
 	scanned int
-	lines   int // lines added so far
+	// reopen, when the pending text ends inside a quote or comment that starts at scanned, is
+	// queries.Reopen of it: Add lexes reopen + the new line to see whether the line closes the token,
+	// and scans from scanned only when it does (rescanning a 200,000-line comment on every line took
+	// minutes).
+	reopen string
+	// hasSQL: the pending text holds more than comments (it stays so while the text only grows, so
+	// the leading comments are not scanned again on every line).
+	hasSQL bool
+	lines  int // lines added so far
 	// firstLine is the 1-based line of b's first byte: errors name the line a statement starts on.
 	firstLine int
 }
@@ -35,21 +43,32 @@ func (s *stmtBuffer) Add(line string) []statement {
 	s.lines++
 	s.b.WriteString(line)
 	s.b.WriteByte('\n')
+	if s.reopen != "" {
+		probe := s.reopen + line + "\n"
+		if end, _ := queries.TokenEnd(probe, 0); end < 0 {
+			s.reopen = queries.Reopen(probe, 0)
+			return nil
+		}
+	}
 	text := s.b.String()
 	stmts, restAt, resume := splitFrom(text, s.scanned, s.firstLine)
-	if end, unclosed := queries.LeadingComments(text[restAt:]); !unclosed && restAt+end == len(text) {
-		// Nothing but whitespace, comments and empty statements is pending: drop it, so that the
-		// next line may be a dot command (and the REPL shows its main prompt).
-		restAt = len(text)
+	if restAt > 0 || !s.hasSQL {
+		end, unclosed := queries.LeadingComments(text[restAt:])
+		if !unclosed && restAt+end == len(text) {
+			// Nothing but whitespace, comments and empty statements is pending: drop it, so that the
+			// next line may be a dot command (and the REPL shows its main prompt).
+			restAt = len(text)
+		}
+		s.hasSQL = !unclosed && restAt+end < len(text)
 	}
 	if restAt > 0 {
 		s.firstLine += strings.Count(text[:restAt], "\n")
 		rest := text[restAt:]
 		s.b.Reset()
 		s.b.WriteString(rest)
-		s.scanned = 0
+		s.scanned, s.reopen = 0, ""
 	} else {
-		s.scanned = resume
+		s.scanned, s.reopen = resume, queries.Reopen(text, resume)
 	}
 	return stmts
 }
@@ -72,7 +91,7 @@ func (s *stmtBuffer) PendingLine() int {
 func (s *stmtBuffer) SkipLine() { s.lines++ }
 
 // Reset drops the pending text.
-func (s *stmtBuffer) Reset() { s.b.Reset(); s.scanned = 0 }
+func (s *stmtBuffer) Reset() { s.b.Reset(); s.scanned, s.reopen, s.hasSQL = 0, "", false }
 
 // splitStatements cuts text at top-level semicolons; rest is the unterminated tail. Empty
 // statements are dropped.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -174,7 +175,8 @@ func TestStmtBuffer(t *testing.T) {
 // TestStmtBufferMatchesSplit: feeding text line by line gives the statements splitStatements gives
 // for the whole text, up to comments before a statement, which the buffer may drop.
 func TestStmtBufferMatchesSplit(t *testing.T) {
-	text := "SELECT 1 AS a, 'x;\ny' AS b; -- c;\n/* d;\n*/ SELECT \"e;\n\" FROM t;\nSELECT 'it''s'\n;\n\n;SELECT 2"
+	text := "SELECT 1 AS a, 'x;\ny' AS b; -- c;\n/* d;\n*/ SELECT \"e;\n\" FROM t;\nSELECT 'it''s'\n;\n\n;SELECT 2;" +
+		"/* a /* b;\n*/ c;\n*/ SELECT E'x\\'\n;' AS e, $t$ $ ;\n$x$;$t$ AS d;\nSELECT 'a' -- x'\n;SELECT 3"
 	want, rest := splitStatements(text + "\n")
 	stripComments := func(stmts []statement) {
 		for i, s := range stmts {
@@ -194,24 +196,75 @@ func TestStmtBufferMatchesSplit(t *testing.T) {
 	}
 }
 
-// TestStmtBufferLinear: a statement of many lines must not be rescanned from its start on every
-// line (that made a 2 MB piped script take seconds, growing quadratically).
-func TestStmtBufferLinear(t *testing.T) {
-	line := "(1, 'padding padding padding padding padding padding padding padding padding'),"
-	start := time.Now()
-	var b stmtBuffer
-	b.Add("INSERT INTO t VALUES")
-	for i := 0; i < 50_000; i++ {
-		if s := b.Add(line); s != nil {
-			t.Fatalf("line %d completed %q", i, texts(s))
+// TestStmtBufferMatchesSplitRandom: the same as TestStmtBufferMatchesSplit on texts put together at
+// random from pieces that open, close and nest quotes and comments across lines.
+func TestStmtBufferMatchesSplitRandom(t *testing.T) {
+	pieces := []string{"SELECT 1", ";", "\n", "\n", "\n", "'", "''", "\"", "E'", `\'`, `\`, "$t$", "$$", "/*", "/*", "*/",
+		"*/", "--", "x", ".5"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		var sb strings.Builder
+		for k := rng.IntN(40); k >= 0; k-- {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := sb.String()
+		want, rest := splitStatements(text + "\n")
+		var b stmtBuffer
+		var got []statement
+		for _, line := range strings.Split(text, "\n") {
+			got = append(got, b.Add(line)...)
+		}
+		norm := func(stmts []statement) []string {
+			var out []string
+			for _, s := range stmts {
+				end, _ := queries.LeadingComments(s.text)
+				out = append(out, s.text[end:])
+			}
+			return out
+		}
+		strip := func(s string) string {
+			end, _ := queries.LeadingComments(s)
+			return strings.TrimSpace(s[end:])
+		}
+		if !reflect.DeepEqual(norm(got), norm(want)) || strip(b.Pending()) != strip(rest) {
+			t.Fatalf("%q\nline by line: %q, pending %q\nwhole text: %q, rest %q", text, norm(got), b.Pending(), norm(want), rest)
 		}
 	}
-	stmts := b.Add("(2, 'end');")
-	if len(stmts) != 1 || len(stmts[0].text) < 50_000*len(line) {
-		t.Fatalf("got %d statements", len(stmts))
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("50k lines took %v: Add is not linear", d)
+}
+
+// TestStmtBufferLinear: a statement, quote or comment of many lines must not be rescanned from its
+// start on every line (a 2 MB piped script took seconds; a 200,000-line comment took minutes).
+func TestStmtBufferLinear(t *testing.T) {
+	const n = 50_000
+	pad := "padding padding padding padding padding padding padding padding padding"
+	for _, c := range []struct {
+		name, first, line, last string
+	}{
+		{"values", "INSERT INTO t VALUES", "(1, '" + pad + "'),", "(2, 'end');"},
+		{"block comment", "/*", pad, "*/ SELECT 1;"},
+		{"nested comment", "/* /*", pad + " /* */", "*/ */ SELECT 1;"},
+		{"string", "SELECT '", pad + " it''s", "' AS s;"},
+		{"E string", "SELECT E'", pad + ` \' `, "' AS s;"},
+		{"dollar quote", "SELECT $body$", pad + " $ $b$", "$body$ AS s;"},
+		{"comment then SQL", "/* c */ SELECT", "1 + ", "1;"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			var b stmtBuffer
+			b.Add(c.first)
+			for i := 0; i < n; i++ {
+				if s := b.Add(c.line); s != nil {
+					t.Fatalf("line %d completed %q", i, texts(s))
+				}
+			}
+			stmts := b.Add(c.last)
+			if len(stmts) != 1 || b.Pending() != "" {
+				t.Fatalf("got %d statements, pending %.40q", len(stmts), b.Pending())
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("%d lines took %v: Add is not linear", n, d)
+			}
+		})
 	}
 }
 
