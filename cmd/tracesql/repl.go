@@ -73,10 +73,13 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 // ~/.tracesql_history (one line per statement), completion of names, Ctrl-C clears the line or
 // cancels the running query, Ctrl-D exits.
 func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
-	home, _ := os.UserHomeDir()
+	historyFile := ""
+	if home, err := os.UserHomeDir(); err == nil {
+		historyFile = filepath.Join(home, ".tracesql_history")
+	} // else no history file: "" would put it in the current directory
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:                 prompt,
-		HistoryFile:            filepath.Join(home, ".tracesql_history"),
+		HistoryFile:            historyFile,
 		DisableAutoSaveHistory: true,
 		AutoComplete:           &completer{s: s},
 		InterruptPrompt:        "^C",
@@ -89,7 +92,10 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer rl.Close()
-	s.stdout, s.out = rl.Stdout(), rl.Stdout()
+	// One writer for both: readline makes a new one per Stdout() call, and the table format fits the
+	// screen only while s.out is s.stdout.
+	w := rl.Stdout()
+	s.stdout, s.out = w, w
 	s.errOut, s.terminal = rl.Stderr(), true
 	fmt.Fprintln(s.out, `Enter ".help" for usage hints; statements end with ";".`)
 	var buf stmtBuffer
@@ -103,6 +109,12 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			continue
 		}
 		if err != nil { // io.EOF: Ctrl-D
+			// A statement typed without its ';' runs, as piped input's last one does.
+			if err := s.runPending(ctx, &buf); err != nil {
+				s.reportErr(err)
+			} else if h := historyLine(strings.Join(entry, "\n")); h != "" {
+				rl.SaveHistory(h)
+			}
 			break
 		}
 		entry = append(entry, line)

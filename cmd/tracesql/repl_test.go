@@ -277,9 +277,29 @@ func TestTerminalREPL(t *testing.T) {
 	s.key("Enter")
 	s.waitFor(`│\s+5 │\n└─+┘\ntracesql>$`)
 
-	s.typeText(".quit")
+	// A result wider than the screen is fitted to it, as with -c on a terminal.
+	var cols []string
+	for i := 1; i <= 25; i++ {
+		cols = append(cols, fmt.Sprintf("repeat('x', 12) AS c%02d", i))
+	}
+	s.typeText("SELECT " + strings.Join(cols, ", ") + ";")
 	s.key("Enter")
+	scr = s.waitFor(`columns \(\d+ shown\)\ntracesql>$`)
+	for _, line := range strings.Split(scr, "\n") {
+		if strings.HasPrefix(line, "│") && len([]rune(line)) > 160 {
+			t.Errorf("a table line wider than the 160-column screen: %q", line)
+		}
+	}
+
+	// Ctrl-D at the continuation prompt runs the statement typed so far, then exits.
+	s.typeText("SELECT 9 AS nine")
+	s.key("Enter")
+	s.waitFor(`\n     \.\.\.>$`)
+	s.key("C-d")
 	scr = s.waitFor(`EXIT=\d+`)
+	if !regexp.MustCompile(`│\s+9 │`).MatchString(scr) {
+		t.Errorf("Ctrl-D dropped the pending statement:\n%s", scr)
+	}
 	if !strings.Contains(scr, "EXIT=0") {
 		t.Errorf("exit status not 0:\n%s", scr)
 	}
@@ -294,7 +314,7 @@ func TestTerminalREPL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\n.quit\n"
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT " + strings.Join(cols, ", ") + ";\nSELECT 9 AS nine\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
 	}
