@@ -233,14 +233,18 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 		types[i] = tableCell(lowerType(r.dbTypes[i]))
 		widths[i] = max(displayWidth(names[i]), displayWidth(types[i]), 1) // 1 fits "…"
 	}
+	valueWidths := make([]int, len(r.names))
 	for _, rows := range [][][]string{head, tail} {
 		for _, cells := range rows {
 			for i, c := range cells {
-				widths[i] = max(widths[i], displayWidth(c))
+				valueWidths[i] = max(valueWidths[i], displayWidth(c))
 			}
 		}
 	}
-	shown := fitColumns(widths, r.screenWidth)
+	for i, vw := range valueWidths {
+		widths[i] = max(widths[i], vw)
+	}
+	shown := fitColumns(widths, valueWidths, r.numeric, r.screenWidth)
 	if slices.Contains(shown, -1) {
 		// Middle columns left out: a "…" column stands for them.
 		pick := func(cells []string, fill string) []string {

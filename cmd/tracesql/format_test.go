@@ -620,6 +620,29 @@ func TestTableFitsScreen(t *testing.T) {
 	}
 }
 
+// TestTableFitKeepsNumbers: narrowing cuts text, never a number ("12345678901…" reads as a number).
+func TestTableFitKeepsNumbers(t *testing.T) {
+	db := openTestDB(t)
+	rows, err := db.Query(`SELECT 'a rather long text value, longer than the screen' AS a, 1234567890123456789 AS n, 2.5::DOUBLE AS d`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b bytes.Buffer
+	if _, err := renderRowsWidth(&b, "table", rows, 40, 50, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, " 1234567890123456789 │") || !strings.Contains(out, "a rather long …") {
+		t.Errorf("the number was cut, or the text was not:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if w := displayWidth(line); w > 50 {
+			t.Errorf("a line of %d cells: %s", w, line)
+		}
+	}
+}
+
 // TestBarEscapesControls: a bar label or value with a newline, tab or ESC stays on its row and sends
 // nothing to the terminal, as the table format's cells.
 func TestBarEscapesControls(t *testing.T) {

@@ -89,15 +89,16 @@ func truncateWidth(s string, width int) string {
 	return s
 }
 
-// minFitWidth is the narrowest fitColumns makes a column that is wider: enough for a number or the start
-// of a name.
+// minFitWidth is the narrowest fitColumns makes a text column that is wider: enough for the start of a
+// name.
 const minFitWidth = 12
 
 // fitColumns fits a table whose columns need widths (terminal cells, without borders) into screen cells
-// (0 = any width). It narrows widths in place, the widest first, down to minFitWidth, and returns the
-// indexes of the columns to show, in order; when narrowing is not enough, middle columns are left out and
-// -1 marks the place of the "…" column that stands for them.
-func fitColumns(widths []int, screen int) []int {
+// (0 = any width). It narrows widths in place, the widest first, down to minFitWidth, a numeric column
+// (numeric[i]) no narrower than its values (floors[i]: a number cut with "…" reads as another
+// number), and returns the indexes of the columns to show, in order; when narrowing is not enough,
+// middle columns are left out and -1 marks the place of the "…" column that stands for them.
+func fitColumns(widths, floors []int, numeric []bool, screen int) []int {
 	all := make([]int, len(widths))
 	for i := range all {
 		all[i] = i
@@ -112,21 +113,27 @@ func fitColumns(widths []int, screen int) []int {
 	if screen <= 0 || total(widths) <= screen {
 		return all
 	}
-	// Narrow: lower a common cap until the table fits or every wide column is at minFitWidth.
+	floor := func(i int) int {
+		if numeric[i] {
+			return max(floors[i], minFitWidth)
+		}
+		return minFitWidth
+	}
+	// Narrow: lower a common cap until the table fits or every wide column is at its floor.
+	capped := func(i, limit int) int { return min(widths[i], max(limit, floor(i))) }
 	need := func(limit int) int {
 		t := 1
-		for _, w := range widths {
-			t += min(w, max(limit, minFitWidth)) + 3
+		for i := range widths {
+			t += capped(i, limit) + 3
 		}
 		return t
 	}
-	widest := slices.Max(widths)
-	limit := widest
-	for limit > minFitWidth && need(limit) > screen {
+	limit := slices.Max(widths)
+	for limit > 1 && need(limit) > screen {
 		limit--
 	}
-	for i, w := range widths {
-		widths[i] = min(w, max(limit, minFitWidth))
+	for i := range widths {
+		widths[i] = capped(i, limit)
 	}
 	if total(widths) <= screen {
 		return all
