@@ -277,6 +277,11 @@ func TestTerminalREPL(t *testing.T) {
 	s.key("Enter")
 	s.waitFor(`│\s+5 │\n└─+┘\ntracesql>$`)
 
+	// An error names the place in the statement, as DuckDB's shell does (batch runs keep one line).
+	s.typeText("SELECT 1 + FROM x;")
+	s.key("Enter")
+	s.waitFor(`tracesql: Parser Error: syntax error at or near "FROM"\nLINE 1: SELECT 1 \+ FROM x\n\s+\^\ntracesql>$`)
+
 	// A result wider than the screen is fitted to it, as with -c on a terminal.
 	var cols []string
 	for i := 1; i <= 25; i++ {
@@ -314,7 +319,7 @@ func TestTerminalREPL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT " + strings.Join(cols, ", ") + ";\nSELECT 9 AS nine\n"
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT 1 + FROM x;\nSELECT " + strings.Join(cols, ", ") + ";\nSELECT 9 AS nine\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
 	}

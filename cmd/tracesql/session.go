@@ -109,6 +109,24 @@ func (s *session) reportErr(err error) {
 		fmt.Fprintln(s.errOut) // past the ^C the terminal echoed
 	}
 	fmt.Fprintf(s.errOut, "tracesql: %s%s\n", where, oneLine(err))
+	if s.terminal {
+		// In the REPL, DuckDB's pointer to the place in a long statement: "LINE 3: …" and its caret.
+		for _, line := range errorContext(err) {
+			fmt.Fprintln(s.errOut, line)
+		}
+	}
+}
+
+// errorContext returns the SQL context DuckDB puts after its message, "LINE n: …" and the caret
+// line under it, or nil.
+func errorContext(err error) []string {
+	lines := strings.Split(strings.TrimRight(err.Error(), "\n"), "\n")
+	for i, line := range lines {
+		if i > 0 && strings.HasPrefix(line, "LINE ") {
+			return lines[i:]
+		}
+	}
+	return nil
 }
 
 // run executes one statement (SQL or dot command) and prints its result.
