@@ -533,10 +533,12 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 	return n, err
 }
 
-// mdEscaper protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A tab
-// renders as white space anyway, but a raw one misaligns the table's source and is lost or
-// expanded by editors and terminals; a space renders the same.
-var mdEscaper = strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
+// mdEscaper protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A backslash
+// is escaped too: GFM reads `\\` as one escaped backslash, so a value's `\` right before a pipe would
+// leave the pipe bare (and `\\` renders as `\` anywhere). A tab renders as white space anyway, but a
+// raw one misaligns the table's source and is lost or expanded by editors and terminals; a space
+// renders the same.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
 
 // markdown writes a GitHub pipe table. Columns are not padded so rows can stream.
 func (r *result) markdown(w *bufio.Writer) (int64, error) {

@@ -456,6 +456,8 @@ func TestRenderMarkdownCells(t *testing.T) {
 		{"crlf", `'a' || chr(13) || chr(10) || 'b'`, "a<br>b"},
 		{"cr", `'a' || chr(13) || 'b'`, "a<br>b"},
 		{"pipe", `'a|b'`, `a\|b`},
+		{"backslash before a pipe", `'a\|b'`, `a\\\|b`},
+		{"backslash", `'C:\dir'`, `C:\\dir`},
 		{"all at once", `'|' || chr(9) || chr(10) || '|'`, `\| <br>\|`},
 		{"nested", `['a' || chr(9) || 'b']`, "[a b]"},
 	}
