@@ -42,6 +42,7 @@ func TestLoadErrors(t *testing.T) {
 		want    string // substring of the error
 	}{
 		{"not json", "a.json", []byte("hello world"), "not JSON"},
+		{"a DuckDB database", "job.duckdb", append(make([]byte, 8), "DUCK\x40\x00\x00\x00\x00\x00\x00\x00"...), "a DuckDB database, not a trace: open it with --db"},
 		{"truncated json", "b.json", good[:40], "truncated JSON"},
 		{"truncated gzip", "c.json.gz", bigGz[:len(bigGz)/2], "truncated gzip stream after"},
 		{"corrupt gzip", "c2.json.gz", append(append([]byte{}, bigGz[:20]...), bytes.Repeat([]byte{0xff}, 400)...), "gzip"},

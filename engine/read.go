@@ -23,6 +23,10 @@ func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(&countingReader{r: f, n: rawRead}, 1<<20)
+	if head, _ := br.Peek(12); len(head) == 12 && string(head[8:12]) == "DUCK" {
+		f.Close()
+		return nil, fmt.Errorf("a DuckDB database, not a trace: open it with --db %s", path)
+	}
 	if strings.HasSuffix(strings.ToLower(path), ".gz") && !looksGzipOrJSON(br) {
 		f.Close()
 		return nil, errors.New("not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON")

@@ -32,7 +32,8 @@ func init() {
 		"schema":   {".schema [PATTERN]", "show the CREATE statements of the tables, views and macros named LIKE PATTERN (or of every table and view)", (*session).dotSchema},
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
-		"mode":     {".mode FORMAT", "output format: " + strings.Join(Formats, ", "), (*session).dotMode},
+		"mode":     {".mode [FORMAT]", "output format: " + strings.Join(Formats, ", ") + " (no FORMAT: show the current one)", (*session).dotMode},
+		"maxrows":  {".maxrows [N]", "rows the table format shows, the first and last halves (0: all; no N: show the current number)", (*session).dotMaxRows},
 		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
 		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories (--replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
@@ -40,9 +41,31 @@ func init() {
 		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
 		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
 		"ranks":    {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
-		"quit":     {".quit [CODE]", "exit (with status CODE)", (*session).dotQuit},
-		"exit":     {".exit [CODE]", "exit (with status CODE)", (*session).dotQuit},
+		"quit":     {".quit [CODE]", "exit (with status CODE)", func(s *session, ctx context.Context, args []string) error { return s.dotQuit(".quit", args) }},
+		"exit":     {".exit [CODE]", "exit (with status CODE)", func(s *session, ctx context.Context, args []string) error { return s.dotQuit(".exit", args) }},
 	}
+}
+
+// dotCommandName resolves what was typed to a command's name: the name itself, or a prefix of exactly
+// one name (.mo for .mode, as DuckDB's shell takes it).
+func dotCommandName(typed string) (string, error) {
+	if _, ok := dotCommands[typed]; ok {
+		return typed, nil
+	}
+	var matches []string
+	for name := range dotCommands {
+		if strings.HasPrefix(name, typed) {
+			matches = append(matches, name)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("unknown command .%s (try .help)", typed)
+	}
+	sort.Strings(matches)
+	return "", fmt.Errorf("ambiguous command .%s: .%s", typed, strings.Join(matches, ", ."))
 }
 
 // freeText names the dot commands whose argument is text taken verbatim (SQL), not words:
@@ -58,17 +81,17 @@ func (s *session) dot(ctx context.Context, line string) error {
 	if name == "" {
 		return fmt.Errorf("empty dot command (try .help)")
 	}
-	cmd, ok := dotCommands[name]
-	if !ok {
-		return fmt.Errorf("unknown command .%s (try .help)", name)
+	name, err := dotCommandName(name)
+	if err != nil {
+		return err
 	}
+	cmd := dotCommands[name]
 	var args []string
 	if freeText[name] {
 		if rest = strings.TrimSpace(rest); rest != "" {
 			args = []string{rest}
 		}
 	} else {
-		var err error
 		if args, err = splitArgs(rest); err != nil {
 			return fmt.Errorf(".%s: %w", name, err)
 		}
@@ -80,7 +103,7 @@ func (s *session) dot(ctx context.Context, line string) error {
 	// Dot commands print with fmt, which drops write errors: a full disk must still fail the command.
 	cw := &checkedWriter{w: s.out}
 	s.out = cw
-	err := cmd.run(s, ctx, args)
+	err = cmd.run(s, ctx, args)
 	if s.out == cw {
 		s.out = cw.w
 	}
@@ -278,19 +301,37 @@ func (s *session) dotTimer(_ context.Context, args []string) error {
 const maxReadDepth = 16
 
 // dotQuit ends the session, with exit status CODE if given (as DuckDB's .exit CODE).
-func (s *session) dotQuit(_ context.Context, args []string) error {
+// dotQuit is .quit and .exit (cmd, for the usage line).
+func (s *session) dotQuit(cmd string, args []string) error {
 	switch len(args) {
 	case 0:
 	case 1:
 		code, err := strconv.Atoi(args[0])
 		if err != nil || code < 0 || code > 255 {
-			return fmt.Errorf("usage: .exit [CODE] (CODE a number from 0 to 255, not %q)", args[0])
+			return fmt.Errorf("usage: %s [CODE] (CODE a number from 0 to 255, not %q)", cmd, args[0])
 		}
 		s.exitCode = &code
 	default:
-		return fmt.Errorf("usage: .exit [CODE]")
+		return fmt.Errorf("usage: %s [CODE]", cmd)
 	}
 	return errQuit
+}
+
+// dotMaxRows is --maxrows for the rest of the session.
+func (s *session) dotMaxRows(_ context.Context, args []string) error {
+	switch len(args) {
+	case 0:
+		fmt.Fprintln(s.out, s.maxRows)
+		return nil
+	case 1:
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 0 {
+			return fmt.Errorf("usage: .maxrows [N] (N a number of rows >= 0, not %q)", args[0])
+		}
+		s.maxRows = n
+		return nil
+	}
+	return fmt.Errorf("usage: .maxrows [N]")
 }
 
 func (s *session) dotRead(ctx context.Context, args []string) error {
