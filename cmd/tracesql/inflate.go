@@ -32,7 +32,17 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 2
 	}
-	if fs.NArg() != 1 || *out == "" {
+	var problem string
+	switch {
+	case *out == "":
+		problem = "-o DIR is required"
+	case fs.NArg() == 0:
+		problem = "no TRACE to inflate"
+	case fs.NArg() > 1:
+		problem = fmt.Sprintf("one TRACE, not %d (%s …)", fs.NArg(), fs.Arg(0))
+	}
+	if problem != "" {
+		fmt.Fprintf(stderr, "tracesql: inflate: %s\n", problem)
 		fs.Usage()
 		return 2
 	}

@@ -518,13 +518,17 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		}
 		return errReported
 	}
-	if opts.Progress != nil {
+	if opts.Progress != nil && loaded > 0 {
+		// (the skipped files were said above: counted here, "loaded 1 file(s): 0 events" followed
+		// "already loaded, skipped")
 		var events, bytes int64
 		for _, r := range results {
-			events += r.Events
-			bytes += r.JSONBytes
+			if r.Skipped == "" {
+				events += r.Events
+				bytes += r.JSONBytes
+			}
 		}
-		fmt.Fprintf(s.errOut, "loaded %d file(s): %d events, %.1f MB of JSON\n", len(results), events, float64(bytes)/1e6)
+		fmt.Fprintf(s.errOut, "loaded %d file(s): %d events, %.1f MB of JSON\n", loaded, events, float64(bytes)/1e6)
 	}
 	return nil
 }

@@ -93,6 +93,8 @@ func oneLine(err error) string {
 	return internalHint.ReplaceAllString(b.String(), "")
 }
 
+var unboundParams = regexp.MustCompile(`incorrect argument count for command: have 0 want (\d+)`)
+
 var internalHint = regexp.MustCompile(` Did you mean "_[^"]*"\?`)
 
 func (s *session) reportErr(err error) {
@@ -158,7 +160,10 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	}()
 	start := time.Now()
 	rows, err := queryForDisplay(qctx, s.db.SQL, stmt)
-	if err != nil {
+	if m := unboundParams.FindStringSubmatch(fmt.Sprint(err)); m != nil {
+		// database/sql's words for a $1 or ? that nothing binds
+		return fmt.Errorf("the statement has %s parameter(s) ($1 or ?) and the CLI binds none: write the values in the SQL (or PREPARE it and EXECUTE with values)", m[1])
+	} else if err != nil {
 		return err
 	}
 	defer rows.Close()
