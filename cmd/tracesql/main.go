@@ -19,6 +19,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"tracesql/engine"
+	"tracesql/queries"
 )
 
 const usage = `usage: tracesql [flags] [TRACE_DIR | TRACE_FILE ...]
@@ -423,12 +424,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // statements before it shows the overview anyway.
 const sampleInputWait = 300 * time.Millisecond
 
-// onlyBlank reports whether r holds nothing but white space up to its end, without consuming it. A
-// buffer's worth of white space counts as input (statements may follow).
+// onlyBlank reports whether r holds nothing but white space and SQL comments up to its end (no
+// statement to run), without consuming it. A buffer's worth of them counts as input (statements may
+// follow).
 func onlyBlank(r *bufio.Reader) bool {
 	for n := 1; n <= r.Size(); n *= 2 {
 		b, err := r.Peek(min(n, r.Size()))
-		if len(strings.TrimSpace(string(b))) > 0 {
+		text := string(b)
+		if err == nil {
+			text = strings.TrimRight(text, "-/") // the start of a comment ("-" of "--") may be cut here
+		}
+		if !queries.OnlyComments(text) {
 			return false
 		}
 		if err != nil {

@@ -703,13 +703,16 @@ func TestBundledSample(t *testing.T) {
 }
 
 // TestBundledSamplePiped: statements piped in with no trace query the sample and print only their results, as
-// with a trace named (so `tracesql --format csv < q.sql > out.csv` is clean); blank input still shows the overview.
+// with a trace named (so `tracesql --format csv < q.sql > out.csv` is clean); input with no statement (blank, or
+// comments) still shows the overview.
 func TestBundledSamplePiped(t *testing.T) {
 	for _, c := range []struct {
 		stdin, want string
 	}{
 		{"SELECT events AS n FROM traces;\n", "n\n1408\n"},
 		{"\n  \n\t", ""},
+		{"-- only a comment\n/* and\nanother */\n", ""},
+		{"-- a comment\nSELECT 1 AS n;\n", "n\n1\n"},
 	} {
 		out, errOut, code := runCLI(t, c.stdin, "--format", "csv")
 		if code != 0 || errOut != "" {
