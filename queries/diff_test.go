@@ -184,6 +184,43 @@ func TestSQTraceDiffDefault(t *testing.T) {
 	}
 }
 
+// TestSQTraceDiffGPULag: the GPU runs behind the CPU. Step 1's kernel and its GPU annotation "fwd" run
+// inside CPU step 2's range, step 2's after the last step; each annotation is in the iteration of the
+// kernel it covers, so comparing step 1 with step 2 finds no difference (by the annotation's start,
+// step 1 had no "fwd" and step 2's was dropped).
+func TestSQTraceDiffGPULag(t *testing.T) {
+	step := func(n, ts int) string {
+		return fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":100},
+			{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":2,"args":{"correlation":%d}},
+			{"ph":"X","cat":"gpu_user_annotation","name":"fwd","pid":0,"tid":7,"ts":%d,"dur":20},
+			{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":10,"args":{"stream":7,"correlation":%d}}`,
+			n, ts, ts+10, n, ts+145, ts+150, n)
+	}
+	p := filepath.Join(t.TempDir(), "lag.json")
+	if err := os.WriteFile(p, []byte(`{"traceEvents":[`+step(1, 0)+",\n"+step(2, 100)+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqDiffDB(t, "a", p, "b", p)
+	def, compat := sqConn(t, db, false), sqConn(t, db, true)
+	got := ""
+	for _, r := range sqDiff(t, def, `trace_diff('a', 'b', control_iteration := 1, test_iteration := 2, device_type := 'GPU')`) {
+		got += fmt.Sprintf("%s:%d>%d ", r.name, r.cn, r.tn)
+	}
+	if want := "fwd:1>1 k:1>1 "; got != want {
+		t.Errorf("default: got %s, want %s", got, want)
+	}
+	// HTA counts the annotation as a CPU op of the CPU step its start falls in.
+	got = ""
+	for _, r := range sqDiff(t, compat, `trace_diff('a', 'b', control_iteration := 1, test_iteration := 2, device_type := 'CPU')`) {
+		if r.name == "fwd" {
+			got += fmt.Sprintf("%s:%d>%d ", r.name, r.cn, r.tn)
+		}
+	}
+	if want := "fwd:0>1 "; got != want {
+		t.Errorf("compat: got %s, want %s", got, want)
+	}
+}
+
 // sqNULL marks a NULL device_type in TestSQTraceDiffDefault.
 const sqNULL = "\x00NULL"
 

@@ -46,7 +46,7 @@ it AS (
                                ELSE (SELECT min(p.step) FROM profiler_steps p JOIN side s USING (trace_id)) END, -1) AS n
 ),
 base AS (
-    SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step,
+    SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step, e.pid, e.tid,
            CASE WHEN compat THEN (e.ts + 999) // 1000 * 1000 ELSE e.ts END AS ts,
            CASE WHEN compat THEN (e.ts + e.dur) // 1000 * 1000 - (e.ts + 999) // 1000 * 1000 ELSE e.dur END AS dur,
            CASE
@@ -70,6 +70,16 @@ contained AS (
     FROM base b JOIN steps p ON p.trace_id = b.trace_id AND b.ts >= p.ts AND b.ts < p.end_ts
     GROUP BY ALL
 ),
+annotated AS (
+    -- default mode: a GPU annotation is in the iteration of the first GPU work it covers on its lane.
+    -- The GPU runs behind the CPU, so the CPU step whose range holds the annotation's start is often a
+    -- later one (or none, past the last step), which split a step's annotations from its kernels.
+    SELECT a.trace_id, a.ev_idx, arg_min(g.step, (g.ts, g.ev_idx)) AS step
+    FROM (SELECT * FROM base WHERE NOT compat AND cat_class = 'gpu_user_annotation') a
+    JOIN (SELECT * FROM base WHERE NOT compat AND cat_class IN ('kernel', 'memcpy', 'memset') AND step IS NOT NULL) g
+      ON g.trace_id = a.trace_id AND g.pid = a.pid AND g.tid = a.tid AND g.ts >= a.ts AND g.ts < a.ts + a.dur
+    GROUP BY ALL
+),
 sided AS (
     SELECT b.*, _hta_gpu_side(b.raw_stream, coalesce(b.correlation, -1), b.name) AS gpu_side
     FROM base b
@@ -88,13 +98,14 @@ classified AS (
                WHEN compat AND b.raw_stream > 0 THEN coalesce(lc.step, -1)
                WHEN compat AND b.raw_stream = 0 AND b.cat <> 'cpu_op' THEN NULL
                WHEN compat THEN coalesce(c.step, -1)
-               WHEN b.cat_class = 'gpu_user_annotation' THEN coalesce(c.step, -1)
+               WHEN b.cat_class = 'gpu_user_annotation' THEN coalesce(an.step, c.step, -1)
                ELSE coalesce(b.step, -1)
            END AS iteration
     FROM base b
     LEFT JOIN contained c ON c.trace_id = b.trace_id AND c.ev_idx = b.ev_idx
     LEFT JOIN link l ON l.trace_id = b.trace_id AND l.ev_idx = b.ev_idx
     LEFT JOIN contained lc ON lc.trace_id = l.trace_id AND lc.ev_idx = l.cpu_idx
+    LEFT JOIN annotated an ON an.trace_id = b.trace_id AND an.ev_idx = b.ev_idx
 )
 SELECT c.*, c.dur / 1000.0 AS dur_us FROM classified c, it WHERE c.iteration = it.n;
 
