@@ -78,7 +78,8 @@ FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 -- Default mode: launches are the enqueueing calls of _ct_launch_names on CPU threads, GPU events are kernels,
 -- memcpys and memsets (cuda_sync records never count, quirk §7.2); series per (device, stream); at equal ts a
 -- launch (+1) comes before a GPU start (−1) — a kernel cannot start before its own launch, so this order never
--- shows a spurious negative queue — then by ev_idx.
+-- shows a spurious negative queue (only a trace whose GPU clock runs ahead of the CPU's, a kernel starting before
+-- its launch call, can dip below 0) — then by ev_idx.
 -- Compat mode (HTA 0.6.1): launches with index_correlation > 0 from HTA's list, every stream != −1 row with such a
 -- correlation (cuda_sync included), series per stream id, equal timestamps in numpy's quicksort order (_np_argsort).
 --
