@@ -826,3 +826,31 @@ func TestValidJSONSpellings(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingRanksHugeWorldSize: the missing-ranks warning lists the gaps without walking every rank
+// of the world size (2^63-1 hung the load after its commit).
+func TestMissingRanksHugeWorldSize(t *testing.T) {
+	for _, c := range []struct {
+		world string
+		ranks []int
+		want  string
+	}{
+		{"9223372036854775807", []int{0, 1}, "holds 2 of the 9223372036854775807 ranks its traces' world_size names (missing: 2, 3, 4, 5, 6, 7, 8, 9 and 9223372036854775797 more)"},
+		{"8", []int{1, 3}, "holds 2 of the 8 ranks its traces' world_size names (missing: 0, 2, 4, 5, 6, 7)"},
+		{"4", []int{2, 9}, "holds 2 of the 4 ranks its traces' world_size names (missing: 0, 1, 3)"},
+	} {
+		dir := t.TempDir()
+		for _, r := range c.ranks {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("r%d.json", r)), []byte(fmt.Sprintf(
+				`{"distributedInfo":{"rank":%d,"world_size":%s},"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]}`, r, c.world)), 0o644)
+		}
+		var warnings []string
+		db := openTestDB(t)
+		if _, err := db.Load(context.Background(), []string{dir}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], c.want) {
+			t.Errorf("world_size %s, ranks %v: warnings %q, want one containing %q", c.world, c.ranks, warnings, c.want)
+		}
+	}
+}

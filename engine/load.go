@@ -204,22 +204,26 @@ func (db *DB) warnMissingRanks(ctx context.Context, opts LoadOptions) {
 	if rows.Err() != nil || len(ranks) < 2 || !worldSize.Valid || int64(len(ranks)) >= worldSize.Int64 {
 		return
 	}
-	have := map[int64]bool{}
-	for _, r := range ranks {
-		have[r] = true
-	}
+	// The first 8 missing ranks from the gaps between the sorted ranks, the count by arithmetic: a
+	// world_size of 2^63-1 must not be walked rank by rank.
 	var missing []string
-	n := 0
-	for r := int64(0); r < worldSize.Int64; r++ {
-		if !have[r] {
-			if n++; n <= 8 {
-				missing = append(missing, strconv.FormatInt(r, 10))
-			}
+	n := worldSize.Int64
+	next := int64(0) // the lowest rank not yet known to be present or listed as missing
+	for _, r := range append(ranks, worldSize.Int64) {
+		if r < 0 || r > worldSize.Int64 {
+			continue
 		}
+		for ; next < r && len(missing) < 8; next++ {
+			missing = append(missing, strconv.FormatInt(next, 10))
+		}
+		if r < worldSize.Int64 {
+			n--
+		}
+		next = max(next, r+1)
 	}
 	list := strings.Join(missing, ", ")
-	if n > len(missing) {
-		list += fmt.Sprintf(" and %d more", n-len(missing))
+	if n > int64(len(missing)) {
+		list += fmt.Sprintf(" and %d more", n-int64(len(missing)))
 	}
 	opts.Warn(fmt.Sprintf("trace set %q holds %d of the %d ranks its traces' world_size names (missing: %s): cross-rank analyses see only these", opts.Label, len(ranks), worldSize.Int64, list))
 }
