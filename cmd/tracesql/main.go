@@ -259,6 +259,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fileScripts[sc.text] = string(b)
 		}
 	}
+	// Ctrl-C while the database opens and the command line's traces load stops them: the file being
+	// loaded leaves nothing (its transaction rolls back), a --db this run created and could fill with
+	// nothing is removed, and the run ends with 130. (Before, the signal killed the process and left a
+	// half-made --db file.)
+	lctx, stopLoadSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopLoadSignals()
 	open := engine.Open
 	if o.readOnly {
 		open = engine.OpenReadOnly
@@ -274,11 +280,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// hold that trace already.
 	var prefetch *engine.Prefetch
 	if sets := groupByLabel(o.traces); len(sets) > 0 && !o.readOnly && (o.dbPath == "" || createdDB) {
-		prefetch = engine.StartPrefetch(ctx, sets[0].paths, engine.LoadOptions{Progress: progress})
+		prefetch = engine.StartPrefetch(lctx, sets[0].paths, engine.LoadOptions{Progress: progress})
 	}
 	defer prefetch.Stop() // (nothing to stop once the first load took it)
-	db, err := open(ctx, o.dbPath)
+	db, err := open(lctx, o.dbPath)
 	if err != nil {
+		if createdDB { // (a schema install that failed, say on a full disk, left the file and its WAL)
+			os.Remove(o.dbPath)
+			os.Remove(o.dbPath + ".wal")
+		}
+		if lctx.Err() != nil && ctx.Err() == nil {
+			fmt.Fprintln(stderr, "tracesql: cancelled (Ctrl-C) while opening the database")
+			return 130
+		}
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1
 	}
@@ -322,7 +336,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if i == 0 {
 			opts.Prefetch = prefetch // the same set: traces is o.traces when a prefetch was started
 		}
-		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
+		if err := loadTraces(lctx, s, set.paths, opts); err != nil {
+			if lctx.Err() != nil && ctx.Err() == nil {
+				discardNewDB()
+				fmt.Fprintln(stderr, "tracesql: load cancelled (Ctrl-C); a file not loaded in full left nothing behind")
+				return 130
+			}
 			s.reportErr(err)
 			if len(o.scripts) > 0 {
 				discardNewDB()
@@ -333,6 +352,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			loadFailed = true
 		}
 	}
+	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if len(o.traces) == 0 && o.dbPath == "" {
 		if s.sampleIDs, err = sampleTraceIDs(ctx, db); err != nil {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
@@ -513,6 +533,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		}
 		s.sampleIDs = nil
 		fmt.Fprintf(s.errOut, "tracesql: unloaded the bundled sample; the session holds the traces you load\n")
+	}
+	if err != nil && ctx.Err() != nil {
+		return errCancelled // (Ctrl-C: the file being loaded rolled back; its error says no more)
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.

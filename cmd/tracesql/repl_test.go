@@ -475,3 +475,56 @@ func ctrlCScript(t *testing.T, script string) {
 		t.Errorf("after Ctrl-C: stdout %q, stderr %q; want the script stopped there", rest, errOut.String())
 	}
 }
+
+// TestCtrlCWhileLoading: Ctrl-C while a new --db opens and loads ends the run with 130 and one line, and
+// leaves no half-made database: either no file, or one whose every trace is complete (a file's load is
+// one transaction). Before, the signal killed the process and left the file behind.
+func TestCtrlCWhileLoading(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perTrace := []string{"--format", "csv", "-c", "SELECT path, (SELECT count(*) FROM events e WHERE e.trace_id = t.trace_id) AS n FROM traces t"}
+	full := mustRun(t, "", append([]string{"../../testdata/traces/dlrm_8ranks"}, perTrace...)...)
+	for _, wait := range []time.Duration{0, 150 * time.Millisecond} {
+		db := filepath.Join(t.TempDir(), "new.duckdb")
+		cmd := exec.Command(bin, "--db", db, "../../testdata/traces/dlrm_8ranks", "-c", "SELECT 1")
+		cmd.Env = append(os.Environ(), asCLI+"=1")
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The database file appears once the signal handler is in place (it is set up before the open).
+		deadline := time.Now().Add(10 * time.Second)
+		for _, err := os.Stat(db); err != nil && time.Now().Before(deadline); _, err = os.Stat(db) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(wait)
+		cmd.Process.Signal(os.Interrupt)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if err == nil {
+			t.Logf("wait %v: the load finished before the signal", wait)
+			continue
+		}
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.HasPrefix(errOut.String(), "tracesql: ") || strings.Count(errOut.String(), "\n") != 1 {
+			t.Fatalf("wait %v: %v, stderr %q; want exit 130 and one line", wait, err, errOut.String())
+		}
+		if _, err := os.Stat(db); err != nil {
+			continue // removed: nothing had loaded
+		}
+		out, errOut2, code := runCLI(t, "", append([]string{"--db", db}, perTrace...)...)
+		if code != 0 {
+			t.Fatalf("wait %v: the database left behind: exit %d, %s", wait, code, errOut2)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+			if !strings.Contains(full, line+"\n") {
+				t.Errorf("wait %v: a trace left half loaded: %s (complete loads:\n%s)", wait, line, full)
+			}
+		}
+	}
+}
