@@ -292,6 +292,8 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: --format xml: unknown format \(want table, csv, tsv, json, jsonl, markdown, line, list, bar, trash\)\n$`},
 		{name: "a parameter nothing binds", args: []string{backwardJSON, "-c", "SELECT $1 AS p, ? AS q"}, code: 1,
 			stderr: `^tracesql: the statement has 2 parameter\(s\) \(\$1 or \?\) and the CLI binds none: .*\n$`},
+		{name: "report of a --db that does not exist", args: []string{"report", "--db", "$TMP/nope.duckdb", "-o", "$TMP/r.html"}, code: 1,
+			stderr: `^tracesql: report: --db \S*nope\.duckdb: no such file or directory\n$`},
 		{name: "inflate without -o", args: []string{"inflate", backwardJSON}, code: 2,
 			stderr: `^tracesql: inflate: -o DIR is required\nusage: tracesql inflate`},
 		{name: "inflate without a trace", args: []string{"inflate", "-o", "$TMP/x"}, code: 2,

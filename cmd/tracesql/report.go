@@ -87,6 +87,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		open = engine.OpenReadOnly
 	}
+	if _, err := os.Stat(*dbPath); *dbPath != "" && len(traces) == 0 && err != nil {
+		// A report of a database that is not there would create an empty one and report on nothing.
+		fmt.Fprintf(stderr, "tracesql: report: --db %s: %v\n", *dbPath, errors.Unwrap(err))
+		return 1
+	}
 	db, err := open(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
