@@ -90,18 +90,8 @@ func Reopen(text string, i int) string {
 			return text[i : i+n]
 		}
 	case c == '/' && i+1 < len(text) && text[i+1] == '*':
-		depth := 0
-		for k := i; k+1 < len(text); k++ {
-			switch {
-			case text[k] == '/' && text[k+1] == '*':
-				depth++
-				k++
-			case text[k] == '*' && text[k+1] == '/':
-				depth--
-				k++
-			}
-		}
-		return strings.Repeat("/*", max(depth, 0))
+		_, depth := blockComment(text, i)
+		return strings.Repeat("/*", depth)
 	}
 	return ""
 }
@@ -192,7 +182,13 @@ func escapeStringEnd(text string, q int) int {
 // blockCommentEnd returns the index of the '/' closing the comment opened at text[i] ("/*"),
 // or -1 if it is not closed yet. Comments nest, as in DuckDB: /* a /* b */ c */ is one comment.
 func blockCommentEnd(text string, i int) int {
-	depth := 0
+	end, _ := blockComment(text, i)
+	return end
+}
+
+// blockComment scans the comment opened at text[i]: the index of its closing '/', or -1 and the
+// number of levels still open at the end of text.
+func blockComment(text string, i int) (end, depth int) {
 	for k := i; k+1 < len(text); k++ {
 		switch {
 		case text[k] == '/' && text[k+1] == '*':
@@ -202,9 +198,9 @@ func blockCommentEnd(text string, i int) int {
 			depth--
 			k++
 			if depth == 0 {
-				return k
+				return k, 0
 			}
 		}
 	}
-	return -1
+	return -1, depth
 }
