@@ -51,6 +51,20 @@ type LoadOptions struct {
 	// replace to those files: a new version may take the rank of another file's older version, which then
 	// goes with it.
 	replacing map[int]string
+	// swaps records, for the files of replacing, which ones failed in this Load and which older versions
+	// another file's new version took away.
+	swaps *swapState
+}
+
+// swapState follows the changed files of one Load with Replace whose ranks moved onto each other.
+type swapState struct {
+	failed map[string]bool     // paths whose new version failed to load
+	taken  map[string]takenRank // path whose older version went → the file that took its rank
+}
+
+type takenRank struct {
+	by   string
+	rank int
 }
 
 // Progress reports the state of the file being loaded.
@@ -114,6 +128,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	results = append(results, repeated...)
 	if opts.Replace {
 		opts.replacing = db.replacedVersions(ctx, files, opts)
+		opts.swaps = &swapState{failed: map[string]bool{}, taken: map[string]takenRank{}}
 	}
 	if len(files) > 1 {
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
@@ -163,6 +178,9 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 				err = &LoadError{Path: f, Err: err}
 			}
 			failed = append(failed, err)
+			if opts.swaps != nil {
+				opts.swaps.failed[f] = true
+			}
 			if ctx.Err() != nil {
 				if rest := len(files) - i - 1; rest > 0 {
 					failed = append(failed, fmt.Errorf("load cancelled: %d more file(s) not loaded, from %s on", rest, files[i+1]))
@@ -172,6 +190,17 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 			continue
 		}
 		results = append(results, res)
+	}
+	if opts.swaps != nil {
+		for i, err := range failed {
+			var le *LoadError
+			if errors.As(err, &le) {
+				if t, ok := opts.swaps.taken[le.Path]; ok {
+					// Its older version is gone with no new one in its place: said, not left to be found.
+					failed[i] = fmt.Errorf("%w; its older version is no longer loaded either: %s took its rank %d before this file failed", err, t.by, t.rank)
+				}
+			}
+		}
 	}
 	for _, r := range results {
 		if r.Skipped == "" && opts.Warn != nil {
@@ -672,6 +701,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	err = db.SQL.QueryRowContext(ctx, `SELECT path, trace_id FROM traces WHERE label = ? AND rank = ? AND trace_id <> ? LIMIT 1`, opts.Label, rank, replaces).Scan(&other, &otherID)
 	obsolete := []int64{int64(replaces)}
 	switch {
+	case err == nil && opts.replacing[otherID] != "" && opts.swaps.failed[opts.replacing[otherID]]:
+		// That file's new version failed, so its older version stays, holding the rank.
+		return res, fmt.Errorf("rank %d is still held by the older version of %s, whose new version failed to load in this run; fix that file and load both again with --replace", rank, opts.replacing[otherID])
 	case err == nil && opts.replacing[otherID] != "":
 		// The older version of another changed file of this load (ranks swapped or shifted): it goes now;
 		// that file loads afresh in its turn.
@@ -886,6 +918,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	// A file whose older version an earlier file of this Load took away (ranks swapped) loaded afresh, but
 	// it too replaced that version.
 	res.Replaced = err == nil && (replaces >= 0 || slices.Contains(slices.Collect(maps.Values(opts.replacing)), path))
+	if err == nil && len(obsolete) > 1 {
+		opts.swaps.taken[opts.replacing[otherID]] = takenRank{by: path, rank: rank}
+	}
 	return res, err
 }
 

@@ -250,3 +250,91 @@ func TestReplaceMovedRanks(t *testing.T) {
 		}
 	})
 }
+
+// TestReplaceSwapOneFails: two changed files swapped ranks and one new version is bad. If the bad file
+// comes first, its older version keeps its rank, so the good file cannot take it: both older versions stay
+// and the good file's error says why. If the good file comes first, it has already taken the bad file's
+// rank (its older version went with it): the bad file's error says that nothing of it is loaded now.
+func TestReplaceSwapOneFails(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name              string
+		bad               string // which of a.json.gz, b.json.gz has a bad new version
+		wantErr           []string
+		wantRanks         string // path:rank of traces afterwards
+		unchangedDatabase bool
+	}{
+		{"bad file first", "a.json.gz",
+			[]string{"load " + "A: not gzip", "load B: rank 0 is still held by the older version of A, whose new version failed to load in this run"},
+			"a.json.gz:0 b.json.gz:1", true},
+		{"good file first", "b.json.gz",
+			[]string{"load B: not gzip", "its older version is no longer loaded either: A took its rank 1 before this file failed"},
+			"a.json.gz:1", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			set := filepath.Join(dir, "set")
+			if err := os.Mkdir(set, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			a, b := filepath.Join(set, "a.json.gz"), filepath.Join(set, "b.json.gz")
+			copyTestFile(t, dlrmRankFile(t, 0), a)
+			copyTestFile(t, dlrmRankFile(t, 1), b)
+			db, err := Open(ctx, filepath.Join(dir, "t.duckdb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			mustLoad(t, db, set)
+			before := perFileDigest(t, db)
+			later := time.Now().Add(time.Hour)
+			for _, f := range []struct {
+				path string
+				rank int
+			}{{a, 1}, {b, 0}} {
+				if filepath.Base(f.path) == c.bad {
+					if err := os.WriteFile(f.path, []byte("not a gzip file"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					copyTestFile(t, dlrmRankFile(t, f.rank), f.path)
+				}
+				if err := os.Chtimes(f.path, later, later); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = db.Load(ctx, []string{set}, LoadOptions{Replace: true})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := strings.NewReplacer(a, "A", b, "B").Replace(err.Error())
+			for _, w := range c.wantErr {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q\nlacks %q", msg, w)
+				}
+			}
+			var got []string
+			rows, err := db.SQL.Query(`SELECT path, rank FROM traces ORDER BY path`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var p string
+				var r int
+				if err := rows.Scan(&p, &r); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s:%d", filepath.Base(p), r))
+			}
+			if g := strings.Join(got, " "); g != c.wantRanks {
+				t.Errorf("traces %q, want %q", g, c.wantRanks)
+			}
+			if c.unchangedDatabase {
+				if after := perFileDigest(t, db); after != before {
+					t.Errorf("the database changed:\n%s\nwas:\n%s", after, before)
+				}
+			}
+		})
+	}
+}
