@@ -58,7 +58,7 @@ type LoadOptions struct {
 
 // swapState follows the changed files of one Load with Replace whose ranks moved onto each other.
 type swapState struct {
-	failed map[string]bool     // paths whose new version failed to load
+	failed map[string]bool      // paths whose new version failed to load
 	taken  map[string]takenRank // path whose older version went → the file that took its rank
 }
 
