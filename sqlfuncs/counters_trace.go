@@ -36,7 +36,7 @@ func init() {
 	add("_cumsum", func(conn *sql.Conn, env *Env) error {
 		return registerListScalar(conn, "_cumsum", duckdb.TYPE_DOUBLE, duckdb.TYPE_DOUBLE, cumsumUDF)
 	})
-	add("_export_counters_trace", registerExportCounters)
+	addTable("_export_counters_trace", registerExportCounters)
 }
 
 type listScalar struct {

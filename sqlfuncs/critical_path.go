@@ -208,11 +208,13 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 
 // cpRegister registers one internal table function whose bind builds a cpTable.
 func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.Context, env *Env, args []any) (*cpTable, error)) {
-	add(name, func(conn *sql.Conn, env *Env) error {
+	addTable(name, func(conn *sql.Conn, env *Env) error {
 		return duckdb.RegisterTableUDF(conn, name, duckdb.ChunkTableFunction{
 			Config: duckdb.TableFunctionConfig{Arguments: argTypes},
 			BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 				for i, v := range args {
+					// duckdb-go v2.10503.1 aborts on a NULL before this runs (the CLI refuses direct
+					// calls, TableFunctions); a driver that passes it on gives nil here.
 					if v == nil {
 						return nil, fmt.Errorf("%s: argument %d is NULL (call the public macro instead)", name, i+1)
 					}

@@ -34,7 +34,7 @@ import (
 )
 
 func init() {
-	add("_export_kernel_sequences_overlay", func(conn *sql.Conn, env *Env) error {
+	addTable("_export_kernel_sequences_overlay", func(conn *sql.Conn, env *Env) error {
 		varchar, err := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
 		if err != nil {
 			return err

@@ -21,6 +21,7 @@ type Env struct {
 
 type registration struct {
 	name     string
+	table    bool // a table function: its arguments reach duckdb-go's bind
 	register func(conn *sql.Conn, env *Env) error
 }
 
@@ -28,7 +29,25 @@ var registry []registration
 
 // add records a function to install; called from init functions.
 func add(name string, register func(conn *sql.Conn, env *Env) error) {
-	registry = append(registry, registration{name, register})
+	registry = append(registry, registration{name: name, register: register})
+}
+
+// addTable records a table function to install; called from init functions.
+func addTable(name string, register func(conn *sql.Conn, env *Env) error) {
+	registry = append(registry, registration{name: name, table: true, register: register})
+}
+
+// TableFunctions returns the names of the Go table functions. Only the public macros should call them:
+// duckdb-go aborts the process when one is given a NULL argument, before any Go code of the function
+// runs, so a client that runs SQL typed by a user refuses statements that name one.
+func TableFunctions() []string {
+	var out []string
+	for _, r := range registry {
+		if r.table {
+			out = append(out, r.name)
+		}
+	}
+	return out
 }
 
 // Register installs every function on db. DuckDB keeps them in the system catalog, so one

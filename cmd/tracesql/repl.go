@@ -191,10 +191,10 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 	var out [][]rune
 	seen := map[string]bool{}
 	for _, cand := range c.candidates() {
-		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") {
-			// Internal names (_cp_path, _hta_frame, …) are the public ones' machinery, not offered to someone
-			// typing a public name: the Go table functions among them abort the process on a NULL argument
-			// (a duckdb-go bug, stack.md §1.4), which their public macros never pass.
+		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || internalTableFunctions[strings.ToLower(cand)] {
+			// Internal names (_hta_frame, …) are the public ones' machinery, not offered to someone typing a
+			// public name; the Go table functions among them not at all, since a statement that calls one is
+			// refused (refuseInternalCall).
 			continue
 		}
 		if strings.HasPrefix(strings.ToLower(cand), strings.ToLower(word)) && !seen[cand] {

@@ -357,8 +357,8 @@ func TestHistoryLine(t *testing.T) {
 	}
 }
 
-// TestCompletionHidesInternals: completion offers the public names (critical_path…, tables, columns), and the
-// internal _ ones only to a word that starts with _.
+// TestCompletionHidesInternals: completion offers the public names (critical_path…, tables, columns), the
+// internal _ ones only to a word that starts with _, and the Go table functions never.
 func TestCompletionHidesInternals(t *testing.T) {
 	db := openReportDB(t, backwardJSON)
 	c := &completer{s: &session{db: db}}
@@ -381,8 +381,11 @@ func TestCompletionHidesInternals(t *testing.T) {
 			}
 		}
 	}
-	if under := complete("SELECT * FROM _cp_pa"); !slices.Contains(under, "SELECT * FROM _cp_path") {
-		t.Errorf("_cp_pa completes to %q, want _cp_path still reachable when asked for", under)
+	if under := complete("SELECT * FROM _hta_fr"); !slices.Contains(under, "SELECT * FROM _hta_frame_default") {
+		t.Errorf("_hta_fr completes to %q, want the internal _hta_frame_default still reachable when asked for", under)
+	}
+	if under := complete("SELECT * FROM _cp_pa"); len(under) > 0 {
+		t.Errorf("_cp_pa completes to %q, want nothing: a statement that calls a Go table function is refused", under)
 	}
 }
 

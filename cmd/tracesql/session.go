@@ -158,6 +158,9 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			err = errCancelled
 		}
 	}()
+	if err := refuseInternalCall(stmt); err != nil {
+		return err
+	}
 	start := time.Now()
 	rows, err := queryForDisplay(qctx, s.db.SQL, stmt)
 	if m := unboundParams.FindStringSubmatch(fmt.Sprint(err)); m != nil {
