@@ -280,7 +280,7 @@ func TestExitCodes(t *testing.T) {
 			args: []string{backwardJSON, "--format", "csv", "-c", "SELECT 1 AS a; SELEC; SELECT 2 AS b", "-c", "SELECT 3 AS c"},
 			code: 1, stdout: "a\n1\n", stderr: `^tracesql: Parser Error: .*\n$`, stderrLine: true},
 		{name: "an internal table function called directly, with NULL", code: 1,
-			args: []string{backwardJSON, "--format", "csv", "-c", "SELECT 1 AS a", "-c", `SELECT * FROM main."_CP_PATH" /* x */ (NULL, 0)`},
+			args:   []string{backwardJSON, "--format", "csv", "-c", "SELECT 1 AS a", "-c", `SELECT * FROM main."_CP_PATH" /* x */ (NULL, 0)`},
 			stdout: "a\n1\n", stderr: `^tracesql: _CP_PATH is the internal function behind a public macro \(\.tables lists them\): call the macro; .*\n$`, stderrLine: true},
 		{name: "an internal function's name as a string or column is no call",
 			args:   []string{backwardJSON, "--format", "csv", "-c", `SELECT '_longest_path(NULL)' AS _hotspots, 2 AS "_cp_summary" -- _cp_path(NULL)`},
