@@ -70,6 +70,12 @@ func TestLoadErrors(t *testing.T) {
 		{"truncated before any event", "b3.json", []byte(`{"traceEvents":[`), "truncated JSON: input ends inside traceEvents before its first event"},
 		{"not gzip", "n.json.gz", []byte("PK\x03\x04 a zip archive"), "not gzip: the name ends in .gz"},
 		{"array of no events", "o.json", []byte(`[{"file":"a.json","mode":"FULL"}]`), "not a Chrome trace: the first element of the JSON array is not an event (it has no ph)"},
+		{"args nested too deep", "d1.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","args":{"x":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}]}`),
+			`event 0 (byte 16): value of "args": nested deeper than 1000 levels`},
+		{"another key nested too deep", "d2.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","x":` + strings.Repeat("{\"a\":", 1001) + "1" + strings.Repeat("}", 1001) + `}]}`),
+			`event 0 (byte 16): value of "x": nested deeper than 1000 levels`},
+		{"metadata nested too deep", "d3.json", []byte(`{"deviceProperties":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `,"traceEvents":[]}`),
+			`inside the value of deviceProperties: nested deeper than 1000 levels (objects and arrays) at byte 20`},
 		{"bad separator", "l.json", []byte(`{"traceEvents":[{"ph":"X","ts":1} {"ph":"X","ts":2}]}`), "expected ',' or ']' after event 0"},
 	}
 	dir := t.TempDir()

@@ -181,6 +181,13 @@ var scalarByte = func() (t [256]bool) {
 	return t
 }()
 
+// maxValueDepth bounds the nesting of an event's values and of the metadata kept. Kineto nests args three
+// levels deep; DuckDB's JSON functions recurse, and json_structure crashed the process at 100,000 levels.
+const maxValueDepth = 1000
+
+// errTooDeep is a value nested deeper than maxValueDepth.
+var errTooDeep = fmt.Errorf("nested deeper than %d levels (objects and arrays)", maxValueDepth)
+
 // valueEndIn returns the end of the JSON value starting at b[i], within a complete buffer.
 func valueEndIn(b []byte, i int) (int, error) {
 	if i >= len(b) {
@@ -204,7 +211,9 @@ func valueEndIn(b []byte, i int) (int, error) {
 				}
 				j = k - 1
 			case bcOpen:
-				depth++
+				if depth++; depth > maxValueDepth {
+					return 0, errTooDeep
+				}
 			case bcClose:
 				depth--
 				if depth == 0 {
@@ -272,7 +281,9 @@ func compactValueEnd(b []byte, i int, out []byte) (int, []byte, error) {
 			j = k
 			continue
 		case bcOpen:
-			depth++
+			if depth++; depth > maxValueDepth {
+				return 0, out, errTooDeep
+			}
 		case bcClose:
 			depth--
 			if depth == 0 {

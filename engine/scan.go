@@ -257,7 +257,9 @@ func (s *splitter) valueEnd(where string) (int, error) {
 			}
 			continue
 		case '{', '[':
-			depth++
+			if depth++; depth > maxValueDepth {
+				return 0, s.errf("%s: %v", where, errTooDeep)
+			}
 		case '}', ']':
 			if depth == 0 { // the delimiter after a scalar
 				if i == s.pos {
