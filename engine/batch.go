@@ -150,6 +150,8 @@ type parsedBatch struct {
 	count                                     int
 	oddLanes                                  int    // events whose pid or tid is neither an integer nor a string (lane's odd)
 	oddLaneExample                            string // the first such value
+	badEscapes                                int    // events whose name or cat is not a valid JSON string (unescapeValid)
+	badEscapeExample                          string // the first: its index and text
 	negativeDur                               int    // X events with a negative dur (in others, not events)
 	negativeDurExample                        string // the first: its index and dur
 }
@@ -287,11 +289,26 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		// A name or cat written with escapes ("cpu_\u006fp") is decoded here, once, so that what is
 		// derived from it (cat_class, step, launch flavour, sync links, process metadata) reads the
 		// text the columns show.
+		catOK, nameOK := true, true
 		if ev.catEsc {
-			ev.cat, ev.catEsc = []byte(unescape(ev.cat)), false
+			var c string
+			c, catOK = unescapeValid(ev.cat)
+			ev.cat, ev.catEsc = []byte(c), false
 		}
 		if ev.nameEsc {
-			ev.name, ev.nameEsc = []byte(unescape(ev.name)), false
+			var n string
+			n, nameOK = unescapeValid(ev.name)
+			ev.name, ev.nameEsc = []byte(n), false
+		}
+		if !catOK || !nameOK {
+			if pb.badEscapes == 0 {
+				what, text := "name", ev.name
+				if !catOK {
+					what, text = "cat", ev.cat
+				}
+				pb.badEscapeExample = fmt.Sprintf("event %d's %s %s", idx, what, clip(text))
+			}
+			pb.badEscapes++
 		}
 		var ts int64
 		hasTS := len(ev.ts) > 0 && !isNull(ev.ts)

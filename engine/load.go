@@ -586,6 +586,10 @@ type parsedFile struct {
 	// oddLaneExample is the first such value: kept, and said.
 	oddLanes       int64
 	oddLaneExample string
+	// badEscapes counts the events whose name or cat is not a valid JSON string, badEscapeExample
+	// names the first: decoded where valid, the rest kept as written, and said.
+	badEscapes       int64
+	badEscapeExample string
 	// negativeDur counts the complete (X) events with a negative dur, kept in other_events, and
 	// negativeDurExample names the first.
 	negativeDur        int64
@@ -644,6 +648,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	if pf.negativeDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')", path, pf.negativeDur, pf.negativeDurExample))
+	}
+	if pf.badEscapes > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d event(s) whose name or cat is not a valid JSON string (the first: %s): an unknown escape such as \\q, a \\u without four hex digits or a raw control character is kept as written, the rest decoded", path, pf.badEscapes, pf.badEscapeExample))
 	}
 	if pf.oddLanes > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a pid or tid that is neither an integer nor a string (the first: %s): a fraction is rounded to the nearest integer, any other value leaves it NULL", path, pf.oddLanes, pf.oddLaneExample))
@@ -1169,6 +1176,10 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 			pf.oddLaneExample = b.oddLaneExample
 		}
 		pf.oddLanes += int64(b.oddLanes)
+		if b.badEscapes > 0 && pf.badEscapes == 0 {
+			pf.badEscapeExample = b.badEscapeExample
+		}
+		pf.badEscapes += int64(b.badEscapes)
 		if b.negativeDur > 0 && pf.negativeDur == 0 {
 			pf.negativeDurExample = b.negativeDurExample
 		}

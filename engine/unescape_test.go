@@ -6,29 +6,43 @@ import (
 	"testing"
 )
 
-// unescape must decode exactly as encoding/json does, and keep as they are the contents that are not a
-// valid JSON string.
+// unescape must decode a valid JSON string's contents exactly as encoding/json does; contents that are
+// not valid are decoded where they are and kept as written where they are not, and said to be invalid.
 func TestUnescapeMatchesEncodingJSON(t *testing.T) {
 	cases := []string{
 		``, `plain`, `a\"b`, `a\\b`, `a\/b`, `\b\f\n\r\t`, `\u00e9t\u00E9`, `\u20ac`,
-		`\ud83d\ude00`, `x\ud83dy`, `\ude00`, `\ud83d\u0041`, `\ud83d\ud83d`, `\u12`, `\u12g4`, `\x`,
-		`trailing\`, "raw\x01control", "caf\xc3\xa9", "bad\xffutf8", "half\xe2\x82", `aten::add_\"inplace\"`,
+		`\ud83d\ude00`, `x\ud83dy`, `\ude00`, `\ud83d\u0041`, `\ud83d\ud83d`,
+		"caf\xc3\xa9", "bad\xffutf8", "half\xe2\x82", `aten::add_\"inplace\"`,
 	}
 	check := func(t *testing.T, c string) {
 		t.Helper()
-		want := c
-		var s string
-		if err := json.Unmarshal([]byte(`"`+c+`"`), &s); err == nil {
-			want = s
+		var want string
+		if err := json.Unmarshal([]byte(`"`+c+`"`), &want); err != nil {
+			t.Fatalf("%q: not a valid JSON string: %v", c, err)
 		}
-		if got := unescape([]byte(c)); got != want {
-			t.Errorf("unescape(%q) = %q, encoding/json gives %q", c, got, want)
+		if got, valid := unescapeValid([]byte(c)); got != want || !valid {
+			t.Errorf("unescape(%q) = %q, %t; encoding/json gives %q", c, got, valid, want)
 		}
 	}
 	for _, c := range cases {
 		check(t, c)
 	}
-	// random contents over an alphabet rich in escapes, surrogates and broken UTF-8
+	for _, c := range []struct{ in, want string }{
+		{`\u12`, `\u12`},
+		{`\u12g4`, `\u12g4`},
+		{`\x`, `\x`},
+		{`trailing\`, `trailing\`},
+		{"raw\x01control", "raw\x01control"},
+		{`caf\u00e9\q\u12`, "caf\u00e9\\q\\u12"},
+		{`C:\Users\n\u00e9`, "C:\\Users\n\u00e9"},
+		{`\é\u00e9`, "\\é\u00e9"},
+	} {
+		if got, valid := unescapeValid([]byte(c.in)); got != c.want || valid {
+			t.Errorf("unescape(%q) = %q, %t; want %q, false", c.in, got, valid, c.want)
+		}
+	}
+	// random contents over an alphabet rich in escapes, surrogates and broken UTF-8: the valid ones as
+	// encoding/json decodes them, the others said to be invalid
 	alphabet := []string{`\`, `"`, `u`, `d8`, `3d`, `de`, `00`, `n`, `/`, `a`, `\u`, `\ud83d`, `\ude00`, "\xff", "\xc3", "\xa9", "é", "\x1f", `F`}
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < 20000; i++ {
@@ -41,6 +55,13 @@ func TestUnescapeMatchesEncodingJSON(t *testing.T) {
 		}
 		if rawQuote(b) {
 			continue // the scanner never hands over contents with an unescaped quote
+		}
+		var want string
+		if err := json.Unmarshal([]byte(`"`+string(b)+`"`), &want); err != nil {
+			if _, valid := unescapeValid(b); valid {
+				t.Errorf("unescape(%q) says valid; encoding/json: %v", b, err)
+			}
+			continue
 		}
 		check(t, string(b))
 	}
