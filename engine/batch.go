@@ -150,6 +150,8 @@ type parsedBatch struct {
 	count                                     int
 	oddLanes                                  int    // events whose pid or tid is neither an integer nor a string (lane's odd)
 	oddLaneExample                            string // the first such value
+	dupKeys                                   int    // events with a key written twice (rawEvent.dupKey, hotArgs.dupKey)
+	dupKeyExample                             string // the first: its index and key
 	badEscapes                                int    // events whose name or cat is not a valid JSON string (unescapeValid)
 	badEscapeExample                          string // the first: its index and text
 	negativeDur                               int    // X events with a negative dur (in others, not events)
@@ -255,6 +257,14 @@ func appendOther(b *array.RecordBuilder, ev *rawEvent, idx, pid int64, pidOK boo
 	appendArgs(b.Field(9), ev)
 }
 
+// noteDupKey counts an event with a key written twice.
+func (pb *parsedBatch) noteDupKey(idx int64, key string) {
+	if pb.dupKeys == 0 {
+		pb.dupKeyExample = fmt.Sprintf("event %d's %s", idx, key)
+	}
+	pb.dupKeys++
+}
+
 // parseBatch scans every event of rb into Arrow columns.
 func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 	pb := &parsedBatch{seq: rb.seq, count: len(rb.ends)}
@@ -285,6 +295,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			// Only a guessed split (splitter.guessEnd) can cut an event wrong; parseFile then parses
 			// the file again with exact splits.
 			return nil, fail("the object ends at byte %d of the %d the splitter gave it", n, len(raw))
+		}
+		if ev.dupKey != "" {
+			pb.noteDupKey(idx, strconv.Quote(ev.dupKey))
 		}
 		// A name or cat written with escapes ("cpu_\u006fp") is decoded here, once, so that what is
 		// derived from it (cat_class, step, launch flavour, sync links, process metadata) reads the
@@ -372,6 +385,9 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 				cls = classify(ev.cat)
 			}
 			scanArgs(ev.args, &hot)
+			if hot.dupKey != "" && ev.dupKey == "" {
+				pb.noteDupKey(idx, strconv.Quote(hot.dupKey)+" in args")
+			}
 			e.Field(0).(*array.Int64Builder).Append(idx)
 			appendStr(e.Field(1), ev.cat, ev.catEsc, ev.hasCat)
 			appendText(e.Field(2), classNames[cls])

@@ -770,6 +770,34 @@ func TestBadEscapesWarned(t *testing.T) {
 	}
 }
 
+// TestDuplicateKeysWarned: an event key or a hot args key written twice takes its last value (as Python's
+// json, and so HTA), and is said once per file: DuckDB's ->> on args returns the first, so a query of args
+// and the columns would otherwise disagree without a word.
+func TestDuplicateKeysWarned(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"External id":3,"external id":4}},
+		{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":100,"dur":5,"args":{"stream":7,"stream":9,"correlation":1}},
+		{"ph":"i","ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1},
+		{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":4,"dur":1,"args":{"x":1},"args":{"y":2}}]}`), 0o644)
+	var warnings []string
+	db := openTestDB(t)
+	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+		t.Fatal(err)
+	}
+	want := p + `: 3 event(s) with a key written twice (the first: event 1's "stream" in args): the columns take its last value, as Python's json (and so HTA) reads it; in args, DuckDB's -> and ->> return the first`
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("warnings %q, want [%q]", warnings, want)
+	}
+	var got string
+	if err := db.SQL.QueryRow(`SELECT string_agg(name || ':' || coalesce(stream::VARCHAR, '-') || ':' || coalesce(args::VARCHAR, '-'), ' ' ORDER BY name) FROM events`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := `a:-:{"External id":3,"external id":4} b:-:- c:-:{"y":2} k:9:{"stream":7,"stream":9,"correlation":1}`; got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
 // TestMissingTidIsPid: an event without a tid (or with tid null) is on its process's main thread, as
 // Perfetto's importer reads it: a B without a tid pairs with an E that has tid = pid, and a thread_name
 // without a tid names that thread. Process metadata keeps tid NULL.

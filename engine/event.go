@@ -24,7 +24,13 @@ type rawEvent struct {
 	// end of args (it aliases argsBuf, or args itself when args is a scalar).
 	argsCompact []byte
 	argsBuf     []byte // scratch kept across events
+	// dupKey is the first key read that the object has twice ("" if none): its last value is the one
+	// taken, as Python's json (and so HTA) reads it.
+	dupKey string
 }
+
+// argsKeyBit is args' bit in scanEvent's mask of the keys seen (each kept key has one).
+const argsKeyBit = 1 << 9
 
 // scanEvent fills ev from the object at the start of b (b[0] is '{') and returns where the object
 // ends in b: len(b) when b is exactly the object, as the splitter cuts it.
@@ -35,6 +41,7 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
+	var seen uint16
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return 0, fmt.Errorf("expected a key")
@@ -71,6 +78,10 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 				return 0, fmt.Errorf("value of %q: %w", key, err)
 			}
 			ev.argsBuf = out
+			if seen&argsKeyBit != 0 && ev.dupKey == "" {
+				ev.dupKey = "args"
+			}
+			seen |= argsKeyBit
 			ev.args, ev.argsCompact = b[i:j], out
 			i = skipWS(b, j)
 			goto next
@@ -83,34 +94,51 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 		{
 			v := b[i:ve]
 			isStr := v[0] == '"'
+			var bit uint16
 			switch string(key) {
 			case "ph":
+				bit = 1 << 0
 				ev.ph, ev.phEsc = content(v, isStr, esc)
 			case "cat":
+				bit = 1 << 1
 				ev.cat, ev.catEsc = content(v, isStr, esc)
 				ev.hasCat = isStr
 			case "name":
+				bit = 1 << 2
 				ev.name, ev.nameEsc = content(v, isStr, esc)
 			case "pid":
+				bit = 1 << 3
 				ev.pid = v
 			case "tid":
+				bit = 1 << 4
 				ev.tid = v
 			case "ts":
+				bit = 1 << 5
 				ev.ts = v
 			case "dur":
+				bit = 1 << 6
 				ev.dur = v
 			case "id":
+				bit = 1 << 7
 				ev.id = v
 			case "id2":
+				bit = 1 << 8
 				ev.id2 = v
 			case "args":
+				bit = argsKeyBit
 				// A scalar (valueEndIn stops at whitespace) or a string: already compact.
 				ev.args, ev.argsCompact = v, v
 			case "s":
+				bit = 1 << 10
 				ev.s, _ = content(v, isStr, esc)
 			case "bp":
+				bit = 1 << 11
 				ev.bp, _ = content(v, isStr, esc)
 			}
+			if seen&bit != 0 && ev.dupKey == "" {
+				ev.dupKey = string(key)
+			}
+			seen |= bit
 			i = skipWS(b, ve)
 		}
 	next:
@@ -498,6 +526,7 @@ const (
 type hotArgs struct {
 	stream, correlation, externalID, device int64
 	hasStream, hasCorr, hasExt, hasDevice   bool
+	dupKey                                  string // the first hot key that args has twice (its last value is taken)
 }
 
 // scanArgs picks the hot keys out of an args object.
@@ -506,6 +535,7 @@ func scanArgs(b []byte, h *hotArgs) {
 	if len(b) < 2 || b[0] != '{' {
 		return
 	}
+	var seen uint8 // the hot keys read so far
 	i := skipWS(b, 1)
 	for i < len(b) && b[i] == '"' {
 		ke, ok := stringEnd(b, i+1)
@@ -523,16 +553,28 @@ func scanArgs(b []byte, h *hotArgs) {
 			return
 		}
 		v := b[i:ve]
+		var bit uint8
 		switch string(key) {
 		case "stream":
 			h.stream, h.hasStream = argInt(v)
+			bit = 1
 		case "correlation":
 			h.correlation, h.hasCorr = argInt(v)
-		case externalIDKey, legacyExternalIDKey:
+			bit = 2
+		case externalIDKey:
 			h.externalID, h.hasExt = argInt(v)
+			bit = 4
+		case legacyExternalIDKey:
+			h.externalID, h.hasExt = argInt(v)
+			bit = 8
 		case "device":
 			h.device, h.hasDevice = argInt(v)
+			bit = 16
 		}
+		if seen&bit != 0 && h.dupKey == "" {
+			h.dupKey = string(key)
+		}
+		seen |= bit
 		i = skipWS(b, ve)
 		if i < len(b) && b[i] == ',' {
 			i = skipWS(b, i+1)

@@ -590,6 +590,10 @@ type parsedFile struct {
 	// names the first: decoded where valid, the rest kept as written, and said.
 	badEscapes       int64
 	badEscapeExample string
+	// dupKeys counts the events with a key written twice (an event key, or a hot args key), dupKeyExample
+	// names the first.
+	dupKeys       int64
+	dupKeyExample string
 	// negativeDur counts the complete (X) events with a negative dur, kept in other_events, and
 	// negativeDurExample names the first.
 	negativeDur        int64
@@ -648,6 +652,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	if pf.negativeDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')", path, pf.negativeDur, pf.negativeDurExample))
+	}
+	if pf.dupKeys > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d event(s) with a key written twice (the first: %s): the columns take its last value, as Python's json (and so HTA) reads it; in args, DuckDB's -> and ->> return the first", path, pf.dupKeys, pf.dupKeyExample))
 	}
 	if pf.badEscapes > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) whose name or cat is not a valid JSON string (the first: %s): an unknown escape such as \\q, a \\u without four hex digits or a raw control character is kept as written, the rest decoded", path, pf.badEscapes, pf.badEscapeExample))
@@ -1176,6 +1183,10 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 			pf.oddLaneExample = b.oddLaneExample
 		}
 		pf.oddLanes += int64(b.oddLanes)
+		if b.dupKeys > 0 && pf.dupKeys == 0 {
+			pf.dupKeyExample = b.dupKeyExample
+		}
+		pf.dupKeys += int64(b.dupKeys)
 		if b.badEscapes > 0 && pf.badEscapes == 0 {
 			pf.badEscapeExample = b.badEscapeExample
 		}
