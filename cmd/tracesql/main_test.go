@@ -300,6 +300,10 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: the statement has 2 parameter\(s\) \(\$1 or \?\) and the CLI binds none: .*\n$`},
 		{name: "report of a --db that does not exist", args: []string{"report", "--db", "$TMP/nope.duckdb", "-o", "$TMP/r.html"}, code: 1,
 			stderr: `^tracesql: report: --db \S*nope\.duckdb: no such file or directory\n$`},
+		{name: "report of a directory with a bad file", args: []string{"report", "-o", "$TMP/r.html", "$TMP/job"}, code: 1,
+			files:  map[string]string{"job/rank0.json": `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, "job/rank1.json": `{"traceEvents":[`},
+			stderr: `^tracesql: load \S*rank1\.json: truncated JSON.*\ntracesql: the other 1 file\(s\) loaded\ntracesql: report: \S*r\.html not written, since not every trace loaded\n$`,
+			absent: []string{"r.html"}},
 		{name: "inflate without -o", args: []string{"inflate", backwardJSON}, code: 2,
 			stderr: `^tracesql: inflate: -o DIR is required\nusage: tracesql inflate`},
 		{name: "inflate without a trace", args: []string{"inflate", "-o", "$TMP/x"}, code: 2,
@@ -432,6 +436,9 @@ func TestExitCodes(t *testing.T) {
 			tmp := t.TempDir()
 			for name, text := range c.files {
 				text = strings.ReplaceAll(text, "$TMP", tmp)
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, name)), 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}

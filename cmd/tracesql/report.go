@@ -115,6 +115,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		opts.Label = set.label
 		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
+			// As -c runs no query then: a report of the files that did load would pass for the job's.
+			fmt.Fprintf(stderr, "tracesql: report: %s not written, since not every trace loaded\n", *out)
 			return 1
 		}
 	}
