@@ -559,7 +559,12 @@ func trimmed(rec arrow.RecordBatch, mem memory.Allocator) arrow.RecordBatch {
 // not fit the BIGINT columns.
 func timeError(field string, v []byte, err error) string {
 	if errors.Is(err, errRange) {
-		return fmt.Sprintf("%s %s is out of range (in ns it must fit in int64: %d to %d)", field, clip(v), int64(math.MinInt64), int64(math.MaxInt64))
+		hint := ""
+		if _, err := strconv.ParseInt(string(numberText(v)), 10, 64); err == nil {
+			// It would fit as ns: the likely mistake is a file written in ns.
+			hint = "; Chrome-trace times are in µs, and this one reads as ns"
+		}
+		return fmt.Sprintf("%s %s is out of range (in ns it must fit in int64: %d to %d%s)", field, clip(v), int64(math.MinInt64), int64(math.MaxInt64), hint)
 	}
 	return fmt.Sprintf("%s is not a number: %s", field, clip(v))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,8 @@ func TestLoadErrors(t *testing.T) {
 			`event 0 (byte 16): value of "x": nested deeper than 1000 levels`},
 		{"metadata nested too deep", "d3.json", []byte(`{"deviceProperties":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `,"traceEvents":[]}`),
 			`inside the value of deviceProperties: nested deeper than 1000 levels (objects and arrays) at byte 20`},
+		{"ts in ns", "ns.json", []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1707417525509335000,"dur":5000}]}`),
+			"event 0 (byte 16): ts 1707417525509335000 is out of range (in ns it must fit in int64: -9223372036854775808 to 9223372036854775807; Chrome-trace times are in µs, and this one reads as ns)"},
 		{"bad separator", "l.json", []byte(`{"traceEvents":[{"ph":"X","ts":1} {"ph":"X","ts":2}]}`), "expected ',' or ']' after event 0"},
 	}
 	dir := t.TempDir()
@@ -795,6 +798,37 @@ func TestDuplicateKeysWarned(t *testing.T) {
 	}
 	if want := `a:-:{"External id":3,"external id":4} b:-:- c:-:{"y":2} k:9:{"stream":7,"stream":9,"correlation":1}`; got != want {
 		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// TestEmptyTraceWarned: a trace with no events, or with metadata events only, loads (a rank that recorded
+// nothing is a fact about the job) and is said, since in a directory of many ranks it is easy to miss.
+func TestEmptyTraceWarned(t *testing.T) {
+	for _, c := range []struct{ name, body, want string }{
+		{"object", `{"traceEvents": []}`, "no events (traceEvents is empty)"},
+		{"array", `[]`, "no events (the array is empty)"},
+		{"metadata only", `{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}]}`, "only 1 metadata (M) event(s), nothing to analyse"},
+		{"one instant", `{"traceEvents":[{"ph":"i","name":"x","pid":1,"tid":1,"ts":1}]}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "t.json")
+			os.WriteFile(p, []byte(c.body), 0o644)
+			var warnings []string
+			db := openTestDB(t)
+			if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if c.want != "" {
+				want = []string{p + ": " + c.want}
+			}
+			if !slices.Equal(warnings, want) {
+				t.Errorf("warnings %q, want %q", warnings, want)
+			}
+			if n := queryInt(t, db, `SELECT count(*) FROM traces`); n != 1 {
+				t.Errorf("%d traces rows, want 1", n)
+			}
+		})
 	}
 }
 

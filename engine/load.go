@@ -590,6 +590,8 @@ type parsedFile struct {
 	// names the first: decoded where valid, the rest kept as written, and said.
 	badEscapes       int64
 	badEscapeExample string
+	// metaEvents counts the metadata (M) events: a file of nothing else has nothing to analyse.
+	metaEvents int64
 	// dupKeys counts the events with a key written twice (an event key, or a hot args key), dupKeyExample
 	// names the first.
 	dupKeys       int64
@@ -652,6 +654,18 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	if pf.negativeDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')", path, pf.negativeDur, pf.negativeDurExample))
+	}
+	if pf.events == pf.metaEvents && opts.Warn != nil {
+		// Loaded all the same (a rank that recorded nothing is a fact about the job), but in a directory of
+		// 64 ranks an empty one is easy to miss.
+		what := "no events (traceEvents is empty)"
+		if pf.arrayForm {
+			what = "no events (the array is empty)"
+		}
+		if pf.events > 0 {
+			what = fmt.Sprintf("only %d metadata (M) event(s), nothing to analyse", pf.events)
+		}
+		opts.Warn(fmt.Sprintf("%s: %s", path, what))
 	}
 	if pf.dupKeys > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a key written twice (the first: %s): the columns take its last value, as Python's json (and so HTA) reads it; in args, DuckDB's -> and ->> return the first", path, pf.dupKeys, pf.dupKeyExample))
@@ -1176,6 +1190,9 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 	report(true)
 	for _, b := range bySeq {
 		pf.events += int64(b.count)
+		if b.meta != nil {
+			pf.metaEvents += b.meta.NumRows()
+		}
 		if b.events != nil {
 			pf.noDur += int64(b.events.Column(eventsDurColumn).NullN())
 		}
