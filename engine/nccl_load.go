@@ -346,6 +346,14 @@ func ParseNCCLClockOffset(spec string) ([]NCCLClockOffset, error) {
 			}
 			rank = n
 		}
+		for _, o := range out {
+			if o.Rank == rank {
+				if rank < 0 {
+					return nil, fmt.Errorf("--nccl-clock-offset %q: the offset for every rank is given twice", spec)
+				}
+				return nil, fmt.Errorf("--nccl-clock-offset %q: rank %d is given twice", spec, rank)
+			}
+		}
 		out = append(out, NCCLClockOffset{rank, off})
 	}
 	return out, nil
