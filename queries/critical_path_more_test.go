@@ -164,6 +164,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM cp_graph_nodes(algorithm := 'ctda')`, "cdg_nodes"},
 		{`SELECT * FROM critical_path(algorithm := 'x')`, "unknown algorithm"},
 		{`SELECT * FROM critical_path_whatif(scale := 'no_such_column = 1')`, "scale predicate"},
+		{`SELECT * FROM critical_path_whatif(scale := '1=1); DROP TABLE traces; --')`, `scale "1=1); DROP TABLE traces; --" must be one SQL predicate over events' columns, without ';'`},
 		// Re-weighting nothing is an error, not the unchanged path (which reads as "no gain").
 		{`SELECT * FROM critical_path_whatif()`, "scale is required"},
 		{`SELECT * FROM critical_path_whatif(scale := 'name = ''no such kernel''')`, "matches no event of the trace"},

@@ -11,6 +11,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/graph"
+	"tracesql/queries"
 )
 
 var identPath = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$`)
@@ -41,6 +42,9 @@ func init() {
 		}
 		if scale == "" {
 			return nil, errors.New("critical_path_whatif: scale is required: a SQL predicate on events naming what to re-weight (e.g. scale := 'name LIKE ''%gemm%''')")
+		}
+		if semi, _ := queries.StatementEnd(scale, 0); semi >= 0 {
+			return nil, fmt.Errorf("critical_path_whatif: scale %q must be one SQL predicate over events' columns, without ';'", scale)
 		}
 		match := map[int64]bool{}
 		// The trace's events first: a predicate such as "true) OR (true" cannot reach past its parentheses
