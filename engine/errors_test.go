@@ -350,7 +350,7 @@ func TestByteOrderMark(t *testing.T) {
 		{"array", "arr.json", []byte(bom + arr), ""},
 		{"gzip", "obj.json.gz", gz([]byte(bom + obj)), ""},
 		{"only a BOM", "bom.json", []byte(bom), "empty file"},
-		{"two BOMs", "bom2.json", []byte(bom + bom + obj), "not JSON: unexpected 'ï' at the start at byte 3"},
+		{"two BOMs", "bom2.json", []byte(bom + bom + obj), "not JSON: unexpected '\\xef' at the start at byte 3"},
 		// Offsets stay positions in the file, BOM included (TestLoadErrors: byte 34 without it).
 		{"offset counts the BOM", "off.json", []byte(bom + `{"traceEvents":[{"ph":"i","ts":1},{"ph":"X","ts":1,"dur":"x","cat":"c","name":"n"}]}`), `event 1 (byte 37): dur is not a number: "x"`},
 	} {

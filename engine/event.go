@@ -149,7 +149,7 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 			return i + 1, nil
 		}
 		if b[i] != ',' {
-			return 0, fmt.Errorf("expected ',' or '}', found %q", b[i])
+			return 0, fmt.Errorf("expected ',' or '}', found %s", byteText(b[i]))
 		}
 		i = skipWS(b, i+1)
 	}
@@ -261,7 +261,7 @@ func valueEndIn(b []byte, i int) (int, error) {
 		case '"', '{', '[':
 			// Not JSON (a number or literal runs into a string or container), and the splitter,
 			// which starts a string or a container there, would cut the events elsewhere.
-			return 0, fmt.Errorf("%w: %q inside %q", errBadValue, b[j], clip(b[i:j+1]))
+			return 0, fmt.Errorf("%w: %s inside %q", errBadValue, byteText(b[j]), clip(b[i:j+1]))
 		}
 		j++
 	}

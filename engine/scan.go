@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"strconv"
+	"unicode/utf8"
 )
 
 // splitter walks the top level of a Chrome trace as a byte stream, without building a DOM: it keeps
@@ -263,7 +265,7 @@ func (s *splitter) valueEnd(where string) (int, error) {
 		case '}', ']':
 			if depth == 0 { // the delimiter after a scalar
 				if i == s.pos {
-					return 0, s.errf("expected a value, found %q", c)
+					return 0, s.errf("expected a value, found %s", byteText(c))
 				}
 				return i, nil
 			}
@@ -274,7 +276,7 @@ func (s *splitter) valueEnd(where string) (int, error) {
 		case ',', ' ', '\n', '\r', '\t', ':':
 			if depth == 0 {
 				if i == s.pos {
-					return 0, s.errf("expected a value, found %q", c)
+					return 0, s.errf("expected a value, found %s", byteText(c))
 				}
 				return i, nil
 			}
@@ -437,7 +439,7 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 		return s.errf("not JSON: %s", describeStart(c))
 	}
 	if c, ok := s.peek(); ok {
-		return s.errf("unexpected %q after the end of the top-level value", c)
+		return s.errf("unexpected %s after the end of the top-level value", byteText(c))
 	}
 	if s.rerr != nil {
 		return s.rerr
@@ -454,7 +456,7 @@ func describeStart(c byte) string {
 	case c == 't' || c == 'f' || c == 'n':
 		return "top-level value is a literal, want an object with traceEvents or an array of events"
 	}
-	return fmt.Sprintf("unexpected %q at the start", c)
+	return fmt.Sprintf("unexpected %s at the start", byteText(c))
 }
 
 func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
@@ -470,7 +472,7 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 		}
 		if !first {
 			if c != ',' {
-				return s.errf("expected ',' or '}' in the top-level object, found %q", c)
+				return s.errf("expected ',' or '}' in the top-level object, found %s", byteText(c))
 			}
 			s.pos++
 			if c, ok = s.peek(); !ok {
@@ -478,7 +480,7 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 			}
 		}
 		if c != '"' {
-			return s.errf("expected a key in the top-level object, found %q", c)
+			return s.errf("expected a key in the top-level object, found %s", byteText(c))
 		}
 		end, err := s.valueEnd("inside a top-level key")
 		if err != nil {
@@ -492,7 +494,7 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if c, ok = s.peek(); !ok {
 			return s.truncated("after key " + key)
 		} else if c != ':' {
-			return s.errf("expected ':' after key %q, found %q", key, c)
+			return s.errf("expected ':' after key %q, found %s", key, byteText(c))
 		}
 		s.pos++
 		if c, ok = s.peek(); !ok {
@@ -557,7 +559,7 @@ func kindOf(c byte) string {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return "a number"
 	}
-	return fmt.Sprintf("%q", c)
+	return byteText(c)
 }
 
 // events splits the elements of the traceEvents array (positioned just after '[').
@@ -603,7 +605,7 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		}
 		if !first {
 			if c != ',' {
-				return s.errf("expected ',' or ']' after event %d, found %q", idx-1, c)
+				return s.errf("expected ',' or ']' after event %d, found %s", idx-1, byteText(c))
 			}
 			s.pos++
 			if c, ok = s.peek(); !ok {
@@ -695,4 +697,13 @@ func appendCompact(out, b []byte) []byte {
 		out = append(out, c)
 	}
 	return out
+}
+
+// byteText quotes one byte of input for a message: an ASCII byte as Go quotes a rune ('x', '\x1b'), any
+// other in hex ('\xc3'), since alone it is no character (%q showed 0xc3 as 'Ã').
+func byteText(c byte) string {
+	if c < utf8.RuneSelf {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf(`'\x%02x'`, c)
 }

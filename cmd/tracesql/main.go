@@ -131,6 +131,9 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 		}
 		return nil, fmt.Errorf("%w (tracesql -h lists the flags)", err)
 	}
+	if err := checkDBFlag(fs, o.dbPath); err != nil {
+		return nil, err
+	}
 	format, ok := CanonicalFormat(o.format)
 	if !ok {
 		return nil, fmt.Errorf("--format %s: unknown format (want %s)", o.format, strings.Join(Formats, ", "))
@@ -489,6 +492,17 @@ func groupByLabel(traces []tracePath) []traceSet {
 
 // checkNCCLOffset validates --nccl-clock-offset ("NS" or "RANK=NS,…") with the rules of
 // engine.DB.SetNCCLClockOffset, which only parses it once the traces are loaded.
+// checkDBFlag refuses --db given an empty name: an unset variable in --db "$DB" would otherwise run in
+// memory and keep nothing.
+func checkDBFlag(fs *flag.FlagSet, path string) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "db" })
+	if given && path == "" {
+		return errors.New("--db: empty file name (leave --db out for an in-memory database)")
+	}
+	return nil
+}
+
 func checkNCCLOffset(spec string) error {
 	if spec == "" {
 		return nil

@@ -42,6 +42,10 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		}
 		return 2
 	}
+	if err := checkDBFlag(fs, *dbPath); err != nil {
+		fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
+		return 2
+	}
 	if export && *out == "" || !export && (*dbPath == "" || fs.NArg() != 1) {
 		fs.Usage()
 		return 2

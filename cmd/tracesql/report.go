@@ -69,6 +69,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tracesql: report: %v (tracesql report -h lists the flags)\n", err)
 		return 2
 	}
+	if err := checkDBFlag(fs, *dbPath); err != nil {
+		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
+		return 2
+	}
 	rf, err := engine.ParseRankFrom(*rankFrom)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
