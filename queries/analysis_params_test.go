@@ -115,6 +115,19 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
 			"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
 	})
+	// Where there is nothing for the list to filter (a CPU-only trace without annotations or steps), a bad list
+	// is still an error: the checks ran only on rows, and "streams: no GPU work" had a NULL message with no
+	// stream at all, so it passed.
+	apErrors(t, ctOpenJSON(t, "cpu_only.json", `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5}]}`),
+		[]struct{ q, msg string }{
+			{`SELECT * FROM idle_time_breakdown(streams := [99])`, "idle_time_breakdown: streams: no GPU work on stream 99 in the loaded traces (streams: none)"},
+			{`SELECT * FROM idle_interval_stats(streams := [7])`, "idle_interval_stats: streams: no GPU work on stream 7 in the loaded traces (streams: none)"},
+			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
+				"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
+			{`SELECT * FROM user_annotation_breakdown(allowlist_patterns := [NULL])`, "user_annotation_breakdown: allowlist_patterns must not hold NULL"},
+			{`SELECT * FROM potential_stragglers(profiler_steps := [3])`, "potential_stragglers: profiler_steps: no trace has ProfilerStep#3 (steps loaded: none)"},
+			{`SELECT * FROM potential_stragglers(profiler_steps := 'x')`, "potential_stragglers: profiler_steps must be a list of integers"},
+		})
 	// Lists of any integer type, empty lists and NULL still work; an empty list of ranks or streams means all
 	// of them, as NULL does (TestPotentialStragglers checks profiler_steps := []).
 	c := sqConn(t, db, false)

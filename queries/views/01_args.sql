@@ -21,18 +21,19 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
 -- _ranks_loaded(ranks, streams, fn): one row, ranks_ok = true, or the error "fn: ranks: no trace with rank N is
 -- loaded (ranks loaded: …)" when the list (_int_list_arg's) names a rank no loaded trace has, else "fn: streams: no
 -- GPU work on stream N in the loaded traces (streams: …)" for a stream (NULL streams: not checked): a typo gave an
--- empty result. The check's subqueries are planned only for a list (query()); the FROM item itself still costs
+-- empty result ("streams: none" when no trace has GPU work: the NULL list made the message, and so the check, NULL).
+-- The check's subqueries are planned only for a list (query()); the FROM item itself still costs
 -- ~0.2-0.3 ms of planning per call (df_index_resolver, idle_time_breakdown: prepare 1.8 → 2.2 ms).
 CREATE OR REPLACE MACRO _ranks_loaded(ranks, streams, fn) AS TABLE
 SELECT * FROM query(CASE WHEN ranks IS NULL AND streams IS NULL THEN 'SELECT true AS ranks_ok' ELSE format(
     'SELECT coalesce((SELECT error(msg) FROM (
          SELECT msg FROM (
              SELECT 0 AS o, format(''{{}}: ranks: no trace with rank {{}} is loaded (ranks loaded: {{}})'', {0}, x,
-                                   (SELECT string_agg(r::VARCHAR, '', '' ORDER BY r) FROM (SELECT DISTINCT rank AS r FROM traces))) AS msg
+                                   coalesce((SELECT string_agg(r::VARCHAR, '', '' ORDER BY r) FROM (SELECT DISTINCT rank AS r FROM traces)), ''none'')) AS msg
              FROM unnest({1}::BIGINT[]) u(x) WHERE x NOT IN (SELECT rank FROM traces)
              UNION ALL
              SELECT 1, format(''{{}}: streams: no GPU work on stream {{}} in the loaded traces (streams: {{}})'', {0}, x,
-                              (SELECT string_agg(s::VARCHAR, '', '' ORDER BY s) FROM (SELECT DISTINCT stream AS s FROM _gpu_frame_default WHERE gpu_work)))
+                              coalesce((SELECT string_agg(s::VARCHAR, '', '' ORDER BY s) FROM (SELECT DISTINCT stream AS s FROM _gpu_frame_default WHERE gpu_work)), ''none''))
              FROM unnest({2}::BIGINT[]) u(x) WHERE x NOT IN (SELECT stream FROM _gpu_frame_default WHERE gpu_work)
          ) ORDER BY o LIMIT 1)), true) AS ranks_ok',
     '''' || replace(fn, '''', '''''') || '''', coalesce(ranks::VARCHAR, '[]'), coalesce(streams::VARCHAR, '[]')) END);

@@ -22,6 +22,8 @@ FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, u
               _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat)),
      (SELECT _arg_check(num_kernels >= 0, 'user_annotation_breakdown: num_kernels', num_kernels, '>= 0')
             AND _arg_check(duration_ratio BETWEEN 0 AND 1, 'user_annotation_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+            -- checked here too, where it runs without rows to fold (a bad list passed where there were none)
+            AND coalesce(len(_str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns')), 0) >= 0
             AS args_ok) args_check
 WHERE args_check.args_ok
 ORDER BY label, rank, name;
