@@ -81,6 +81,18 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 			outdir.RemoveEmpty(created)
 		}
 	}()
+	// The loader's parse first: the inflator reads with encoding/json, which takes what the loader refuses
+	// (text after the trace) and says less of what both refuse (no event, no byte offset). A source the
+	// loader cannot load would make output it cannot load either.
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
+	}
+	pf, err := parseFile(ctx, src, st.Size(), LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
+	}
+	pf.release()
 	tr, err := readWholeTrace(src)
 	if err != nil {
 		return nil, fmt.Errorf("inflate %s: %w", src, err)
@@ -252,14 +264,14 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			continue // the trailing {} some writers add, or junk: not replicated
 		}
 		ev := inflEvent{fields: m}
-		if n, ok := m["ts"].(json.Number); ok {
-			if ns, err := usToNs([]byte(n)); err == nil {
+		if n, ok := timeText(m["ts"]); ok {
+			if ns, err := usToNs(n); err == nil {
 				ev.ts, ev.hasTS = ns, true
 			}
 		}
 		ev.end = ev.ts
-		if n, ok := m["dur"].(json.Number); ok && ev.hasTS {
-			if dur, err := usToNs([]byte(n)); err == nil && dur > 0 {
+		if n, ok := timeText(m["dur"]); ok && ev.hasTS {
+			if dur, err := usToNs(n); err == nil && dur > 0 {
 				ev.end = ev.ts + dur
 			}
 		}
@@ -371,6 +383,17 @@ func (tr *wholeTrace) anchorGPUAnnotations() {
 
 // corr returns the correlation id that ties the event to a launch (args.correlation, or the id of a
 // launch flow), -1 if none.
+// timeText is the text of a ts or dur: a number, or a number written as a string, as the loader takes it.
+func timeText(v any) ([]byte, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		return []byte(t), true
+	case string:
+		return []byte(t), true
+	}
+	return nil, false
+}
+
 func (ev *inflEvent) corr() int64 {
 	args, _ := ev.fields["args"].(map[string]any)
 	if c := numArg(args, "correlation"); c >= 0 {
@@ -484,7 +507,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 		if ev.phase == 0 && ev.hasTS && ev.end >= tr.winEnd {
 			// An event written once that spans the whole window (the profiler's own span, a thread-long
 			// range) spans every copy: its end moves with the events after the window.
-			if _, ok := out["dur"].(json.Number); ok {
+			if _, ok := timeText(out["dur"]); ok {
 				out["dur"] = json.Number(nsToUs(ev.end - ev.ts + tailShift - shift))
 			}
 		}

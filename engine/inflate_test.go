@@ -79,11 +79,24 @@ func TestInflateErrors(t *testing.T) {
 	src := filepath.Join("..", "testdata", "traces", "ns_resolution", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
 	noSteps := filepath.Join(t.TempDir(), "x.json")
 	os.WriteFile(noSteps, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`), 0o644)
+	// What the loader refuses, the inflator refuses in the loader's words (it read trailing text as nothing,
+	// and named no event or byte).
+	bad := func(name, body string) string {
+		p := filepath.Join(t.TempDir(), name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	garbage := bad("garbage.json", inflateSource+"garbage")
+	nan := bad("nan.json", strings.Replace(inflateSource, `"ts": 100,`, `"ts": NaN,`, 1))
+	truncated := bad("trunc.json", inflateSource[:500])
 	for _, c := range []struct {
 		src  string
 		opts InflateOptions
 		want string
 	}{
+		{garbage, InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "unexpected 'g' after the end of the top-level value at byte"},
+		{nan, InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "event 3 (byte 342): ts is not a number: NaN"},
+		{truncated, InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "truncated JSON: input ends inside event 4 inside a string at byte 500"},
 		{src, InflateOptions{Ranks: 0, Steps: 1}, "must be >= 1"},
 		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "no ProfilerStep"},
 		{filepath.Join(t.TempDir(), "missing.json"), InflateOptions{Ranks: 1, Steps: 1, OutDir: t.TempDir()}, "no such file"},
@@ -97,6 +110,24 @@ func TestInflateErrors(t *testing.T) {
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%s %+v: error %v, want %q", c.src, c.opts, err, c.want)
 		}
+	}
+}
+
+// TestInflateStringTimes: a ts or dur written as a string, which the loader takes, is a time to the
+// inflator too (its steps were not found: "no ProfilerStep#N events to replicate").
+func TestInflateStringTimes(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "s.json")
+	body := regexp.MustCompile(`"(ts|dur)": (\d+)`).ReplaceAllString(inflateSource, `"$1": "$2"`)
+	os.WriteFile(src, []byte(body), 0o644)
+	out := t.TempDir()
+	files, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 4, OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, files...)
+	if n := queryInt(t, db, `SELECT count(*) FROM profiler_steps`); n != 4 {
+		t.Errorf("%d steps, want 4", n)
 	}
 }
 
