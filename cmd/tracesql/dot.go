@@ -203,7 +203,18 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 	if len(args) == 1 {
 		pattern = args[0]
 	}
-	return s.runAll(ctx, fmt.Sprintf(catalogQuery, "'"+strings.ReplaceAll(pattern, "'", "''")+"'"))
+	query := fmt.Sprintf(catalogQuery, "'"+strings.ReplaceAll(pattern, "'", "''")+"'")
+	if len(args) == 1 {
+		// A pattern that matches nothing prints nothing, as in DuckDB's shell (not a box with no rows).
+		var n int
+		if err := s.db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+")").Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return s.runAll(ctx, query)
 }
 
 // runAll runs a dot command's listing query: every row is shown whatever --maxrows says, since

@@ -558,6 +558,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		}
 		if loaded > 0 {
 			fmt.Fprintf(s.errOut, "tracesql: the other %d file(s) loaded\n", loaded)
+		} else if len(s.sampleIDs) > 0 {
+			// A script goes on after a failed .load: its next queries answer about the sample.
+			fmt.Fprintf(s.errOut, "tracesql: the session still holds only the bundled sample\n")
 		}
 		return errReported
 	}

@@ -408,7 +408,7 @@ SELECT count(*) AS paths FROM critical_path_summary(annotation := '', instance :
 		t.Errorf("stdout:\n%s\nwant it to start with:\n%s", out, want)
 	}
 	if code != 1 || !strings.Contains(errOut, "/nonexistent/trace.json") ||
-		strings.Count(errOut, "unloaded the bundled sample") != 1 {
+		strings.Count(errOut, "unloaded the bundled sample") != 1 || strings.Count(errOut, "the session still holds only the bundled sample") != 1 {
 		t.Errorf("exit %d (want 1: the failed load), stderr:\n%s", code, errOut)
 	}
 	if strings.Contains(errOut, "several labels") {
