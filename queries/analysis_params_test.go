@@ -201,10 +201,14 @@ func TestAnalysisParameterRanges(t *testing.T) {
 	db := ctOpen(t, "../testdata/traces/dlrm_8ranks")
 	for _, d := range []*engine.DB{db, ctOpen(t, cpuOnly)} {
 		apErrors(t, d, []struct{ q, msg string }{
-			{`SELECT * FROM kernel_breakdown(num_kernels := -1)`, "kernel_breakdown: num_kernels must be >= 0, not -1"},
+			{`SELECT * FROM kernel_breakdown(num_kernels := -1)`, "kernel_breakdown: num_kernels must be an integer >= 0, not -1"},
+			// a fraction was rounded without a word
+			{`SELECT * FROM kernel_breakdown(num_kernels := 2.5)`, "kernel_breakdown: num_kernels must be an integer >= 0, not 2.5"},
+			{`SELECT * FROM kernel_duration_distribution(num_kernels := 0.5)`, "kernel_duration_distribution: num_kernels must be an integer >= 0, not 0.5"},
+			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 1.5)`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not 1.5"},
 			{`SELECT * FROM kernel_breakdown(duration_ratio := 2)`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 2"},
 			{`SELECT * FROM kernel_duration_distribution(duration_ratio := -0.5)`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not -0.5"},
-			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be >= 0, not -3"},
+			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be an integer >= 0, not -3"},
 			{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := -5)`, "idle_time_breakdown: consecutive_kernel_delay must be a finite number >= 0 (µs), not -5"},
 			{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be a finite number >= 0 (µs), not -5"},
 			// NaN compares greater than every number in DuckDB: it passed as an infinite delay
@@ -213,8 +217,8 @@ func TestAnalysisParameterRanges(t *testing.T) {
 			{`SELECT * FROM kernel_launch_stats(runtime_cutoff := -1)`, "kernel_launch_stats: runtime_cutoff must be a finite number >= 0 (µs), not -1"},
 			{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := -1)`, "kernel_launch_stats: launch_delay_cutoff must be a finite number >= 0 (µs), not -1"},
 			{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := 'nan'::DOUBLE)`, "kernel_launch_stats: launch_delay_cutoff must be a finite number >= 0 (µs), not nan"},
-			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be >= 1, not 0"},
-			{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be >= 1, not -3"},
+			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not 0"},
+			{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be an integer >= 1, not -3"},
 		})
 	}
 	// The bounds themselves are accepted.

@@ -89,6 +89,6 @@ flags AS (
 SELECT label, rank, flagged_steps, seq FROM (
     SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC,
                                  CASE WHEN NOT _hta_mode(hta_compat) THEN lateness END DESC, rank) - 1 AS seq FROM flags
-), (SELECT _arg_check(num_candidates >= 1, 'potential_stragglers: num_candidates', num_candidates, '>= 1') AS args_ok) args_check
+), (SELECT _arg_check(num_candidates >= 1 AND num_candidates = trunc(num_candidates), 'potential_stragglers: num_candidates', num_candidates, 'an integer >= 1') AS args_ok) args_check
 WHERE seq < (SELECT k FROM k) AND args_check.args_ok
 ORDER BY label, seq;
