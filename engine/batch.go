@@ -296,7 +296,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			// the file again with exact splits.
 			return nil, fail("the object ends at byte %d of the %d the splitter gave it", n, len(raw))
 		}
-		if ev.dupKey != "" {
+		if ev.dupKey != "" && !rb.durationPass { // (a B/E pair made complete repeats keys of its own making)
 			pb.noteDupKey(idx, strconv.Quote(ev.dupKey))
 		}
 		// A name or cat written with escapes ("cpu_\u006fp") is decoded here, once, so that what is
@@ -385,7 +385,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 				cls = classify(ev.cat)
 			}
 			scanArgs(ev.args, &hot)
-			if hot.dupKey != "" && ev.dupKey == "" {
+			if hot.dupKey != "" && ev.dupKey == "" && !rb.durationPass {
 				pb.noteDupKey(idx, strconv.Quote(hot.dupKey)+" in args")
 			}
 			e.Field(0).(*array.Int64Builder).Append(idx)
