@@ -286,18 +286,28 @@ func TestArrayForm(t *testing.T) {
 	}
 }
 
-// TestMissingDurWarned: complete events without dur load (dur NULL) and are counted in one warning, so that their
-// absence from every analysis of durations is not a surprise; a B/E pair and an X with dur are not counted.
-func TestMissingDurWarned(t *testing.T) {
+// loadWarned loads a trace of body into a fresh database and returns it, the file's path and the load's
+// warnings.
+func loadWarned(t *testing.T, body string) (*DB, string, []string) {
+	t.Helper()
 	p := filepath.Join(t.TempDir(), "t.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5},
-		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9},
-		{"ph":"B","cat":"cpu_op","name":"c","pid":1,"tid":2,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":4}]}`), 0o644)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var warnings []string
 	db := openTestDB(t)
 	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
 		t.Fatal(err)
 	}
+	return db, p, warnings
+}
+
+// TestMissingDurWarned: complete events without dur load (dur NULL) and are counted in one warning, so that their
+// absence from every analysis of durations is not a surprise; a B/E pair and an X with dur are not counted.
+func TestMissingDurWarned(t *testing.T) {
+	db, p, warnings := loadWarned(t, `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5},
+		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9},
+		{"ph":"B","cat":"cpu_op","name":"c","pid":1,"tid":2,"ts":1},{"ph":"E","pid":1,"tid":2,"ts":4}]}`)
 	if n := queryInt(t, db, "SELECT count(*) FROM events WHERE dur IS NULL"); n != 2 {
 		t.Errorf("%d events without dur, want 2", n)
 	}
@@ -310,15 +320,9 @@ func TestMissingDurWarned(t *testing.T) {
 // TestNegativeDurKept: a complete event with a negative dur (Perfetto drops it) does not stop the load: it
 // is kept in other_events, as written, out of every analysis, and one warning names the first and counts all.
 func TestNegativeDurKept(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},
+	db, p, warnings := loadWarned(t, `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3},
 		{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":-0.001,"args":{"stream":7,"correlation":4}},
-		{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9,"dur":-2e3}]}`), 0o644)
-	var warnings []string
-	db := openTestDB(t)
-	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
-		t.Fatal(err)
-	}
+		{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":9,"dur":-2e3}]}`)
 	if n := queryInt(t, db, "SELECT count(*) FROM events"); n != 1 {
 		t.Errorf("%d events, want 1 (a)", n)
 	}
@@ -720,18 +724,12 @@ func TestBrokenTextLoads(t *testing.T) {
 // beyond int64) loads as before (rounded, or NULL) and is said once per file, with the first such value;
 // integral forms (12.0, 1e3, "7") are ids without a word.
 func TestOddLanesWarned(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[
+	db, p, warnings := loadWarned(t, `{"traceEvents":[
 		{"ph":"X","cat":"cpu_op","name":"a","pid":12.0,"tid":1e3,"ts":1,"dur":1},
 		{"ph":"X","cat":"cpu_op","name":"b","pid":"7","tid":-3,"ts":1,"dur":1},
 		{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1.5,"ts":1,"dur":1},
 		{"ph":"X","cat":"cpu_op","name":"d","pid":true,"tid":2,"ts":1,"dur":1},
-		{"ph":"X","cat":"cpu_op","name":"e","pid":1,"tid":92233720368547758070,"ts":1,"dur":1}]}`), 0o644)
-	var warnings []string
-	db := openTestDB(t)
-	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
-		t.Fatal(err)
-	}
+		{"ph":"X","cat":"cpu_op","name":"e","pid":1,"tid":92233720368547758070,"ts":1,"dur":1}]}`)
 	want := p + ": 3 event(s) with a pid or tid that is neither an integer nor a string (the first: 1.5): a fraction is rounded to the nearest integer, any other value leaves it NULL"
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", warnings, want)
@@ -749,17 +747,11 @@ func TestOddLanesWarned(t *testing.T) {
 // control character) is decoded where it is valid and kept as written where it is not (it was stored
 // wholly undecoded, so a valid \u00e9 beside a \q stayed six characters), and said once per file.
 func TestBadEscapesWarned(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[
+	db, p, warnings := loadWarned(t, `{"traceEvents":[
 		{"ph":"X","cat":"cpu_op","name":"ok\u00e9","pid":1,"tid":1,"ts":1,"dur":1},
 		{"ph":"X","cat":"cpu_op","name":"caf\u00e9\q\u12","pid":1,"tid":1,"ts":2,"dur":1},
 		{"ph":"X","cat":"cpu_\q","name":"C:\Users\n","pid":1,"tid":1,"ts":3,"dur":1},
-		{"ph":"X","cat":"cpu_op","name":"tab\u0009`+"\x01"+`","pid":1,"tid":1,"ts":4,"dur":1}]}`), 0o644)
-	var warnings []string
-	db := openTestDB(t)
-	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
-		t.Fatal(err)
-	}
+		{"ph":"X","cat":"cpu_op","name":"tab\u0009`+"\x01"+`","pid":1,"tid":1,"ts":4,"dur":1}]}`)
 	want := p + `: 3 event(s) whose name or cat is not a valid JSON string (the first: event 1's name café\q\u12): an unknown escape such as \q, a \u without four hex digits or a raw control character is kept as written, the rest decoded`
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", warnings, want)
@@ -777,17 +769,11 @@ func TestBadEscapesWarned(t *testing.T) {
 // json, and so HTA), and is said once per file: DuckDB's ->> on args returns the first, so a query of args
 // and the columns would otherwise disagree without a word.
 func TestDuplicateKeysWarned(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[
+	db, p, warnings := loadWarned(t, `{"traceEvents":[
 		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"External id":3,"external id":4}},
 		{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":100,"dur":5,"args":{"stream":7,"stream":9,"correlation":1}},
 		{"ph":"i","ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1},
-		{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":4,"dur":1,"args":{"x":1},"args":{"y":2}}]}`), 0o644)
-	var warnings []string
-	db := openTestDB(t)
-	if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
-		t.Fatal(err)
-	}
+		{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":4,"dur":1,"args":{"x":1},"args":{"y":2}}]}`)
 	want := p + `: 3 event(s) with a key written twice (the first: event 1's "stream" in args): the columns take its last value, as Python's json (and so HTA) reads it; in args, DuckDB's -> and ->> return the first`
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", warnings, want)
@@ -811,13 +797,7 @@ func TestEmptyTraceWarned(t *testing.T) {
 		{"one instant", `{"traceEvents":[{"ph":"i","name":"x","pid":1,"tid":1,"ts":1}]}`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "t.json")
-			os.WriteFile(p, []byte(c.body), 0o644)
-			var warnings []string
-			db := openTestDB(t)
-			if _, err := db.Load(context.Background(), []string{p}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }}); err != nil {
-				t.Fatal(err)
-			}
+			db, p, warnings := loadWarned(t, c.body)
 			var want []string
 			if c.want != "" {
 				want = []string{p + ": " + c.want}
