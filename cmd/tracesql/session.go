@@ -167,7 +167,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 		// database/sql's words for a $1 or ? that nothing binds
 		return fmt.Errorf("the statement has %s parameter(s) ($1 or ?) and the CLI binds none: write the values in the SQL (or PREPARE it and EXECUTE with values)", m[1])
 	} else if err != nil {
-		return err
+		return explainBindError(qctx, s.db.SQL, stmt, err)
 	}
 	defer rows.Close()
 	typeNames := rows.typeNames
