@@ -66,6 +66,7 @@ func stringNamedArgs(stmt string) []namedArg {
 var (
 	conversionErr = regexp.MustCompile(`^Conversion Error: Could not convert string (?:'(.*)'|"(.*)") to ([A-Z0-9_]+)`)
 	stringCallErr = regexp.MustCompile(`^Binder Error: Could not choose a best candidate function for the function call "([a-z_0-9]+)\(STRING_LITERAL\)"`)
+	lateralArg    = regexp.MustCompile(`^Binder Error: Table function "(\w+)" does not support lateral join column parameters - cannot use column "([^"]*)"`)
 	noTableFunc   = regexp.MustCompile(`^Catalog Error: Table Function with name ("?)([A-Za-z_0-9]+)("?) does not exist!`)
 )
 
@@ -121,6 +122,14 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 		}
 		return err
 	}
+	if m := lateralArg.FindStringSubmatch(msg); m != nil && internalTableFunctions[strings.ToLower(m[1])] {
+		// DuckDB names the Go function behind the macro the statement called.
+		call := "this function"
+		if calls := macroCalls(ctx, db, stmt); len(calls) == 1 {
+			call = calls[0]
+		}
+		return fmt.Errorf("%s takes constant arguments only, not a column of another table (%s): DuckDB passes no per-row values to the Go table function behind it; write one call per value, joined with UNION ALL%s", call, m[2], context)
+	}
 	if m := noTableFunc.FindStringSubmatch(msg); m != nil {
 		name := m[2]
 		var kind string
@@ -139,4 +148,25 @@ func callPrefix(call string) string {
 		return ""
 	}
 	return call + ": "
+}
+
+// macroCalls returns the public table macros stmt calls, each once.
+func macroCalls(ctx context.Context, db *sql.DB, stmt string) []string {
+	var calls []string
+	seen := map[string]bool{}
+	for i := 0; i < len(stmt); i++ {
+		end, kind := queries.TokenEnd(stmt, i)
+		if end < 0 {
+			break
+		}
+		if name := strings.ToLower(stmt[i : end+1]); kind == queries.TokenIdent && !seen[name] && !strings.HasPrefix(name, "_") && nextIsParen(stmt, end+1) {
+			seen[name] = true
+			var n int
+			if db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_functions() WHERE function_type = 'table_macro' AND function_name = ?`, name).Scan(&n) == nil && n > 0 {
+				calls = append(calls, name)
+			}
+		}
+		i = end
+	}
+	return calls
 }
