@@ -1271,6 +1271,10 @@ func (c *CDG) backtrack() {
 		hi := c.Nodes[node].End
 		if k > 0 {
 			hi = c.effEnd(node, rev[k-1])
+		} else if workEnd[node] >= 0 {
+			// The path ends where the work it started from ended: Python frames or annotations
+			// running on after it (the step's own annotation, to the window's end) are no work.
+			hi = min(hi, workEnd[node])
 		}
 		lo := max(c.Nodes[node].Start, prevEff)
 		if i > 0 {

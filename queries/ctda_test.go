@@ -500,6 +500,32 @@ func TestCTDAStartsAtLastWork(t *testing.T) {
 	}
 }
 
+// TestCTDAPathEndsWithLastWork: the step's annotation runs 100 µs past its last operator (aten::b
+// ends at 900 µs, the step at 1000). Either graph's path ends at 900: the annotation's tail is no
+// work. Aggregated, the last node (the step's one CPU node) used to run to its end, 1000 µs, and
+// counted the tail as cpu_bound.
+func TestCTDAPathEndsWithLastWork(t *testing.T) {
+	trace := `{"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":1000},
+  {"ph":"X","cat":"cpu_op","name":"aten::a","pid":1,"tid":1,"ts":100,"dur":200},
+  {"ph":"X","cat":"cpu_op","name":"aten::b","pid":1,"tid":1,"ts":500,"dur":400}
+]}`
+	db := ctOpenJSON(t, "tail.json", trace).SQL
+	for _, aggregate := range []bool{true, false} {
+		var length, cpuBound, lastEnd float64
+		q := fmt.Sprintf(`SELECT (SELECT max(path_length_us) FROM critical_path_summary(algorithm := 'ctda', aggregate := %[1]t)),
+			(SELECT duration_us FROM critical_path_summary(algorithm := 'ctda', aggregate := %[1]t) WHERE bound_by = 'cpu_bound'),
+			(SELECT max(end_ts - (SELECT min(ts) FROM events)) / 1000 FROM critical_path(algorithm := 'ctda', aggregate := %[1]t))`, aggregate)
+		if err := db.QueryRow(q).Scan(&length, &cpuBound, &lastEnd); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		// The path starts at the window's start (0) and ends with aten::b (900).
+		if length != 900 || cpuBound != 900 || lastEnd != 900 {
+			t.Errorf("aggregate := %t: path length %v µs, cpu_bound %v µs, last row ends at %v µs; want 900 each", aggregate, length, cpuBound, lastEnd)
+		}
+	}
+}
+
 // TestCTDAAggregatedGPUGaps: aten::step launches k1 (20–40 µs) and k2 (300–320 µs) onto one stream,
 // which idles 260 µs between them. Aggregated, both kernels are one GPU node spanning 300 µs; its
 // critical_path span is an operator row weighing the kernels' 40 µs and a kernel_kernel_delay row
