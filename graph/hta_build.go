@@ -482,6 +482,16 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 	return start, end, nil
 }
 
+// BreakdownWeights returns the edge weights the bound_by breakdown sums: in compat mode HTA's own
+// (its summary() reads each edge's weight, a negative one included), else the clamped ones the path
+// itself weighs, so that the buckets add up to the path's length and none is negative.
+func (g *CPGraph) BreakdownWeights() []int64 {
+	if g.opts.Compat {
+		return g.G.W
+	}
+	return g.GW
+}
+
 func (g *CPGraph) validate() error {
 	gr := g.G
 	g.GW = make([]int64, len(gr.W))

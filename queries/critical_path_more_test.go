@@ -3,6 +3,7 @@ package queries_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -405,5 +406,32 @@ func TestCPWindowOfEarlierLaunches(t *testing.T) {
 	var first, last int64
 	if err := db.QueryRow(`SELECT count(*), min(ts), max(end_ts) FROM critical_path(annotation := 'Optimizer.step', algorithm := 'ctda')`).Scan(&n, &first, &last); err != nil || n == 0 || first < 100_000 || last > 130_000 {
 		t.Errorf("ctda: %d rows over [%d, %d] ns, %v; want a path inside the window [100000, 130000]", n, first, last, err)
+	}
+}
+
+// TestCPOverlappingKernelsSummary: k2 starts 0.5 µs before k1 (same stream) ends, so the
+// kernel-kernel edge between them weighs -0.5 µs. In default mode the path weighs it 0, and so must
+// the summary: no negative bucket, the buckets add up to the path length, and CPCR counts the
+// overlap once (the kernels' union, 200–799.5 µs, of a 1000 µs step).
+func TestCPOverlappingKernelsSummary(t *testing.T) {
+	trace := `{"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":1000},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":50},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":110,"dur":10,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":10,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":200,"dur":300,"args":{"correlation":1,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":499.5,"dur":300,"args":{"correlation":2,"stream":7,"device":0}}
+]}`
+	db := ctOpenJSON(t, "overlap.json", trace).SQL
+	var minBucket, sum, length, maxPct, cpcr float64
+	if err := db.QueryRow(`SELECT min(duration_us), sum(duration_us), max(path_length_us), max(pct), max(cpcr)
+		FROM critical_path_summary()`).Scan(&minBucket, &sum, &length, &maxPct, &cpcr); err != nil {
+		t.Fatal(err)
+	}
+	if minBucket < 0 || math.Abs(sum-length) > 1e-9 || maxPct > 100+1e-9 {
+		t.Errorf("buckets: smallest %v µs, sum %v µs, path %v µs, largest pct %v; want none negative, the sum the path, pct ≤ 100", minBucket, sum, length, maxPct)
+	}
+	if math.Abs(cpcr-0.5995) > 1e-9 {
+		t.Errorf("cpcr %v, want 0.5995 (the kernels' union 599.5 µs of 1000)", cpcr)
 	}
 }

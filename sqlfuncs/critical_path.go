@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -364,7 +365,7 @@ func init() {
 	cpRegister("_cp_summary", cpArgTypes(), withBoundRules(
 		ctdaSummaryTable,
 		func(g *graph.CPGraph, tr cpTrace, rules graph.BoundRules) *cpTable {
-			return summaryTable(g, tr, g.Path.Edges, g.G.W, g.Path.Length, rules)
+			return summaryTable(g, tr, g.Path.Edges, g.BreakdownWeights(), g.Path.Length, rules)
 		}))
 
 	cpRegister("_cp_nodes", cpArgTypes(), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
@@ -431,18 +432,22 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 	var s cpSummary
 	bd := g.NewBounder(rules)
 	end := g.SpanEnd()
+	reached := int64(math.MinInt64)
 	for _, e := range edges {
 		w := weights[e]
 		s.add(bd.BoundBy(e), w)
 		// CPCR counts what the busy bound counts: the part of an edge's time inside the span and
 		// inside the event it is attributed to, when that is a cpu_op, runtime/driver call or GPU
 		// work (an annotation on the path is not work; the delay before a kernel is not the kernel).
-		// Path edges follow each other in time, so the sum is their union.
+		// Path edges follow each other in time, except where two kernels of one stream overlap (an
+		// edge back in time from the first one's end to the second one's start): counting from the
+		// furthest point reached so far, the sum is their union.
 		if r := g.Attr[e]; r >= 0 && graph.BusyRow(g.F, r) {
-			lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r])
+			lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r], reached)
 			hi := min(g.NodeTS[g.G.Dst[e]], end, g.F.TS[r]+g.F.Dur[r])
 			s.attributed += max(0, min(w, hi-lo))
 		}
+		reached = max(reached, g.NodeTS[g.G.Dst[e]])
 	}
 	s.pathLen, s.edges = pathLen, len(edges)
 	s.window = end - g.WindowStart
