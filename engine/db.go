@@ -65,6 +65,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, false)
 }
 
+// NotOpenedError is an Open failure before DuckDB opened the file: nothing of this process is in
+// it, so a file that appeared at that path meanwhile is another process's (one that holds its lock),
+// not a half-made database of this one to remove.
+type NotOpenedError struct{ Err error }
+
+func (e *NotOpenedError) Error() string { return e.Err.Error() }
+func (e *NotOpenedError) Unwrap() error { return e.Err }
+
 // ErrReadOnly is the error of a load or other change asked of a database opened with OpenReadOnly.
 var ErrReadOnly = errors.New("the database is open read-only (--readonly)")
 
@@ -127,7 +135,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, errors.New("open read-only: a database file is needed (--db FILE)")
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+		return nil, fmt.Errorf("open database %s read-only: %w", path, &NotOpenedError{err})
 	}
 	return open(ctx, path, true)
 }
@@ -187,7 +195,7 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 	}
 	connector, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
+		return nil, fmt.Errorf("open database %s: %w", displayPath(path), &NotOpenedError{err})
 	}
 	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.

@@ -288,9 +288,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer prefetch.Stop() // (nothing to stop once the first load took it)
 	db, err := open(lctx, o.dbPath)
 	if err != nil {
-		if createdDB { // (a schema install that failed, say on a full disk, left the file and its WAL)
-			os.Remove(o.dbPath)
-			os.Remove(o.dbPath + ".wal")
+		var notOpened *engine.NotOpenedError
+		// (a schema install that failed, say on a full disk, left the file and its WAL; but a file
+		// DuckDB did not open for this process, locked by another, is that process's, made since the Lstat)
+		if createdDB && !errors.As(err, &notOpened) {
+			removeDBFile(o.dbPath)
 		}
 		if lctx.Err() != nil && ctx.Err() == nil {
 			fmt.Fprintln(stderr, "tracesql: cancelled (Ctrl-C) while opening the database")
@@ -308,8 +310,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return
 		}
 		db.Close()
-		os.Remove(o.dbPath)
-		os.Remove(o.dbPath + ".wal")
+		removeDBFile(o.dbPath)
 	}
 	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows}
 	if isTerminal(stdout) {
@@ -641,4 +642,10 @@ func askedForHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// removeDBFile removes a database file this run created and its write-ahead log.
+func removeDBFile(path string) {
+	os.Remove(path)
+	os.Remove(path + ".wal")
 }

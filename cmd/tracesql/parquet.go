@@ -109,8 +109,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 			if created {
 				db.Close()
-				os.Remove(*dbPath)
-				os.Remove(*dbPath + ".wal")
+				removeDBFile(*dbPath)
 			}
 			return 1
 		}
@@ -128,6 +127,11 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		if err != nil {
 			for _, e := range loadErrors(err) {
 				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(e))
+			}
+			var n int
+			if created && db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM traces`).Scan(&n) == nil && n == 0 {
+				db.Close() // nothing loaded: no empty database left behind, as the main command
+				removeDBFile(*dbPath)
 			}
 			return 1
 		}

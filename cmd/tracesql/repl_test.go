@@ -531,3 +531,43 @@ func TestCtrlCWhileLoading(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentNewDB: two runs start together on a --db file that does not exist yet. One creates it;
+// the other finds it locked (or, later, loads into it). Either way the file stays with the first
+// run's trace: the loser used to remove the file it found locked, which it took for its own
+// half-made database (it had not been there at its first look), and the winner's load was lost.
+func TestConcurrentNewDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; try < 3; try++ {
+		db := filepath.Join(t.TempDir(), "race.duckdb")
+		var cmds []*exec.Cmd
+		for range 2 {
+			cmd := exec.Command(bin, "--db", db, backwardJSON, "-c", "SELECT 1")
+			cmd.Env = append(os.Environ(), asCLI+"=1")
+			cmds = append(cmds, cmd)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok := 0
+		for _, cmd := range cmds {
+			if cmd.Wait() == nil {
+				ok++
+			}
+		}
+		if ok == 0 {
+			t.Fatalf("try %d: both runs failed", try)
+		}
+		if got := mustRun(t, "", "--db", db, "--format", "csv", "-c", "SELECT count(*) AS n FROM traces"); got != "n\n1\n" {
+			t.Fatalf("try %d: the database after two runs holds %q, want its one trace", try, got)
+		}
+	}
+}
