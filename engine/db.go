@@ -195,6 +195,9 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 	}
 	connector, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
+		if v := os.Getenv(MemoryLimitEnv); v != "" && strings.Contains(err.Error(), "memory_limit") {
+			err = fmt.Errorf("%s=%q is not a memory size (e.g. 4GB, 512MiB or 60%%): %w", MemoryLimitEnv, v, err)
+		}
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), &NotOpenedError{err})
 	}
 	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}}

@@ -289,24 +289,42 @@ func lowerGCPercent() func() {
 	}
 }
 
-// MemoryLimitEnv names the environment variable that overrides DuckDB's memory_limit (any DuckDB size,
-// e.g. 4GB or 60%).
+// MemoryLimitEnv names the environment variable that overrides DuckDB's memory_limit: a DuckDB size
+// (4GB, 512MiB) or a share of the usable memory (60%).
 const MemoryLimitEnv = "TRACESQL_MEMORY_LIMIT"
 
+// MemoryLimit returns the memory_limit Open gives DuckDB ("" for DuckDB's own default) and where it
+// comes from, in words. The default is half the memory this process may use (the machine's, or its
+// cgroup's limit in a container: DuckDB's own default is 80 % of that, but the Go side holds up to two
+// parsed files beside it).
+func MemoryLimit() (limit, source string) {
+	if v := strings.TrimSpace(os.Getenv(MemoryLimitEnv)); v != "" {
+		source = MemoryLimitEnv + "=" + v
+		if pct, ok := strings.CutSuffix(v, "%"); ok {
+			p, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+			if usable := procmem.Usable(); err == nil && p > 0 && p <= 100 && usable > 0 {
+				return fmt.Sprintf("%dMiB", int64(float64(usable)*p/100)>>20), source
+			}
+		}
+		return v, source // DuckDB checks it; Open's error names the variable
+	}
+	if usable := procmem.Usable(); usable > 0 {
+		return fmt.Sprintf("%dMiB", usable/2>>20), "half of the usable memory"
+	}
+	return "", ""
+}
+
 // memorySettings are the DuckDB options Open sets so that a load larger than RAM spills to disk
-// instead of failing: memory_limit is half the machine's memory (DuckDB's own default is 80 %, but
-// the Go side holds up to two parsed files beside it), and temp_directory is next to the database
-// file, or under the system temporary directory, one per process, for an in-memory database (DuckDB's
-// default, ".tmp" in the working directory, may not be writable) and for a file opened read-only: several
+// instead of failing: memory_limit (MemoryLimit), and temp_directory next to the database file, or
+// under the system temporary directory, one per process, for an in-memory database (DuckDB's default,
+// ".tmp" in the working directory, may not be writable) and for a file opened read-only: several
 // processes may read one file, and DuckDB names its spill files the same in each, so a shared directory
 // let one reader overwrite or remove another's spilled data. DuckDB creates the directory when it first
 // spills and removes it on close.
 func memorySettings(path string, readOnly bool) map[string]string {
 	out := map[string]string{}
-	if v := os.Getenv(MemoryLimitEnv); v != "" {
-		out["memory_limit"] = v
-	} else if total := procmem.Total(); total > 0 {
-		out["memory_limit"] = fmt.Sprintf("%dMB", total/2>>20)
+	if limit, _ := MemoryLimit(); limit != "" {
+		out["memory_limit"] = limit
 	}
 	if path != "" && !readOnly {
 		out["temp_directory"] = path + ".tmp"

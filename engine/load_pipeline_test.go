@@ -134,12 +134,21 @@ func TestMemorySettings(t *testing.T) {
 	}
 
 	t.Setenv(MemoryLimitEnv, "")
-	if total := procmem.Total(); total > 0 {
+	if usable := procmem.Usable(); usable > 0 {
 		got := memorySettings("", false)
-		if got["memory_limit"] == "" || !strings.HasPrefix(got["temp_directory"], os.TempDir()) {
-			t.Errorf("default settings %v", got)
+		if want := fmt.Sprintf("%dMiB", usable/2>>20); got["memory_limit"] != want || !strings.HasPrefix(got["temp_directory"], os.TempDir()) {
+			t.Errorf("default settings %v, want memory_limit %s", got, want)
+		}
+		t.Setenv(MemoryLimitEnv, "25%")
+		if limit, source := MemoryLimit(); limit != fmt.Sprintf("%dMiB", usable/4>>20) || source != MemoryLimitEnv+"=25%" {
+			t.Errorf("%s=25%%: memory_limit %s (%s), want a quarter of %d bytes", MemoryLimitEnv, limit, source, usable)
 		}
 	}
+	t.Setenv(MemoryLimitEnv, "lots")
+	if _, err := Open(context.Background(), ""); err == nil || !strings.Contains(err.Error(), MemoryLimitEnv+`="lots" is not a memory size`) {
+		t.Errorf("%s=lots: %v, want an error naming the variable", MemoryLimitEnv, err)
+	}
+	t.Setenv(MemoryLimitEnv, "")
 	// Readers of one file spill apart: DuckDB names its spill files alike in every process, so a shared
 	// directory let two readers overwrite each other's data (a crash, or a wrong sum), and the first to
 	// close removed it under the other.

@@ -5,7 +5,6 @@ package main
 
 import (
 	"os"
-	"strconv"
 	"strings"
 
 	"tracesql/engine"
@@ -26,10 +25,11 @@ func cpuModel() string {
 	return "unknown CPU"
 }
 
-// memoryLimit is the memory_limit engine.Open gives DuckDB (the environment override or half of RAM).
+// memoryLimit is the memory_limit engine.Open gives DuckDB, and where it comes from.
 func memoryLimit() string {
-	if v := os.Getenv(engine.MemoryLimitEnv); v != "" {
-		return v
+	limit, source := engine.MemoryLimit()
+	if limit == "" {
+		return "DuckDB's default"
 	}
-	return strconv.FormatInt(memTotal()/2>>20, 10) + "MB (half of RAM)"
+	return limit + " (" + source + ")"
 }
