@@ -238,6 +238,20 @@ func TestReloadSkipped(t *testing.T) {
 	if n := queryInt(t, db, "SELECT count(*) FROM traces"); n != 1 {
 		t.Fatalf("%d traces after reload", n)
 	}
+	// The same file through a symbolic link to its directory (runs/latest → runs/<date>): the file is
+	// loaded already, not a second file claiming its rank.
+	abs, err := filepath.Abs("../testdata/traces/alexnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "latest")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	res = mustLoad(t, db, link)
+	if res[0].Skipped != "already loaded" {
+		t.Fatalf("load through a link: %+v", res[0])
+	}
 }
 
 // TestPersistence: a --db file keeps the tables; re-opening runs no parser.

@@ -1006,7 +1006,11 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 		WHERE path = ? AND label = ? ORDER BY (file_bytes = ? AND file_mtime = ?) DESC, trace_id LIMIT 1`,
 		pathText(path), opts.Label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
 	if errors.Is(err, sql.ErrNoRows) {
-		return -1, -1, nil
+		// The file may be loaded under another name: through a symbolic link (runs/latest/… and
+		// runs/2026-11-23/…), or a hard link.
+		if id, err = db.loadedAs(ctx, table, st, opts.Label, &rank, &size, &was); err != nil || id < 0 {
+			return -1, -1, err
+		}
 	} else if err != nil {
 		return -1, -1, err
 	}
@@ -1023,6 +1027,27 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 	const stamp = "2006-01-02 15:04:05.999999 UTC"
 	return -1, -1, fmt.Errorf("changed since it was loaded as rank %d of trace set %q (then %d bytes, modified %s; now %d bytes, modified %s), and a loaded file is not replaced: %s",
 		rank, opts.Label, size, was.UTC().Format(stamp), st.Size(), mtime.Format(stamp), how)
+}
+
+// loadedAs returns the trace id (-1: none) of the file st loaded in the label under another path, and
+// fills in its rank, size and mtime as loaded.
+func (db *DB) loadedAs(ctx context.Context, table string, st os.FileInfo, label string, rank *int, size *int64, was *time.Time) (int, error) {
+	rows, err := db.SQL.QueryContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime, path FROM `+table+` WHERE label = ? ORDER BY trace_id`, label)
+	if err != nil {
+		return -1, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int
+		var p string
+		if err := rows.Scan(&id, rank, size, was, &p); err != nil {
+			return -1, err
+		}
+		if other, err := os.Stat(p); err == nil && os.SameFile(st, other) {
+			return id, nil
+		}
+	}
+	return -1, rows.Err()
 }
 
 func named(vals ...any) []driver.NamedValue {
