@@ -26,7 +26,8 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if askedForHelp(args) {
 		fs.SetOutput(stdout)
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parsePositionals(fs, args)
+	if err != nil {
 		if err == flag.ErrHelp {
 			return 0
 		}
@@ -36,10 +37,10 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch {
 	case *out == "":
 		problem = "-o DIR is required"
-	case fs.NArg() == 0:
+	case len(pos) == 0:
 		problem = "no TRACE to inflate"
-	case fs.NArg() > 1:
-		problem = fmt.Sprintf("one TRACE, not %d (%s …)", fs.NArg(), fs.Arg(0))
+	case len(pos) > 1:
+		problem = fmt.Sprintf("one TRACE, not %d (%s …)", len(pos), pos[0])
 	}
 	if problem != "" {
 		fmt.Fprintf(stderr, "tracesql: inflate: %s\n", problem)
@@ -50,10 +51,10 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "tracesql: inflate: --ranks and --steps must be at least 1 (got %d and %d)\n", *ranks, *steps)
 		return 2
 	}
-	paths, err := engine.Inflate(ctx, fs.Arg(0), engine.InflateOptions{Ranks: *ranks, Steps: *steps, Seed: *seed, Gzip: *gz, OutDir: *out})
+	paths, err := engine.Inflate(ctx, pos[0], engine.InflateOptions{Ranks: *ranks, Steps: *steps, Seed: *seed, Gzip: *gz, OutDir: *out})
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "tracesql: inflate %s: cancelled; the files it had written are removed\n", fs.Arg(0))
+			fmt.Fprintf(stderr, "tracesql: inflate %s: cancelled; the files it had written are removed\n", pos[0])
 			return 1
 		}
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))

@@ -208,6 +208,22 @@ func parseWithPaths(fs *flag.FlagSet, args []string, label *string, labels *[]st
 	return traces, nil
 }
 
+// parsePositionals parses fs's flags with positional arguments among them (flag stops at the first
+// one: `inflate t.json -o out` would leave -o unread) and returns the positionals in order.
+func parsePositionals(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // cancelStatus is 130 (a shell's status for SIGINT) when ctx was cancelled by a signal, else status.
 func cancelStatus(ctx context.Context, status int) int {
 	if status != 0 && ctx.Err() != nil {

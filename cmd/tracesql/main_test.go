@@ -322,6 +322,8 @@ func TestExitCodes(t *testing.T) {
 			files:  map[string]string{"job/rank0.json": `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}`, "job/rank1.json": `{"traceEvents":[`},
 			stderr: `^tracesql: load \S*rank1\.json: truncated JSON.*\ntracesql: the other 1 file\(s\) loaded\ntracesql: report: \S*r\.html not written, since not every trace loaded\n$`,
 			absent: []string{"r.html"}},
+		{name: "inflate takes its flags after the trace too (Go's flag stops at the first path)",
+			args: []string{"inflate", "../../testdata/traces/ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "--steps", "1", "-o", "$TMP/x"}, stdout: "*"},
 		{name: "inflate without -o", args: []string{"inflate", backwardJSON}, code: 2,
 			stderr: `^tracesql: inflate: -o DIR is required\nusage: tracesql inflate`},
 		{name: "inflate without a trace", args: []string{"inflate", "-o", "$TMP/x"}, code: 2,

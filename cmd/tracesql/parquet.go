@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"tracesql/engine"
 )
@@ -20,12 +21,13 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", "", "database file (export: the source; import: the target, required)")
 	out := fs.String("o", "", "output directory (export, required; must not exist or be empty)")
-	label := fs.String("label", "trace", "label of the traces loaded before exporting")
+	label, labels := "trace", []string(nil)
+	fs.Var(labelFlag{&label, &labels}, "label", "label of the trace paths that follow it (of all of them when it comes last), loaded before exporting")
 	rankFrom := fs.String("rank-from", "auto", "rank discovery of the traces loaded before exporting")
 	export := cmd == "export-parquet"
 	fs.Usage = func() {
 		if export {
-			fmt.Fprintln(fs.Output(), "usage: tracesql export-parquet [--db F] -o DIR [TRACE_DIR | TRACE_FILE ...]")
+			fmt.Fprintln(fs.Output(), "usage: tracesql export-parquet [--db F] -o DIR [[--label L] TRACE_DIR | TRACE_FILE ...]")
 			fmt.Fprintln(fs.Output(), "writes every trace table of the database (and of the traces named, loaded first) as Parquet, partitioned by rank")
 		} else {
 			fmt.Fprintln(fs.Output(), "usage: tracesql import-parquet --db F DIR")
@@ -36,9 +38,13 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if askedForHelp(args) {
 		fs.SetOutput(stdout)
 	}
-	if err := fs.Parse(args); err != nil {
+	traces, err := parseWithPaths(fs, args, &label, &labels)
+	if err != nil {
 		if err == flag.ErrHelp {
 			return 0
+		}
+		if strings.HasPrefix(err.Error(), "--label ") { // flag reported its own errors, with the usage
+			fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
 		}
 		return 2
 	}
@@ -46,17 +52,17 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
 		return 2
 	}
-	if export && *out == "" || !export && (*dbPath == "" || fs.NArg() != 1) {
+	if export && *out == "" || !export && (*dbPath == "" || len(traces) != 1) {
 		fs.Usage()
 		return 2
 	}
-	if export && *dbPath == "" && fs.NArg() == 0 {
+	if export && *dbPath == "" && len(traces) == 0 {
 		fmt.Fprintln(stderr, "tracesql: export-parquet: nothing to export (give --db or trace files)")
 		return 2
 	}
 	// --label and --rank-from say how the traces named are loaded; with none (an import keeps the labels and
 	// ranks it finds) they would be silently ignored.
-	if !export || fs.NArg() == 0 {
+	if !export || len(traces) == 0 {
 		bad := ""
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "label" || f.Name == "rank-from" {
@@ -90,7 +96,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	created := false
 	if *dbPath != "" {
 		if _, err := os.Stat(*dbPath); errors.Is(err, os.ErrNotExist) {
-			if export && fs.NArg() == 0 {
+			if export && len(traces) == 0 {
 				fmt.Fprintf(stderr, "tracesql: export parquet %s: database %s does not exist\n", *out, *dbPath)
 				return 1
 			}
@@ -104,7 +110,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	}
 	defer db.Close()
 	if !export {
-		n, err := db.ImportParquet(ctx, fs.Arg(0), func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
+		n, err := db.ImportParquet(ctx, traces[0].path, func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
 		if err != nil {
 			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 			if created {
@@ -113,12 +119,12 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			}
 			return 1
 		}
-		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, fs.Arg(0), *dbPath)
+		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, traces[0].path, *dbPath)
 		return 0
 	}
-	if fs.NArg() > 0 {
+	for _, set := range groupByLabel(traces) {
 		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }
-		results, err := db.Load(ctx, fs.Args(), engine.LoadOptions{Label: *label, RankFrom: rf, Warn: warn})
+		results, err := db.Load(ctx, set.paths, engine.LoadOptions{Label: set.label, RankFrom: rf, Warn: warn})
 		for _, r := range results {
 			if r.Skipped != "" { // as loadTraces reports them
 				fmt.Fprintf(stderr, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)

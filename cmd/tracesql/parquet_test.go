@@ -43,6 +43,18 @@ func TestParquetCommands(t *testing.T) {
 		t.Errorf("events from JSON %q, from Parquet %q", fromJSON.String(), fromParquet.String())
 	}
 
+	// Two trace sets straight from JSON, flags after the paths: each keeps its --label.
+	out2, db2 := filepath.Join(dir, "pq2sets"), filepath.Join(dir, "sets.duckdb")
+	for _, args := range [][]string{{"export-parquet", "--label", "a", trace, "--label", "b", trace, "-o", out2}, {"import-parquet", out2, "--db", db2}} {
+		if rc := run(ctx, args, nil, &so, &se); rc != 0 {
+			t.Fatalf("%v: rc %d, stderr %s", args, rc, se.String())
+		}
+	}
+	var labels bytes.Buffer
+	if rc := run(ctx, []string{"--db", db2, "--format", "csv", "-c", "SELECT string_agg(label, '+' ORDER BY label) AS l FROM traces"}, nil, &labels, &se); rc != 0 || labels.String() != "l\na+b\n" {
+		t.Errorf("labels after a two-set export: %q (rc %d, %s), want a,b", labels.String(), rc, se.String())
+	}
+
 	// Usage errors and a bad directory: exit status and one line naming the directory. A database
 	// file that did not exist is not left behind by a failed command (absent), and an export of one
 	// (a mistyped --db) is an error, not an empty export.
