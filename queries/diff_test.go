@@ -322,3 +322,49 @@ func TestSQTraceDiffRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestSQTraceDiffRankSteps: the iteration asked for must be one of the rank compared. Rank 1 of set x has
+// ProfilerStep#5 but rank 0, the one compared, has not: that was an empty control side and every op of
+// the test side "added". Events without a name are one group, unchanged when a set is compared with itself
+// (NULL never equals NULL in the join: they were one row deleted and one added).
+func TestSQTraceDiffRankSteps(t *testing.T) {
+	dir := t.TempDir()
+	step := func(rank, n int) string {
+		return fmt.Sprintf(`{"distributedInfo":{"rank":%d},"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":5},
+  {"ph":"X","cat":"cpu_op","pid":1,"tid":1,"ts":20,"dur":5},
+  {"ph":"X","cat":"cpu_op","name":null,"pid":1,"tid":1,"ts":30,"dur":5}]}`, rank, n)
+	}
+	for name, body := range map[string]string{"x/r0.json": step(0, 1), "x/r1.json": step(1, 5), "y/r0.json": step(0, 5)} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := sqDiffDB(t, "x", filepath.Join(dir, "x"), "y", filepath.Join(dir, "y"))
+	var n int
+	err := db.SQL.QueryRow(`SELECT count(*) FROM ops_diff('x', 'y', control_iteration := 5)`).Scan(&n)
+	if want := "trace_diff: rank 0 of trace set x has no ProfilerStep#5 (control_iteration)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("control_iteration := 5: %v (%d rows), want an error containing %q", err, n, want)
+	}
+	for _, c := range []struct {
+		q    string
+		want string
+	}{
+		{`SELECT string_agg(coalesce(name, '(none)') || ' ' || counts_change_category || ' ' || control_counts, ', ' ORDER BY name)
+			FROM trace_diff('x', 'x')`, "ProfilerStep#1 = 1, aten::mm = 1, (none) = 2"},
+		{`SELECT string_agg(coalesce(name, '(none)') || ' ' || category, ', ' ORDER BY name) FROM ops_diff('x', 'y', test_iteration := 5)`,
+			"ProfilerStep#1 deleted, ProfilerStep#5 added, aten::mm unchanged, (none) unchanged"},
+		// compat: pandas' groupby in HTA leaves events without a name out
+		{`SELECT string_agg(coalesce(name, '(none)'), ', ' ORDER BY name) FROM trace_diff('x', 'x', hta_compat := true)`, "ProfilerStep#1, aten::mm"},
+	} {
+		var got string
+		if err := db.SQL.QueryRow(c.q).Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.q, got, err, c.want)
+		}
+	}
+}

@@ -156,12 +156,21 @@ WITH sel AS (
                WHEN NOT _hta_mode(hta_compat) AND test_rank IS NULL AND control_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
                    THEN error(format('trace_diff: trace set {} has no rank {} (test_rank, which defaults to control_rank)', test_label, control_rank))
+               -- the iteration of the rank compared, which another rank of the set having it does not make up for
                WHEN control_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
-                        WHERE t.label = control_label AND p.step = control_iteration)
-                   THEN error(format('trace_diff: trace set {} has no ProfilerStep#{} (control_iteration)', control_label, control_iteration))
+                        WHERE t.label = control_label AND p.step = control_iteration
+                          AND t.rank = coalesce(_sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank),
+                                                (SELECT min(r.rank) FROM traces r WHERE r.label = control_label)))
+                   THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (control_iteration)',
+                        coalesce(_sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank),
+                                 (SELECT min(r.rank) FROM traces r WHERE r.label = control_label)), control_label, control_iteration))
                WHEN test_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
-                        WHERE t.label = test_label AND p.step = test_iteration)
-                   THEN error(format('trace_diff: trace set {} has no ProfilerStep#{} (test_iteration)', test_label, test_iteration))
+                        WHERE t.label = test_label AND p.step = test_iteration
+                          AND t.rank = coalesce(_sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank),
+                                                (SELECT min(r.rank) FROM traces r WHERE r.label = test_label)))
+                   THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (test_iteration)',
+                        coalesce(_sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank),
+                                 (SELECT min(r.rank) FROM traces r WHERE r.label = test_label)), test_label, test_iteration))
                ELSE upper(coalesce(device_type, 'ALL'))
            END AS dev,
            coalesce(use_short_name, false) AS short
@@ -180,14 +189,17 @@ tst AS (
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 )
-SELECT name,
+SELECT coalesce(c.name, t.name) AS name,
        coalesce(c.n, 0) AS control_counts, coalesce(c.d, 0) AS control_total_duration_us,
        coalesce(t.n, 0) AS test_counts, coalesce(t.d, 0) AS test_total_duration_us,
        coalesce(t.n, 0) - coalesce(c.n, 0) AS diff_counts,
        coalesce(t.d, 0) - coalesce(c.d, 0) AS diff_duration_us,
        CASE WHEN coalesce(t.n, 0) > coalesce(c.n, 0) THEN '+' WHEN coalesce(t.n, 0) < coalesce(c.n, 0) THEN '-' ELSE '=' END
            AS counts_change_category
-FROM ctl c FULL OUTER JOIN tst t USING (name)
+-- Events without a name are one group on either side, as pandas' groupby in HTA would not keep them at all
+-- (compat drops them).
+FROM ctl c FULL OUTER JOIN tst t ON c.name IS NOT DISTINCT FROM t.name
+WHERE NOT (_hta_mode(hta_compat) AND coalesce(c.name, t.name) IS NULL)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
 ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 
