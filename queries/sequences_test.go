@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -516,6 +517,43 @@ func TestSQKernelSequencesLaunchAtEventZero(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("hta_compat %v: %s, want %s", c.compat, got, c.want)
+		}
+	}
+}
+
+// TestSQKernelSequencesOverlayArrayForm: a trace in the plain array form has no top level to hold the symbol
+// dictionary of the compressed names; its overlay comes out in the object form with tracesqlSymbols, so every
+// symbol id names its event again. (The dictionary was dropped, and the names with it.)
+func TestSQKernelSequencesOverlayArrayForm(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "arr.json")
+	var evs []string
+	for i := range 3 {
+		ts := i * 1000
+		evs = append(evs,
+			fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":%d,"dur":100}`, ts),
+			fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":10,"args":{"correlation":%d}}`, ts+10, i+1),
+			fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":%d,"dur":40,"args":{"stream":7,"correlation":%d,"device":0}}`, ts+50, i+1),
+			fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"aten::relu_%d","pid":1,"tid":1,"ts":%d,"dur":100}`, i, ts+500))
+	}
+	if err := os.WriteFile(p, []byte("["+strings.Join(evs, ",\n")+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqOpen(t, "trace", p)
+	var path string
+	if err := db.SQL.QueryRow(`SELECT path FROM export_kernel_sequences_overlay('aten::mm', ?, min_pattern_len := 1, hta_compat := false)`, t.TempDir()).Scan(&path); err != nil {
+		t.Fatal(err)
+	}
+	tr := ovRead(t, path)
+	dict, _ := tr.top["tracesqlSymbols"].(map[string]any)
+	if len(tr.events) != len(evs) || len(dict) == 0 {
+		t.Fatalf("%d events, dictionary %v; want %d events and the dictionary", len(tr.events), tr.top["tracesqlSymbols"], len(evs))
+	}
+	for _, e := range tr.events {
+		name, _ := e["name"].(string)
+		if strings.HasPrefix(name, "aten::relu_") {
+			t.Errorf("%s kept its name: outside the pattern, it should be compressed", name)
+		} else if _, err := strconv.Atoi(name); err == nil && dict[name] == nil {
+			t.Errorf("symbol %s is not in the dictionary %v", name, dict)
 		}
 	}
 }

@@ -10,7 +10,8 @@ package sqlfuncs
 // name is replaced by a symbol id (the position of the name among the trace's distinct event names in file order);
 // the "PyTorch Profiler" span (pid "Spans"; outside compat mode also the 2021 profiler's, pid "Traces") gets the
 // id → name dictionary as its args (as HTA; when the trace has no such span the dictionary is written as the
-// top-level key "tracesqlSymbols" instead, so it is never lost).
+// top-level key "tracesqlSymbols" instead, so it is never lost; a trace in the plain array form comes out in the
+// object form for that).
 //
 // The original file is streamed: each event is copied byte for byte unless it changes, and only the changed fields
 // are rewritten. Output is compact JSON, gzip-compressed when the output name ends in .gz (compat: always, as HTA,
@@ -302,7 +303,17 @@ func (o *overlayWriter) run(dec *json.Decoder) error {
 	}
 	switch tok {
 	case json.Delim('['):
-		return o.events(dec)
+		// The plain array form comes out in the object form, which has room for the symbol dictionary.
+		o.w.WriteString(`{"traceEvents":`)
+		if err := o.events(dec); err != nil {
+			return err
+		}
+		if o.ed.compress && !o.sawSpans && len(o.ed.symNames) > 0 {
+			o.w.WriteString(`,"tracesqlSymbols":`)
+			o.w.Write(o.dictionary())
+		}
+		o.w.WriteByte('}')
+		return nil
 	case json.Delim('{'):
 	default:
 		return fmt.Errorf("not a trace: top level is %v", tok)
