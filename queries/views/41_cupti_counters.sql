@@ -8,7 +8,8 @@
 --
 -- Pairing a record with its launch:
 --   default  by correlation id when the record carries one (args.correlation = the launch's); a record without one
---            falls back to HTA's positional pairing when the rank has as many records as cudaLaunchKernel* calls;
+--            falls back to HTA's positional pairing when the rank has as many records as cudaLaunchKernel* calls
+--            and none of its records paired by correlation (positions would then pair a launch a second time);
 --            otherwise the launch columns are NULL (the record is still listed).
 --   compat   HTA: positional only (i-th record by ts with the i-th cuda_runtime cudaLaunchKernel* call by ts), and a
 --            rank whose counts differ is left out.
@@ -58,7 +59,9 @@ paired AS (
            CASE WHEN bc.launch IS NOT NULL THEN 'correlation' WHEN lp.ev_idx IS NOT NULL THEN 'position' END AS paired_by
     FROM rec r
     LEFT JOIN by_corr bc ON bc.trace_id = r.trace_id AND bc.ev_idx = r.ev_idx
+    LEFT JOIN (SELECT DISTINCT trace_id FROM by_corr) any_corr ON any_corr.trace_id = r.trace_id
     LEFT JOIN launches lp ON lp.trace_id = r.trace_id AND lp.pos = r.pos AND lp.n = r.n AND bc.launch IS NULL
+                         AND any_corr.trace_id IS NULL
     -- compat: HTA skips a rank whose record and launch counts differ
     WHERE NOT hta_compat() OR r.n = (SELECT count(*) FROM launches l WHERE l.trace_id = r.trace_id)
 ),
