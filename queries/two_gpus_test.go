@@ -3,6 +3,8 @@ package queries_test
 import (
 	"database/sql"
 	"testing"
+
+	"tracesql/queries"
 )
 
 // TestStreamsPerDevice: one rank's trace with two GPUs that both have a stream 7 (testdata/hta/bd_idle_two_gpus.json,
@@ -41,6 +43,16 @@ func TestStreamsPerDevice(t *testing.T) {
 			bdExpect(t, db, `SELECT pid, stream, ts, queue_length FROM queue_length ORDER BY pid, seq`, [][]any{
 				{0, 7, 990000, 1}, {0, 7, 995000, 2}, {0, 7, 1000000, 1}, {0, 7, 1150000, 0},
 				{1, 7, 1005000, 1}, {1, 7, 1120000, 0}, {1, 7, 1250000, 1}, {1, 7, 1300000, 0}})
+			// The view's own order is the series' (no ORDER BY needed to read it as a step function).
+			bdExpect(t, db, `SELECT pid, ts FROM queue_length`, [][]any{
+				{0, 990000}, {0, 995000}, {0, 1000000}, {0, 1150000}, {1, 1005000}, {1, 1120000}, {1, 1250000}, {1, 1300000}})
+			// The report's queue chart: one series per GPU's stream 7 (merged, GPU 1's queue hid under GPU 0's).
+			secs, err := queries.Report("60_queue_length")
+			if err != nil || len(secs) != 1 {
+				t.Fatalf("report 60_queue_length: %d sections, %v", len(secs), err)
+			}
+			bdExpect(t, db, `SELECT device, stream, max(queue_length) FROM (`+secs[0].SQL+`) GROUP BY ALL ORDER BY ALL`, [][]any{
+				{0, 7, 2}, {1, 7, 1}})
 			return
 		}
 		bdExpect(t, db, `SELECT * FROM idle_time_breakdown()`, [][]any{

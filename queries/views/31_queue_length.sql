@@ -64,7 +64,8 @@ SELECT label, rank, stream, pid, tid, ts, ev_idx, queue_at_start, seq_at_start
 FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 
 -- @view queue_length  One row per change of a stream's launch-queue length: a launch call (+1, at the call's
--- start) or the start of the GPU event it launched (−1). A step function: the value holds until the stream's next row.
+-- start) or the start of the GPU event it launched (−1). A step function: the value holds until the stream's next row
+-- (rows come ordered by label, rank, pid, stream and seq).
 -- @column label         Trace set
 -- @column rank          Rank
 -- @column stream        GPU stream
@@ -86,7 +87,8 @@ FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 -- The view picks the current mode's series (_queue_length_compat or _default) when the query is bound (query()):
 -- the other is neither planned nor run.
 CREATE OR REPLACE VIEW queue_length AS
-SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END);
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END)
+ORDER BY label, rank, pid, stream, seq;
 
 -- _queue_length_summary_compat / _default: queue_length_summary in each mode (compat: per stream id, as HTA); one
 -- quantile_cont with a list of fractions sorts each group once (three sorted it three times: 3.8 against 2.6 ms).
