@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -299,6 +300,32 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 	if err != nil {
 		return err
 	}
+	// An offset for a rank with no plugin file would be kept and change nothing: a mistyped rank.
+	var ranks []int
+	q, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT rank FROM nccl_traces WHERE label = ? ORDER BY rank`, label)
+	if err != nil {
+		return fmt.Errorf("--nccl-clock-offset: %w", err)
+	}
+	for q.Next() {
+		var r int
+		if err := q.Scan(&r); err != nil {
+			q.Close()
+			return fmt.Errorf("--nccl-clock-offset: %w", err)
+		}
+		ranks = append(ranks, r)
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("--nccl-clock-offset: %w", err)
+	}
+	for _, r := range rows {
+		switch {
+		case len(ranks) == 0:
+			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file loaded, whose times it would shift", spec, label)
+		case r.Rank >= 0 && !slices.Contains(ranks, r.Rank):
+			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file of rank %d (its ranks: %s)", spec, label, r.Rank, rankList(ranks))
+		}
+	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -357,4 +384,22 @@ func ParseNCCLClockOffset(spec string) ([]NCCLClockOffset, error) {
 		out = append(out, NCCLClockOffset{rank, off})
 	}
 	return out, nil
+}
+
+// rankList writes sorted ranks with runs shortened: "0-7", "0, 2, 5-6".
+func rankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }

@@ -218,6 +218,13 @@ func TestNCCLBadFiles(t *testing.T) {
 func TestNCCLClockOffsetSpec(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
+	if err := db.SetNCCLClockOffset(ctx, "trace", "1"); err == nil || !strings.Contains(err.Error(), `trace set "trace" has no NCCL profiler file loaded`) {
+		t.Errorf("an offset with no plugin file loaded: %v", err)
+	}
+	mustLoad(t, db, "../testdata/nccl/dlrm")
+	if err := db.SetNCCLClockOffset(ctx, "trace", "1,9=-5"); err == nil || !strings.Contains(err.Error(), "no NCCL profiler file of rank 9 (its ranks: 0-7)") {
+		t.Errorf("an offset for a rank with no plugin file: %v", err)
+	}
 	if err := db.SetNCCLClockOffset(ctx, "trace", "1,2=-5"); err != nil {
 		t.Fatal(err)
 	}
