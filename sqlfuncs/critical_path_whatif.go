@@ -148,10 +148,11 @@ func init() {
 			if len(ids) >= math.MaxInt32-2 {
 				return nil, fmt.Errorf("longest_path(%q): more than 2^31-3 nodes", name)
 			}
-			wv := 0.0
-			if w != nil {
-				wv = *w
+			if w == nil {
+				// (an UPDATE whose expression gave NULL, say: 0 would be a silent answer to another question)
+				return nil, fmt.Errorf("longest_path(%q): NULL weight_us on %d→%d", name, *s, *d)
 			}
+			wv := *w
 			if math.IsNaN(wv) || math.Abs(wv) > maxWeightUS {
 				return nil, fmt.Errorf("longest_path(%q): weight_us %v on %d→%d is not a number within ±%g", name, wv, *s, *d, maxWeightUS)
 			}
