@@ -257,8 +257,16 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	}
 	nev := len(keys)
 	if nev == 0 && !o.Compat {
-		// Window found work in it, but none that hta builds on: GPU work launched before the window
-		// (HTA: an empty result, which read as a path of length 0).
+		// Window found work in it, but none that hta builds on: GPU work launched before the window, or
+		// CPU events of zero duration, which HTA leaves out (HTA: an empty result, which read as a path
+		// of length 0).
+		gpu := false
+		for _, r := range g.Clipped {
+			gpu = gpu || f.Stream[r] != -1
+		}
+		if !gpu {
+			return nil, fmt.Errorf("%w: instance %d of %q holds no operator or runtime call of non-zero duration that starts in it (the graph leaves zero-length events out, as HTA)", ErrEmptyWindow, o.Instance, o.Annotation)
+		}
 		return nil, fmt.Errorf("%w: instance %d of %q holds no operator or runtime call that starts in it, only GPU work launched before it; the hta algorithm follows CPU operators (algorithm := 'ctda' takes such work)", ErrEmptyWindow, o.Instance, o.Annotation)
 	}
 	for i := 0; i < nev; i++ {

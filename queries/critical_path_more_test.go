@@ -437,3 +437,16 @@ func TestCPOverlappingKernelsSummary(t *testing.T) {
 		t.Errorf("cpcr %v, want 0.5995 (the kernels' union 599.5 µs of 1000)", cpcr)
 	}
 }
+
+// TestCPWindowOfZeroLengthOps: a step whose operators all last 0 µs has nothing the hta graph builds on, and
+// no GPU work either: the error says so instead of blaming GPU work launched before the window.
+func TestCPWindowOfZeroLengthOps(t *testing.T) {
+	db := ctOpenJSON(t, "z.json", `{"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"cpu_op","name":"aten::a","pid":1,"tid":1,"ts":10,"dur":0}]}`).SQL
+	var n int
+	err := db.QueryRow(`SELECT count(*) FROM critical_path()`).Scan(&n)
+	if want := `holds no operator or runtime call of non-zero duration that starts in it`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "GPU work") {
+		t.Errorf("got %v (%d rows), want an error containing %q", err, n, want)
+	}
+}
