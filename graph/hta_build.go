@@ -261,8 +261,8 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 		// CPU events of zero duration, which HTA leaves out (HTA: an empty result, which read as a path
 		// of length 0).
 		gpu := false
-		for _, r := range g.Clipped {
-			gpu = gpu || f.Stream[r] != -1
+		for r := range f.TS {
+			gpu = gpu || (f.Stream[r] != -1 && f.TS[r] < g.WindowEnd && f.TS[r]+f.Dur[r] > g.WindowStart)
 		}
 		if !gpu {
 			return nil, fmt.Errorf("%w: instance %d of %q holds no operator or runtime call of non-zero duration that starts in it (the graph leaves zero-length events out, as HTA)", ErrEmptyWindow, o.Instance, o.Annotation)
