@@ -197,7 +197,7 @@ type wholeTrace struct {
 	topKeys  []string
 	top      map[string]json.RawMessage
 	events   []inflEvent
-	steps    []int64 // step start times, ns, ascending
+	steps    []int64 // start time of each step number (its earliest event, over every thread), ns, ascending
 	stepLo   int64   // lowest and highest N of ProfilerStep#N: a copy renumbers by hi-lo+1
 	stepHi   int64
 	winStart int64
@@ -256,6 +256,7 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 	tr.events = make([]inflEvent, 0, len(evRaw))
 	tr.winStart, tr.winEnd = 1<<62, -1<<62
 	tr.stepLo, tr.stepHi = 1<<62, -1
+	stepStart := map[int64]int64{} // step number → earliest start
 	for i, r := range evRaw {
 		d := json.NewDecoder(bytes.NewReader(r))
 		d.UseNumber()
@@ -286,7 +287,10 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 				return nil, fmt.Errorf("event %d: step number of %q out of range", i, name)
 			}
 			tr.stepLo, tr.stepHi = min(tr.stepLo, n), max(tr.stepHi, n)
-			tr.steps = append(tr.steps, ev.ts)
+			// A step annotated on two threads is one step: --steps counts step numbers.
+			if t, ok := stepStart[n]; !ok || ev.ts < t {
+				stepStart[n] = ev.ts
+			}
 			tr.winStart = min(tr.winStart, ev.ts)
 			tr.winEnd = max(tr.winEnd, ev.ts+dur)
 		}
@@ -304,6 +308,9 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			}
 		}
 		tr.events = append(tr.events, ev)
+	}
+	for _, t := range stepStart {
+		tr.steps = append(tr.steps, t)
 	}
 	sort.Slice(tr.steps, func(a, b int) bool { return tr.steps[a] < tr.steps[b] })
 	tr.flowSpan = max(tr.flowSpan, tr.corrSpan)

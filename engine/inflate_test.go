@@ -728,3 +728,34 @@ func TestInflateTopKeys(t *testing.T) {
 		t.Errorf("%d top-level keys, want %d", len(got), len(want)+1)
 	}
 }
+
+// TestInflateStepsOnTwoThreads: a source that annotates each step on two threads (ProfilerStep#10–#12 on
+// each) has three steps, not six: --steps 4 writes steps 10–13 on both threads (it wrote 10–11).
+func TestInflateStepsOnTwoThreads(t *testing.T) {
+	var evs []string
+	for _, tid := range []int{1, 2} {
+		for i := range 3 {
+			ts := i*1000 + tid
+			evs = append(evs,
+				fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":%d,"ts":%d,"dur":900}`, 10+i, tid, ts),
+				fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":%d,"ts":%d,"dur":100}`, tid, ts+10))
+		}
+	}
+	src := filepath.Join(t.TempDir(), "two.json")
+	if err := os.WriteFile(src, []byte(`{"traceEvents":[`+strings.Join(evs, ",\n")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 4, Seed: 1, OutDir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, paths...)
+	var got string
+	if err := db.SQL.QueryRow(`SELECT string_agg(s, ' ' ORDER BY tid) FROM (SELECT tid, tid || ':' || string_agg(step::VARCHAR, ',' ORDER BY ts) AS s FROM profiler_steps GROUP BY tid)`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1:10,11,12,13 2:10,11,12,13"; got != want {
+		t.Errorf("steps per thread %q, want %q", got, want)
+	}
+}
