@@ -230,16 +230,33 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 }
 
 func cached(ctx context.Context, cfg config, dir string, ranks, steps int) ([]string, error) {
+	// .complete lists the files by name, relative to dir (a later run may name dir from elsewhere); a
+	// listed file that is gone (a tmp cleaner) regenerates the set.
 	done := filepath.Join(dir, ".complete")
 	if b, err := os.ReadFile(done); err == nil {
-		return strings.Split(strings.TrimSpace(string(b)), "\n"), nil
+		var paths []string
+		for _, name := range strings.Fields(string(b)) {
+			p := filepath.Join(dir, filepath.Base(name))
+			if _, err := os.Stat(p); err != nil {
+				paths = nil
+				break
+			}
+			paths = append(paths, p)
+		}
+		if len(paths) > 0 {
+			return paths, nil
+		}
 	}
 	os.RemoveAll(dir)
 	paths, err := engine.Inflate(ctx, cfg.src, engine.InflateOptions{Ranks: ranks, Steps: steps, Seed: 1, Gzip: cfg.gzip, OutDir: dir})
 	if err != nil {
 		return nil, err
 	}
-	return paths, os.WriteFile(done, []byte(strings.Join(paths, "\n")+"\n"), 0o644)
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	return paths, os.WriteFile(done, []byte(strings.Join(names, "\n")+"\n"), 0o644)
 }
 
 // row is one line of a preset's table.

@@ -229,6 +229,15 @@ func TestInputsPerSource(t *testing.T) {
 	if again, _ := made(a); !slices.Equal(again, pa) {
 		t.Errorf("a's inputs made again: %v, then %v", pa, again)
 	}
+	// A cached file that is gone (a tmp cleaner): the set is made again, not a load of a missing file.
+	if err := os.Remove(pa[1]); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := made(a); !slices.Equal(again, pa) {
+		t.Errorf("a's inputs after one was removed: %v, want %v", again, pa)
+	} else if _, err := os.Stat(pa[1]); err != nil {
+		t.Errorf("the removed input was not made again: %v", err)
+	}
 	// Rewritten in place (another size, a later time): its inputs are made anew.
 	if err := os.WriteFile(a, []byte(strings.ReplaceAll(string(orig), "aten::mm", "aten::addmm")), 0o644); err != nil {
 		t.Fatal(err)
