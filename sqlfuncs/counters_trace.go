@@ -229,6 +229,10 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 			return "", 0, fmt.Errorf("unknown time series %q (want queue_length, memory_bw)", s)
 		}
 	}
+	if !queue && !membw {
+		// (a copy of the trace with no counter added is not what anyone asked for)
+		return "", 0, fmt.Errorf("time_series %q names no series (want queue_length, memory_bw or both)", a.timeSeries)
+	}
 	// A second connection (querying through the one running this function deadlocks). A pool capped at one
 	// connection would wait forever: fail after a while instead.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
