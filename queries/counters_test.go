@@ -582,12 +582,12 @@ func TestCountersDefaultFixes(t *testing.T) {
 	}
 	// Errors: unknown rank, unknown label, unwritable directory (a path under a regular file).
 	for q, msg := range map[string]string{
-		`FROM export_counters_trace(3, '` + out + `')`:                     "no trace with rank 3",
-		`FROM export_counters_trace(0, '` + out + `', label := 'nope')`:    `label "nope"`,
-		`FROM export_counters_trace(0, '` + path + `/sub')`:                "output_dir",
-		`FROM export_counters_trace(0, '` + out + `', time_series := 'x')`: "unknown time series",
+		`FROM export_counters_trace(3, '` + out + `')`:                       "no trace with rank 3",
+		`FROM export_counters_trace(0, '` + out + `', label := 'nope')`:      `label "nope"`,
+		`FROM export_counters_trace(0, '` + path + `/sub')`:                  "output_dir",
+		`FROM export_counters_trace(0, '` + out + `', time_series := 'x')`:   "unknown time series",
 		`FROM export_counters_trace(0, '` + out + `', time_series := ' , ')`: "names no series",
-		`FROM export_counters_trace(0, NULL)`:                              "output_dir is required",
+		`FROM export_counters_trace(0, NULL)`:                                "output_dir is required",
 		// a NULL rank is a missing rank, not a rank no trace has (it was "no trace with rank -9223372036854775808")
 		`FROM export_counters_trace(NULL, '` + out + `')`: "export_counters_trace: rank is required",
 	} {

@@ -154,8 +154,10 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	}
 	rows.Close()
 	switch {
+	case n == 0 && req.Label == "":
+		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d is loaded", req.Rank)
 	case n == 0:
-		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d (label %q)", req.Rank, req.Label)
+		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d in trace set %q", req.Rank, req.Label)
 	case n > 1:
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %d traces of rank %d (labels %s): pass label", n, req.Rank, strings.Join(labels, ", "))
 	}
