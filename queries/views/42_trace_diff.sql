@@ -119,6 +119,16 @@ CASE WHEN rnk IS NOT NULL THEN rnk
      WHEN other_rnk IS NOT NULL THEN other_rnk
      ELSE (SELECT min(a.rank) FROM traces a JOIN traces b ON a.rank = b.rank WHERE a.label = lbl AND b.label = other_lbl) END;
 
+-- _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk): the rank side lbl compares (_sq_diff_rank; in compat
+-- with none given, the label's lowest, as _sq_diff_ops takes it). _sq_diff_has_step: whether that rank has
+-- ProfilerStep#iteration (true for a NULL iteration, the side's first step).
+CREATE OR REPLACE MACRO _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk) AS
+coalesce(_sq_diff_rank(_hta_mode(hta_compat), lbl, other_lbl, rnk, other_rnk), (SELECT min(r.rank) FROM traces r WHERE r.label = lbl));
+
+CREATE OR REPLACE MACRO _sq_diff_has_step(hta_compat, lbl, other_lbl, rnk, other_rnk, iteration) AS
+iteration IS NULL OR EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
+    WHERE t.label = lbl AND p.step = iteration AND t.rank = _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk));
+
 -- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
 -- @column control_counts             Occurrences in the control side
@@ -157,20 +167,12 @@ WITH sel AS (
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
                    THEN error(format('trace_diff: trace set {} has no rank {} (test_rank, which defaults to control_rank)', test_label, control_rank))
                -- the iteration of the rank compared, which another rank of the set having it does not make up for
-               WHEN control_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
-                        WHERE t.label = control_label AND p.step = control_iteration
-                          AND t.rank = coalesce(_sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank),
-                                                (SELECT min(r.rank) FROM traces r WHERE r.label = control_label)))
+               WHEN NOT _sq_diff_has_step(hta_compat, control_label, test_label, control_rank, test_rank, control_iteration)
                    THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (control_iteration)',
-                        coalesce(_sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank),
-                                 (SELECT min(r.rank) FROM traces r WHERE r.label = control_label)), control_label, control_iteration))
-               WHEN test_iteration IS NOT NULL AND NOT EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
-                        WHERE t.label = test_label AND p.step = test_iteration
-                          AND t.rank = coalesce(_sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank),
-                                                (SELECT min(r.rank) FROM traces r WHERE r.label = test_label)))
+                        _sq_diff_side_rank(hta_compat, control_label, test_label, control_rank, test_rank), control_label, control_iteration))
+               WHEN NOT _sq_diff_has_step(hta_compat, test_label, control_label, test_rank, control_rank, test_iteration)
                    THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (test_iteration)',
-                        coalesce(_sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank),
-                                 (SELECT min(r.rank) FROM traces r WHERE r.label = test_label)), test_label, test_iteration))
+                        _sq_diff_side_rank(hta_compat, test_label, control_label, test_rank, control_rank), test_label, test_iteration))
                ELSE upper(coalesce(device_type, 'ALL'))
            END AS dev,
            coalesce(use_short_name, false) AS short
