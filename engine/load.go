@@ -1007,7 +1007,9 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 		pathText(path), opts.Label, st.Size(), mtime).Scan(&id, &rank, &size, &was)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The file may be loaded under another name: through a symbolic link (runs/latest/… and
-		// runs/2026-11-23/…), or a hard link.
+		// runs/2026-11-23/…), or a hard link. Only rows of its size are looked at (a stat each), so a
+		// load of many new files into a database of many stays cheap; one changed since, through another
+		// name, meets the rank check instead.
 		if id, err = db.loadedAs(ctx, table, st, opts.Label, &rank, &size, &was); err != nil || id < 0 {
 			return -1, -1, err
 		}
@@ -1032,7 +1034,8 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 // loadedAs returns the trace id (-1: none) of the file st loaded in the label under another path, and
 // fills in its rank, size and mtime as loaded.
 func (db *DB) loadedAs(ctx context.Context, table string, st os.FileInfo, label string, rank *int, size *int64, was *time.Time) (int, error) {
-	rows, err := db.SQL.QueryContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime, path FROM `+table+` WHERE label = ? ORDER BY trace_id`, label)
+	rows, err := db.SQL.QueryContext(ctx, `SELECT trace_id, rank, file_bytes, file_mtime, path FROM `+table+`
+		WHERE label = ? AND file_bytes = ? ORDER BY trace_id`, label, st.Size())
 	if err != nil {
 		return -1, err
 	}

@@ -310,10 +310,7 @@ func (o *overlayWriter) run(dec *json.Decoder) error {
 		if err := o.events(dec); err != nil {
 			return err
 		}
-		if o.ed.compress && !o.sawSpans && len(o.ed.symNames) > 0 {
-			o.w.WriteString(`,"tracesqlSymbols":`)
-			o.w.Write(o.dictionary())
-		}
+		o.symbols(true)
 		o.w.WriteByte('}')
 		return nil
 	case json.Delim('{'):
@@ -357,15 +354,22 @@ func (o *overlayWriter) run(dec *json.Decoder) error {
 	if _, err := dec.Token(); err != nil { // '}'
 		return err
 	}
-	if o.ed.compress && !o.sawSpans && len(o.ed.symNames) > 0 {
-		if !first {
-			o.w.WriteByte(',')
-		}
-		o.w.WriteString(`"tracesqlSymbols":`)
-		o.w.Write(o.dictionary())
-	}
+	o.symbols(!first)
 	o.w.WriteByte('}')
 	return nil
+}
+
+// symbols writes the top-level "tracesqlSymbols" key (after a comma when more keys come before it) when
+// names were compressed and no profiler span took the dictionary.
+func (o *overlayWriter) symbols(comma bool) {
+	if !o.ed.compress || o.sawSpans || len(o.ed.symNames) == 0 {
+		return
+	}
+	if comma {
+		o.w.WriteByte(',')
+	}
+	o.w.WriteString(`"tracesqlSymbols":`)
+	o.w.Write(o.dictionary())
 }
 
 // events copies the elements of an array whose '[' was consumed, through its ']'. Decoding (with the input's

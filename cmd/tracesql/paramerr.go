@@ -89,9 +89,9 @@ func wantedType(duckType string) string {
 // says that it takes none. Any other error comes back as it was.
 func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) error {
 	msg := err.Error()
-	context := ""
+	where := "" // DuckDB's LINE n: … and caret, kept for the REPL
 	if c := errorContext(err); c != nil {
-		context = "\n\n" + strings.Join(c, "\n")
+		where = "\n\n" + strings.Join(c, "\n")
 	}
 	if m := conversionErr.FindStringSubmatch(msg); m != nil {
 		value := m[1] // as written inside the quotes, '' not doubled
@@ -100,7 +100,7 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 		}
 		for _, a := range stringNamedArgs(stmt) {
 			if a.value == value {
-				return fmt.Errorf("%s%s must be %s, not the string %s%s", callPrefix(a.call), a.name, wantedType(m[3]), a.literal, context)
+				return fmt.Errorf("%s%s must be %s, not the string %s%s", callPrefix(a.call), a.name, wantedType(m[3]), a.literal, where)
 			}
 		}
 		return err
@@ -118,7 +118,7 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 			if m[1] == "trunc" { // the macros' test that a count is whole
 				want = "an integer"
 			}
-			return fmt.Errorf("%s%s must be %s, not the string %s%s", callPrefix(a.call), a.name, want, a.literal, context)
+			return fmt.Errorf("%s%s must be %s, not the string %s%s", callPrefix(a.call), a.name, want, a.literal, where)
 		}
 		return err
 	}
@@ -128,7 +128,7 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 		if calls := macroCalls(ctx, db, stmt); len(calls) == 1 {
 			call = calls[0]
 		}
-		return fmt.Errorf("%s takes constant arguments only, not a column of another table (%s): DuckDB passes no per-row values to the Go table function behind it; write one call per value, joined with UNION ALL%s", call, m[2], context)
+		return fmt.Errorf("%s takes constant arguments only, not a column of another table (%s): DuckDB passes no per-row values to the Go table function behind it; write one call per value, joined with UNION ALL%s", call, m[2], where)
 	}
 	if m := noTableFunc.FindStringSubmatch(msg); m != nil {
 		name := m[2]
@@ -136,7 +136,7 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 		if db.QueryRowContext(ctx, `SELECT CASE WHEN table_type = 'VIEW' THEN 'a view' ELSE 'a table' END
 			FROM information_schema.tables WHERE lower(table_name) = lower(?) AND table_schema = current_schema()
 			LIMIT 1`, name).Scan(&kind) == nil {
-			return fmt.Errorf("%s is %s, not a table macro: it takes no arguments (select from it and filter with WHERE)%s", name, kind, context)
+			return fmt.Errorf("%s is %s, not a table macro: it takes no arguments (select from it and filter with WHERE)%s", name, kind, where)
 		}
 	}
 	return err
