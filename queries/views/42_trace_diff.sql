@@ -198,8 +198,8 @@ SELECT coalesce(c.name, t.name) AS name,
        coalesce(t.d, 0) - coalesce(c.d, 0) AS diff_duration_us,
        CASE WHEN coalesce(t.n, 0) > coalesce(c.n, 0) THEN '+' WHEN coalesce(t.n, 0) < coalesce(c.n, 0) THEN '-' ELSE '=' END
            AS counts_change_category
--- Events without a name are one group on either side, as pandas' groupby in HTA would not keep them at all
--- (compat drops them).
+-- Events without a name are one group (joined on name, NULL never matched NULL: a deleted and an added row, even
+-- for a set against itself); compat drops them, as pandas' groupby does in HTA.
 FROM ctl c FULL OUTER JOIN tst t ON c.name IS NOT DISTINCT FROM t.name
 WHERE NOT (_hta_mode(hta_compat) AND coalesce(c.name, t.name) IS NULL)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
