@@ -59,12 +59,16 @@ type CDGNode struct {
 	paceFrom int64
 	// waitFrom (CPU nodes): the start of the synchronisation call the node ends in, else its end. A
 	// synchronisation whose GPU work had ended by then did not wait, so it binds nothing.
-	waitFrom    int64
-	MainRow     int32 // frame row naming the node: its outermost CPU event, or its first GPU event
-	Launcher    int32 // GPU nodes: the CPU node that launched it (-1 none)
-	Launched    int32 // CPU nodes: the GPU node it launched (-1 none)
-	Events      int32 // events in the node
-	first, last int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
+	waitFrom int64
+	// waitUnplaced (GPU nodes): its stream waited for an event (cudaStreamWaitEvent) whose recording
+	// the trace does not place, so the sync edge into it is the schedule's guess, and a late start
+	// cannot be told from that wait.
+	waitUnplaced bool
+	MainRow      int32 // frame row naming the node: its outermost CPU event, or its first GPU event
+	Launcher     int32 // GPU nodes: the CPU node that launched it (-1 none)
+	Launched     int32 // CPU nodes: the GPU node it launched (-1 none)
+	Events       int32 // events in the node
+	first, last  int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
 }
 
 // CDG is the computation dependency graph of one window and its critical path.
@@ -768,6 +772,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 						src = g
 					}
 				}
+				c.Nodes[dst].waitUnplaced = true
 			}
 			addSync(src, dst)
 		}
@@ -790,6 +795,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				if dst < 0 {
 					continue
 				}
+				c.Nodes[dst].waitUnplaced = true
 				t, nd := f.TS[a.row], c.Nodes[dst]
 				src := int32(-1)
 				for _, k := range streamKeys {
@@ -1580,15 +1586,26 @@ func (c *CDG) SpanBoundBy(node int32, rules BoundRules) string {
 	return rules.gpuBound(name)
 }
 
-// EdgeBoundBy classifies the waiting time an edge explains, on the timeline of the node it enters: launch delay
-// for call edges; kernel gaps for stream order and for the other dependencies into a GPU node (a stream waiting on
-// another stream's event); untraced CPU time (Python between ops, a GIL hand-over, the return from a
-// synchronisation) for the other dependencies into a CPU node. HTA leaves dependency and sync edges unclassified
-// (""), but there they weigh nothing; here they carry the gaps between nodes, which a summary must not hide in an
-// unnamed bucket.
+// unplacedWaitSlack: a launch whose work started later than this after the call, on a stream that
+// waited for an event the trace does not place, was held by that wait: no launch takes so long on an
+// idle stream (HTA flags launch delays over 100 µs as outliers), while an awaited event recorded on a
+// stream or process the trace does not show can hold the stream for as long as it likes (a sglang
+// decode step's stream waits 463 ms).
+const unplacedWaitSlack = 100_000
+
+// EdgeBoundBy classifies the waiting time an edge explains, on the timeline of the node it enters:
+// launch delay for call edges, unless the stream waited for an event the trace does not place and the
+// work started over unplacedWaitSlack after its launch; kernel gaps for stream order and for the other
+// dependencies into a GPU node (a stream waiting on another stream's event); untraced CPU time (Python
+// between ops, a GIL hand-over, the return from a synchronisation) for the other dependencies into a
+// CPU node. HTA leaves dependency and sync edges unclassified (""), but there they weigh nothing; here
+// they carry the gaps between nodes, which a summary must not hide in an unnamed bucket.
 func (c *CDG) EdgeBoundBy(e int32) string {
 	switch c.G.Type[e] {
 	case cdgCall:
+		if dst := c.G.Dst[e]; c.Nodes[dst].waitUnplaced && c.Nodes[dst].Start-c.effEnd(c.G.Src[e], dst) > unplacedWaitSlack {
+			return BoundKernelKernel
+		}
 		return BoundLaunch
 	case cdgStreamOrder:
 		return BoundKernelKernel

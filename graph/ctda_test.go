@@ -746,3 +746,38 @@ func TestCTDAGPUNodeGaps(t *testing.T) {
 		t.Errorf("GPU node step [lo hi kernels launcher idle] = %v, want %v", got, want)
 	}
 }
+
+// TestCTDAUnplacedStreamWait: a kernel that starts long after its launch, on a stream that waited
+// for an event the trace does not place (hipStreamWaitEvent, no record), was held by that wait, not
+// by a slow launch; a short delay on such a stream, or any delay on a stream that waited for
+// nothing, stays launch overhead.
+func TestCTDAUnplacedStreamWait(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		wait      bool
+		kernelTS  float64
+		wantBound string
+	}{
+		{"wait, held 545 µs", true, 600, BoundKernelKernel},
+		{"wait, held 25 µs", true, 80, BoundLaunch},
+		{"no wait, held 545 µs", false, 600, BoundLaunch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b frameBuilder
+			b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+			b.launch(1, "hipLaunchKernel", 0, 5, 2, "early", 10, 20) // stream 2: 10..30
+			if tc.wait {
+				b.cpu(1, "cuda_runtime", "hipStreamWaitEvent", 40, 2)
+			}
+			_, k := b.launch(1, "hipLaunchKernel", 50, 5, 3, "held", tc.kernelTS, 100)
+			c := buildCTDA(t, b.frame(), true)
+			last := c.Path[len(c.Path)-1]
+			if last.Node != c.nodeOf(t, k) || last.Edge < 0 {
+				t.Fatalf("path ends at node %d via edge %d, want the held kernel's node: %v", last.Node, last.Edge, pathNames(c))
+			}
+			if got := c.EdgeBoundBy(last.Edge); got != tc.wantBound {
+				t.Errorf("the %d µs before the held kernel: bound_by %q, want %q", last.Gap/1000, got, tc.wantBound)
+			}
+		})
+	}
+}
