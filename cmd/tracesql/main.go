@@ -419,8 +419,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if peeked != nil {
 		<-peeked // the statement reader must not read stdin while onlyBlank still does
 	}
+	commands, nthCommand := 0, 0
+	for _, sc := range o.scripts {
+		if !sc.file {
+			commands++
+		}
+	}
 	for _, sc := range o.scripts {
 		text, source := sc.text, ""
+		if !sc.file {
+			// Several scripts, or lines to count: an error names the -c it came from, as a file's does.
+			nthCommand++
+			switch {
+			case commands > 1:
+				source = fmt.Sprintf("-c #%d", nthCommand)
+			case len(o.scripts) > 1 || strings.Contains(text, "\n"):
+				source = "-c"
+			}
+		}
 		if sc.file {
 			source = sc.text
 			if sc.text == "-" {

@@ -107,7 +107,7 @@ func TestDotLoadEmptyLabel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, "", "--db", filepath.Join(t.TempDir(), "x.db"), "--format", "csv", "-c", tc.load, "-c", "SELECT count(*) AS n FROM traces")
-			if code != 1 || errOut != "tracesql: .load: --label: empty label\n" || out != "" {
+			if code != 1 || errOut != "tracesql: -c #1: .load: --label: empty label\n" || out != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
 		})

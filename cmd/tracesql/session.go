@@ -32,8 +32,9 @@ type session struct {
 	quit      bool
 	readDepth int     // .read files being run, one inside the other
 	failed    bool    // an error was reported (piped stdin's exit status)
-	where     string  // "FILE:LINE" of the statement running from a -f or .read file, for its error
-	script    string  // the -f or .read file ("stdin" when piped) whose statements are running; "" for -c and the REPL
+	where     string  // "FILE:LINE" of the statement running from a -f or .read file or a -c ("-c", "-c #N"), for its error
+	script    string  // the -f or .read file ("stdin" when piped) or "-c"/"-c #N" whose statements are running; "" for a lone -c and the REPL
+	oneLine   bool    // the running script is one line: a -c's error names it without a line number
 	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
 	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
 	bail      bool    // -c and -f: stop at the first error (.read inside them too)
@@ -235,12 +236,14 @@ func (s *session) closeOutput() {
 
 // runScript executes every statement in text. In batch mode the first error stops it.
 //
-// source names the file the text comes from ("" for -c text): an error is then reported with the file
-// and the line its statement starts on, as psql does.
+// source names the file the text comes from ("-c", or "-c #N" for the Nth of several; "" for a lone one-line -c): an
+// error is then reported with the file and the line its statement starts on, as psql does.
 func (s *session) runScript(ctx context.Context, text, source string, stopOnError bool) error {
 	var buf stmtBuffer
-	defer func(script, where string) { s.script, s.where = script, where }(s.script, s.where)
-	s.script = source
+	defer func(script, where string, oneLine bool) {
+		s.script, s.where, s.oneLine = script, where, oneLine
+	}(s.script, s.where, s.oneLine)
+	s.script, s.oneLine = source, !strings.Contains(text, "\n")
 	// A file saved with a byte-order mark: DuckDB skips one before SQL, but not before a dot command.
 	text = strings.TrimPrefix(text, "\ufeff")
 	for _, line := range strings.Split(text, "\n") {
@@ -271,7 +274,11 @@ func (s *session) runPending(ctx context.Context, buf *stmtBuffer) error {
 
 // setWhere records the line of s.script an error is reported at.
 func (s *session) setWhere(line int) {
-	if s.script != "" {
+	switch {
+	case s.script == "":
+	case s.oneLine && strings.HasPrefix(s.script, "-c"):
+		s.where = s.script
+	default:
 		s.where = fmt.Sprintf("%s:%d", s.script, line)
 	}
 }
