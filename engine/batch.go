@@ -114,7 +114,7 @@ var (
 	eventsSchema = fields("ev_idx", i64, "cat", tok, "cat_class", tok, "name", tok, "pid", i64, "tid", i64,
 		"ts", i64, "dur", i64, "stream", i64, "device", i64, "correlation", i64, "external_id", i64, "args", str,
 		"step", i64, "parent_idx", i64, "depth", i64, "link_idx", i64)
-	flowsSchema    = fields("ev_idx", i64, "ph", tok, "id", str, "cat", tok, "name", tok, "pid", i64, "tid", i64, "ts", i64, "bp", tok)
+	flowsSchema    = fields("ev_idx", i64, "ph", tok, "id", str, "cat", tok, "name", tok, "pid", i64, "tid", i64, "ts", i64, "bp", tok, "args", str)
 	countersSchema = fields("ev_idx", i64, "name", tok32, "cat", tok32, "pid", i64, "tid", i64, "ts", i64, "id", str, "key", tok32, "value", f64)
 	instantsSchema = fields("ev_idx", i64, "ph", tok, "cat", tok, "name", tok, "pid", i64, "tid", i64, "ts", i64, "scope", tok, "args", str)
 	otherSchema    = fields("ev_idx", i64, "ph", tok, "cat", tok, "name", tok, "id", str, "pid", i64, "tid", i64, "ts", i64, "dur", i64, "args", str)
@@ -430,9 +430,15 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 			appendI64(b.Field(6), tid, tidOK)
 			appendI64(b.Field(7), ts, hasTS)
 			appendStr(b.Field(8), ev.bp, false, ev.bp != nil)
+			appendArgs(b.Field(9), &ev)
 		case "C":
-			if err := appendCounters(bld.counters, idx, &ev, pid, pidOK, tid, tidOK, ts, hasTS); err != nil {
+			series, err := appendCounters(bld.counters, idx, &ev, pid, pidOK, tid, tidOK, ts, hasTS)
+			if err != nil {
 				return nil, fail("%v", err)
+			}
+			if !series {
+				// No series to store (no args, {}, or args that are not an object): kept as written.
+				appendOther(bld.others, &ev, idx, pid, pidOK, tid, tidOK, ts, hasTS, 0, false)
 			}
 		case "i", "I", "R": // R, a mark, is an instant to Perfetto too
 			b := bld.instants
@@ -802,11 +808,12 @@ func launchFlavour(name []byte) uint8 {
 	return 0
 }
 
-// appendCounters writes one row per numeric key of a counter event's args.
-func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, pidOK bool, tid int64, tidOK bool, ts int64, hasTS bool) error {
+// appendCounters writes one row per key of a counter event's args object (value NULL when it is not a
+// number) and reports whether it wrote any.
+func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, pidOK bool, tid int64, tidOK bool, ts int64, hasTS bool) (bool, error) {
 	args := ev.args
 	if len(args) < 2 || args[0] != '{' {
-		return nil
+		return false, nil
 	}
 	type entry struct{ key, value []byte } // key decoded
 	var entries [8]entry
@@ -815,23 +822,23 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 	for i < len(args) && args[i] == '"' {
 		ke, ok := stringEnd(args, i+1)
 		if !ok {
-			return fmt.Errorf("bad counter args")
+			return false, fmt.Errorf("bad counter args")
 		}
 		key, esc := strContent(args[i:ke])
 		i = skipWS(args, ke)
 		if i >= len(args) || args[i] != ':' {
-			return fmt.Errorf("bad counter args")
+			return false, fmt.Errorf("bad counter args")
 		}
 		i = skipWS(args, i+1)
 		ve, err := valueEndIn(args, i)
 		if err != nil {
-			return fmt.Errorf("bad counter args: %v", err)
+			return false, fmt.Errorf("bad counter args: %v", err)
 		}
 		v := args[i:ve]
 		if c := v[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
 			// NaN and Infinity are not JSON, but Python's json writes them and DuckDB's reads them
 			if s := string(v); s != "true" && s != "false" && s != "null" && s != "NaN" && s != "Infinity" {
-				return fmt.Errorf("bad counter args: %q is not a JSON value", clip(v))
+				return false, fmt.Errorf("bad counter args: %q is not a JSON value", clip(v))
 			}
 		}
 		// A key given twice is one series with the last value, as JSON readers (Python's, DuckDB's) take it.
@@ -853,11 +860,11 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 			i = skipWS(args, i+1)
 		} else if i >= len(args) || args[i] != '}' {
 			// "a":1 2, "b":3 ended the series at a and dropped b without a word
-			return fmt.Errorf("bad counter args: expected ',' or '}' after the value of %q", key)
+			return false, fmt.Errorf("bad counter args: expected ',' or '}' after the value of %q", key)
 		}
 	}
 	if i != len(args)-1 || args[i] != '}' {
-		return fmt.Errorf("bad counter args: expected a key or '}' at %q", clip(args[i:]))
+		return false, fmt.Errorf("bad counter args: expected a key or '}' at %q", clip(args[i:]))
 	}
 	for _, e := range kv {
 		b.Field(0).(*array.Int64Builder).Append(idx)
@@ -875,5 +882,5 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 			fb.AppendNull()
 		}
 	}
-	return nil
+	return len(kv) > 0, nil
 }

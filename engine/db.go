@@ -324,7 +324,7 @@ func (db *DB) Close() error {
 }
 
 // migrate brings a database written by another tracesql version to the current tables before the views
-// are installed: events gets link_idx if it has none, and the stored frame is dropped, to be rebuilt
+// are installed: events gets link_idx and flows args if they have none, and the stored frame is dropped, to be rebuilt
 // after the views with the current definition (rebuildFrame). The compat frame was a table once.
 func (db *DB) migrate(ctx context.Context) error {
 	// The stored frame is rebuilt; the compat frame is a view now. Whatever they were, they go.
@@ -361,19 +361,30 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("drop stale view %s: %w", v, err)
 		}
 	}
-	var hasLink int
-	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns()
-		WHERE schema_name = 'main' AND table_name = 'events' AND column_name = 'link_idx'`).Scan(&hasLink); err != nil {
+	// Flows kept no args before 2026-11-23: theirs stay NULL.
+	if has, err := db.hasColumn(ctx, "flows", "args"); err != nil {
 		return err
+	} else if !has {
+		if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE flows ADD COLUMN args JSON"); err != nil {
+			return fmt.Errorf("add flows.args: %w", err)
+		}
 	}
-	if hasLink > 0 {
-		return nil
+	if has, err := db.hasColumn(ctx, "events", "link_idx"); err != nil || has {
+		return err
 	}
 	if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE events ADD COLUMN link_idx BIGINT"); err != nil {
 		return fmt.Errorf("add events.link_idx: %w", err)
 	}
 	_, err = db.SQL.ExecContext(ctx, fillLinksSQL("true"))
 	return err
+}
+
+// hasColumn reports whether table (in main) has the column.
+func (db *DB) hasColumn(ctx context.Context, table, column string) (bool, error) {
+	var n int
+	err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_columns()
+		WHERE schema_name = 'main' AND table_name = $1 AND column_name = $2`, table, column).Scan(&n)
+	return n > 0, err
 }
 
 // fillLinksSQL sets events.link_idx of the rows matching where (a predicate on events) in SQL, for data

@@ -944,3 +944,54 @@ func TestMissingRanksHugeWorldSize(t *testing.T) {
 		}
 	}
 }
+
+// TestOddCountersAndFlowArgs: a counter event with no series (no args, {}, args that are not an object) is
+// kept in other_events as written, not lost; a flow event's args (HTA's critical-path overlay writes the edge's
+// weight, critical and type there) are kept in flows.args.
+func TestOddCountersAndFlowArgs(t *testing.T) {
+	db, _, _ := loadWarned(t, `{"traceEvents":[{"ph":"C","name":"none","pid":1,"ts":1},
+		{"ph":"C","name":"empty","pid":1,"ts":2,"args":{}},{"ph":"C","name":"scalar","pid":1,"ts":3,"args":5},
+		{"ph":"C","name":"q","pid":1,"ts":4,"args":{"a":1,"b":"x"}},
+		{"ph":"s","id":7,"cat":"critical_path","name":"e","pid":1,"tid":1,"ts":5,"args":{"weight":2.5,"critical":true}},
+		{"ph":"f","id":7,"cat":"critical_path","name":"e","pid":1,"tid":1,"ts":6,"bp":"e"}]}`)
+	for _, tc := range []struct{ q, want string }{
+		{"SELECT string_agg(ev_idx || ':' || name || ':' || coalesce(args::VARCHAR, 'NULL'), ' ' ORDER BY ev_idx) FROM other_events",
+			"0:none:NULL 1:empty:{} 2:scalar:5"},
+		{"SELECT string_agg(key || '=' || coalesce(value::VARCHAR, 'NULL'), ' ' ORDER BY key) FROM counters", "a=1.0 b=NULL"},
+		{"SELECT string_agg(ph || ':' || coalesce((args->>'weight'), 'NULL') || ':' || coalesce((args->>'critical'), 'NULL'), ' ' ORDER BY ev_idx) FROM flows",
+			"s:2.5:true f:NULL:NULL"},
+	} {
+		var got string
+		if err := db.SQL.QueryRow(tc.q).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.q, got, tc.want)
+		}
+	}
+}
+
+// TestThreadsLanesAndLastName: threads lists lanes that hold only instants, flows or async events, and of a process
+// name or sort index written twice keeps the last, as Perfetto does (max() kept the name that sorts last).
+func TestThreadsLanesAndLastName(t *testing.T) {
+	db, _, _ := loadWarned(t, `{"traceEvents":[
+		{"ph":"M","name":"process_name","pid":1,"args":{"name":"zzz-first"}},
+		{"ph":"M","name":"process_name","pid":1,"args":{"name":"aaa-last"}},
+		{"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":5}},
+		{"ph":"M","name":"process_sort_index","pid":1,"args":{"sort_index":-3}},
+		{"ph":"M","name":"thread_sort_index","pid":1,"tid":1,"args":{"sort_index":9}},
+		{"ph":"M","name":"thread_sort_index","pid":1,"tid":1,"args":{"sort_index":2}},
+		{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2},
+		{"ph":"i","name":"mark","pid":1,"tid":2,"ts":3,"s":"t"},
+		{"ph":"s","id":1,"cat":"c","name":"f","pid":1,"tid":3,"ts":4},
+		{"ph":"b","id":1,"cat":"c","name":"a","pid":1,"tid":4,"ts":5},
+		{"ph":"C","name":"q","pid":1,"tid":5,"ts":6,"args":{"v":1}}]}`)
+	var got string
+	q := `SELECT string_agg(tid || ':' || process_name || ':' || process_sort_index || ':' || coalesce(sort_index::VARCHAR, '-') || ':' || events, ' ' ORDER BY tid) FROM threads`
+	if err := db.SQL.QueryRow(q).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1:aaa-last:-3:2:1 2:aaa-last:-3:-:0 3:aaa-last:-3:-:0 4:aaa-last:-3:-:0"; got != want {
+		t.Errorf("threads: %q, want %q", got, want)
+	}
+}

@@ -54,9 +54,13 @@ func TestEveryTraceLoads(t *testing.T) {
 				case "s", "t", "f":
 					want["flows"]++
 				case "C":
-					want["counters"]++
+					// A counter with no series (no args, {}, args not an object) is kept in other_events.
 					var args map[string]json.RawMessage
-					json.Unmarshal(e["args"], &args)
+					if json.Unmarshal(e["args"], &args) != nil || len(args) == 0 {
+						want["other_events"]++
+						continue
+					}
+					want["counters"]++
 					counterRows += int64(len(args))
 				case "i", "I", "R":
 					want["instants"]++

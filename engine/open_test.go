@@ -52,7 +52,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 	}
 	want := frameDigest(t, db)
 	for _, q := range []string{
-		`ALTER TABLE events DROP COLUMN link_idx`,
+		`ALTER TABLE events DROP COLUMN link_idx`, `ALTER TABLE flows DROP COLUMN args`,
 		`DROP TABLE _hta_frame_default`, `DROP VIEW _hta_frame_compat`, `DROP TABLE _gpu_frame_default`,
 		`CREATE TABLE _gpu_frame_default AS SELECT 1 AS stale`,
 		`CREATE VIEW _hta_frame_default AS SELECT 1 AS stale`, `CREATE TABLE _hta_frame_compat AS SELECT 1 AS stale`,
@@ -74,6 +74,9 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 	defer db.Close()
 	if got := frameDigest(t, db); got != want {
 		t.Errorf("after migration: rows/link/frame digest %v, want %v", got, want)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM duckdb_columns() WHERE table_name = 'flows' AND column_name = 'args' AND data_type = 'JSON'`); got != 1 {
+		t.Error("flows has no args JSON column after migration")
 	}
 	if got := queryInt(t, db, `SELECT count(*) FROM duckdb_views() WHERE view_name = '_hta_frame_compat'`); got != 1 {
 		t.Error("_hta_frame_compat is not a view after migration")

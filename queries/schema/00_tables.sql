@@ -76,9 +76,10 @@ CREATE TABLE IF NOT EXISTS metadata_events (
 -- @column tid       Thread id
 -- @column ts        Time, ns
 -- @column bp        Binding point (e = enclosing slice)
+-- @column args      Arguments (JSON; HTA's critical-path overlay writes weight, critical and type here)
 CREATE TABLE IF NOT EXISTS flows (
     trace_id INTEGER, ev_idx BIGINT, ph VARCHAR, id VARCHAR, cat VARCHAR, name VARCHAR, pid BIGINT, tid BIGINT,
-    ts BIGINT, bp VARCHAR
+    ts BIGINT, bp VARCHAR, args JSON
 );
 
 -- @table counters  One row per (counter event, args key) (ph C).

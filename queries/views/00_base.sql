@@ -1,14 +1,15 @@
 -- The vocabulary for ad-hoc SQL: named slices of the events table. Every join across events
 -- includes trace_id, because correlation ids collide across ranks.
 
--- @view threads  One row per (trace, process, thread) lane: every lane that has events or a name.
+-- @view threads  One row per (trace, process, thread) lane: every lane that has events of any phase but counters
+-- (which are per process) or a name.
 -- @column trace_id            Loaded file
 -- @column pid                 Process id
 -- @column tid                 Thread id (NULL for a process-level name without threads)
--- @column process_name        From process_name metadata (or the string pid as written)
+-- @column process_name        From process_name metadata (or the string pid as written; the last one written wins, as in Perfetto)
 -- @column thread_name         From thread_name metadata (or the string tid as written)
--- @column sort_index          thread_sort_index metadata
--- @column process_sort_index  process_sort_index metadata
+-- @column sort_index          thread_sort_index metadata (the last one written)
+-- @column process_sort_index  process_sort_index metadata (the last one written)
 -- @column events              Complete events on this lane
 CREATE OR REPLACE VIEW threads AS
 WITH m AS (
@@ -16,10 +17,11 @@ WITH m AS (
            ev_idx IS NULL AS synthetic, ev_idx
     FROM metadata_events
 ),
--- a name the trace gives wins over the one synthesised from a string pid/tid (max() picked "main thread" over "T")
-pn AS (SELECT trace_id, pid, coalesce(max(value_name) FILTER (WHERE NOT synthetic), max(value_name)) AS process_name
+-- a name the trace gives wins over the one synthesised from a string pid/tid; of two it gives, the later (Perfetto's
+-- importer overwrites a process's name and sort index with each one it reads)
+pn AS (SELECT trace_id, pid, coalesce(arg_max(value_name, ev_idx) FILTER (WHERE NOT synthetic), max(value_name)) AS process_name
        FROM m WHERE name = 'process_name' GROUP BY ALL),
-ps AS (SELECT trace_id, pid, max(sort_index) AS process_sort_index FROM m WHERE name = 'process_sort_index' GROUP BY ALL),
+ps AS (SELECT trace_id, pid, arg_max(sort_index, ev_idx) AS process_sort_index FROM m WHERE name = 'process_sort_index' GROUP BY ALL),
 -- A thread named twice (PyTorch 2.11 names the autograd thread "thread 466 (pt_autograd_0)" and "thread 466
 -- (python3)", in either order) keeps the name that says more than the process's name, else the first in the file.
 tn AS (SELECT m.trace_id, m.pid, m.tid,
@@ -28,7 +30,7 @@ tn AS (SELECT m.trace_id, m.pid, m.tid,
                        arg_min(m.value_name, m.ev_idx) FILTER (WHERE NOT m.synthetic), max(m.value_name)) AS thread_name
        FROM m LEFT JOIN pn ON pn.trace_id = m.trace_id AND pn.pid = m.pid
        WHERE m.name = 'thread_name' GROUP BY ALL),
-ts_ AS (SELECT trace_id, pid, tid, max(sort_index) AS sort_index FROM m WHERE name = 'thread_sort_index' GROUP BY ALL),
+ts_ AS (SELECT trace_id, pid, tid, arg_max(sort_index, ev_idx) AS sort_index FROM m WHERE name = 'thread_sort_index' GROUP BY ALL),
 lanes AS (
     SELECT trace_id, pid, tid, count(*) AS events FROM events GROUP BY ALL
 ),
@@ -36,6 +38,10 @@ all_lanes AS (
     SELECT trace_id, pid, tid FROM lanes
     UNION SELECT trace_id, pid, tid FROM tn
     UNION SELECT trace_id, pid, tid FROM ts_
+    -- lanes with only instants (Kineto's [memory] events), flows or async events
+    UNION SELECT trace_id, pid, tid FROM instants
+    UNION SELECT trace_id, pid, tid FROM flows
+    UNION SELECT trace_id, pid, tid FROM other_events
 )
 SELECT a.trace_id, a.pid, a.tid, pn.process_name, tn.thread_name, ts_.sort_index, ps.process_sort_index,
        coalesce(l.events, 0) AS events
