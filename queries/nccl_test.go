@@ -274,3 +274,54 @@ func TestNCCLPluginOnly(t *testing.T) {
 		t.Errorf("nccl_unmatched: %d %v", unmatched, err)
 	}
 }
+
+// TestNCCLWarmupShift (testdata/nccl/warmup: 2 ranks, offsets −1 s and −2 s, each plugin file with one warm-up
+// AllReduce before Kineto's window of 3): rank 1's warm-up is far from the rest, and the mean deviation rejects
+// pairing it with the first kernel where the median deviation (0 both ways) did not. Rank 0's warm-up is as
+// periodic as its launches, so both pairings fit exactly; an override then picks the one it agrees with, and the
+// operations are matched to kernels by it (the override moved only the times before). Without proxy steps no
+// step state dominates a kernel.
+func TestNCCLWarmupShift(t *testing.T) {
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Load(context.Background(), []string{"../testdata/nccl/warmup/kineto", "../testdata/nccl/warmup/plugin"}, engine.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT string_agg(rank || ':' || offset_ns || ':' || shift || ':' || alternatives, ' ' ORDER BY rank) FROM nccl_clock_alignment`
+	const matches = `SELECT string_agg(rank || ':' || coll_key || '=' || coalesce(kineto_ev_idx::VARCHAR, '-'), ' ' ORDER BY rank, coll_key) FROM nccl_collectives`
+	for _, tc := range []struct{ name, override, alignment, matched string }{
+		{"estimated", "", "0:-990000000:0:1 1:-2000000000:1:1",
+			"0:AllReduce#0=5 0:AllReduce#1=7 0:AllReduce#2=9 0:AllReduce#3=- 1:AllReduce#0=- 1:AllReduce#1=5 1:AllReduce#2=7 1:AllReduce#3=9"},
+		{"rank 0 overridden", "0=-1000000000", "0:-1000000000:1:1 1:-2000000000:1:1",
+			"0:AllReduce#0=- 0:AllReduce#1=5 0:AllReduce#2=7 0:AllReduce#3=9 1:AllReduce#0=- 1:AllReduce#1=5 1:AllReduce#2=7 1:AllReduce#3=9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.override != "" {
+				if err := db.SetNCCLClockOffset(context.Background(), "trace", tc.override); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range []struct{ q, want string }{{q, tc.alignment}, {matches, tc.matched}} {
+				var got string
+				if err := db.SQL.QueryRow(c.q).Scan(&got); err != nil {
+					t.Fatal(err)
+				}
+				if got != c.want {
+					t.Errorf("%s:\n got %s\nwant %s", c.q, got, c.want)
+				}
+			}
+		})
+	}
+	// The plugin files have no proxy steps (as collectives over NVLink): no step state can dominate a kernel (the
+	// first of the six, send_gpu_wait, was named over six zeros).
+	var named, explained int
+	if err := db.SQL.QueryRow(`SELECT count(*) FILTER (WHERE dominant <> 'peer_arrival'), count(*) FROM nccl_kernel_explain`).Scan(&named, &explained); err != nil {
+		t.Fatal(err)
+	}
+	if named != 0 || explained == 0 {
+		t.Errorf("nccl_kernel_explain: %d of %d kernels dominated by a step state without proxy data", named, explained)
+	}
+}

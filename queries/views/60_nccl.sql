@@ -93,7 +93,11 @@ SELECT u.label, u.kineto_trace_id, u.kineto_rank, u.trace_id, u.rank, u.comm_has
 FROM u JOIN _nccl_kineto_kernels k ON k.trace_id = u.kineto_trace_id
 WHERE u.anchor_ts IS NOT NULL;
 
--- The chosen shift per Kineto trace.
+-- The chosen shift per Kineto trace: of the shifts whose types agree most, the one whose median clock difference is
+-- nearest a --nccl-clock-offset override of the process (the override fixes the clock, and so which operations
+-- match), then the one with the most constant differences: the median deviation, then the mean one (a warm-up
+-- collective outside Kineto's window, paired with its first kernel, leaves the median of an evenly spaced job at 0
+-- and only the mean sees it), then the smallest shift.
 CREATE OR REPLACE VIEW _nccl_shift AS
 WITH p AS (FROM _nccl_pairs),
 s AS (
@@ -103,13 +107,21 @@ s AS (
 ),
 best AS (SELECT * FROM s QUALIFY score = max(score) OVER (PARTITION BY kineto_trace_id)),
 spread AS (
-    SELECT b.kineto_trace_id, b.shift, b.score, quantile_disc(abs(p.diff - b.med), 0.5) AS mad
+    SELECT b.kineto_trace_id, b.shift, b.score, b.med, quantile_disc(abs(p.diff - b.med), 0.5) AS mad,
+           avg(abs(p.diff - b.med)) AS mean_dev
     FROM best b JOIN p ON p.kineto_trace_id = b.kineto_trace_id AND p.shift = b.shift AND p.agree
     GROUP BY ALL
+),
+ov AS (
+    SELECT k.kineto_trace_id, o.offset_ns
+    FROM (SELECT DISTINCT kineto_trace_id, label, kineto_rank, comm_hash FROM p) k
+    JOIN nccl_clock_override o ON o.label = k.label AND (o.rank IS NULL OR o.rank = k.kineto_rank)
+         AND (o.comm_hash IS NULL OR o.comm_hash = k.comm_hash)
+    QUALIFY row_number() OVER (PARTITION BY k.kineto_trace_id ORDER BY (o.rank IS NULL), (o.comm_hash IS NULL)) = 1
 )
 SELECT kineto_trace_id, shift, score, mad, count(*) OVER (PARTITION BY kineto_trace_id) - 1 AS alternatives
-FROM spread
-QUALIFY row_number() OVER (PARTITION BY kineto_trace_id ORDER BY mad, abs(shift), shift) = 1;
+FROM spread LEFT JOIN ov USING (kineto_trace_id)
+QUALIFY row_number() OVER (PARTITION BY kineto_trace_id ORDER BY abs(med - ov.offset_ns), mad, mean_dev, abs(shift), shift) = 1;
 
 -- @view nccl_clock_alignment  One row per plugin file (rank, communicator): the offset that moves its times onto Kineto's clock.
 -- Collectives are matched in order with the NCCL kernels of the same process's Kineto trace (see _nccl_pairs);
@@ -302,7 +314,7 @@ LEFT JOIN events k ON k.trace_id = b.kineto_trace_id AND k.ev_idx = b.kineto_ev_
 -- @column recv_flush_wait_us   Σ RecvFlushWait, µs
 -- @column recv_gpu_wait_us     Σ RecvGpuWait, µs
 -- @column net_us               Σ network-plugin events (NET_IB / NET_SOCK), µs
--- @column dominant             The largest of the step states above (NULL without proxy steps)
+-- @column dominant             The largest of the step states above (NULL when none has time: no proxy steps)
 CREATE OR REPLACE VIEW nccl_collective_breakdown AS
 WITH ch AS (
     SELECT trace_id, op_idx, ev_idx, name, dur, TRY_CAST(args->>'Channel' AS INTEGER) AS channel,
@@ -345,7 +357,7 @@ SELECT f.label, f.rank, f.comm_hash, a.trace_id, a.op_idx, o.name AS op, a.chann
        CASE WHEN coalesce(st.steps, 0) > 0 THEN
            (SELECT arg_max(k, v) FROM (VALUES ('send_gpu_wait', st.send_gpu_wait_us), ('send_peer_wait', st.send_peer_wait_us),
                    ('send_wait', st.send_wait_us), ('recv_wait', st.recv_wait_us),
-                   ('recv_flush_wait', st.recv_flush_wait_us), ('recv_gpu_wait', st.recv_gpu_wait_us)) t(k, v)) END AS dominant
+                   ('recv_flush_wait', st.recv_flush_wait_us), ('recv_gpu_wait', st.recv_gpu_wait_us)) t(k, v) WHERE v > 0) END AS dominant
 FROM agg a
 JOIN nccl_traces f USING (trace_id)
 JOIN nccl_events o ON o.trace_id = a.trace_id AND o.ev_idx = a.op_idx
@@ -412,7 +424,7 @@ GROUP BY label, comm_hash, coll_key;
 -- @column recv_wait_us        Largest per-channel RecvWait, µs
 -- @column recv_flush_wait_us  Largest per-channel RecvFlushWait, µs
 -- @column recv_gpu_wait_us    Largest per-channel RecvGpuWait, µs
--- @column dominant            peer_arrival when waiting for the last rank covers half the kernel or more (the proxy then sits in RecvWait / SendPeerWait for it), else the largest step state: send_gpu_wait, send_peer_wait, send_wait, recv_wait, recv_flush_wait, recv_gpu_wait
+-- @column dominant            peer_arrival when waiting for the last rank covers half the kernel or more (the proxy then sits in RecvWait / SendPeerWait for it), else the largest step state: send_gpu_wait, send_peer_wait, send_wait, recv_wait, recv_flush_wait, recv_gpu_wait (NULL when none has time: no proxy data, as for collectives over NVLink within a node)
 CREATE OR REPLACE VIEW nccl_kernel_explain AS
 -- nccl_rank_skew's last_arrival_ts, computed from the same nccl_collectives: naming nccl_rank_skew would expand
 -- nccl_collectives a second time (planning took 66 ms, now 30)
@@ -457,5 +469,5 @@ SELECT k.*,
        CASE WHEN k.arrival_wait_us >= 0.5 * k.kernel_us THEN 'peer_arrival'
             ELSE (SELECT arg_max(n, v) FROM (VALUES ('send_gpu_wait', k.send_gpu_wait_us),
                   ('send_peer_wait', k.send_peer_wait_us), ('send_wait', k.send_wait_us), ('recv_wait', k.recv_wait_us),
-                  ('recv_flush_wait', k.recv_flush_wait_us), ('recv_gpu_wait', k.recv_gpu_wait_us)) t(n, v)) END AS dominant
+                  ('recv_flush_wait', k.recv_flush_wait_us), ('recv_gpu_wait', k.recv_gpu_wait_us)) t(n, v) WHERE v > 0) END AS dominant
 FROM k;
