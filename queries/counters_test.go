@@ -17,6 +17,7 @@ import (
 
 	"tracesql/engine"
 	"tracesql/internal/htaref"
+	"tracesql/queries"
 )
 
 // querier is a *sql.DB or a *sql.Conn (a connection keeps its session variables).
@@ -766,4 +767,33 @@ func TestDriverLaunchCallsCounted(t *testing.T) {
 	if got := ctRows(t, db.SQL, `SELECT count(*) FROM kernel_launch_stats()`); got[0][0] != "69" {
 		t.Errorf("compat: %s launches, want 69 (HTA skips the 30 cuLaunchKernel calls)", got[0][0])
 	}
+}
+
+// TestQueueLengthReportChart: the report's step chart of queue length draws each time bucket's longest queue
+// and then what its last change left, so a burst that drains within a bucket is not held until the next
+// launch (5 launches at 1.000–1.004 ms drain by 1.018 ms; the next launch is at 19.99 ms).
+func TestQueueLengthReportChart(t *testing.T) {
+	var ev []string
+	for i := 0; i < 5; i++ {
+		ev = append(ev,
+			fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":0.5,"args":{"correlation":%d}}`, 1000+i, i+1),
+			fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":1,"args":{"stream":7,"correlation":%d}}`, 1010+2*i, i+1))
+	}
+	ev = append(ev, `{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":19990,"dur":0.5,"args":{"correlation":9}}`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":20000,"dur":100,"args":{"stream":7,"correlation":9}}`)
+	db := ctOpenJSON(t, "burst.json", `{"traceEvents":[`+strings.Join(ev, ",\n")+`]}`)
+	var src string
+	for _, f := range queries.ReportFiles() {
+		if f.Name == "60_queue_length.sql" {
+			secs, err := queries.ParseReport(f.Name, f.Text)
+			if err != nil || len(secs) != 1 {
+				t.Fatalf("60_queue_length.sql: %v", err)
+			}
+			src = secs[0].SQL
+		}
+	}
+	// span 19.1 ms: buckets of 95.5 µs; the launch at 18.99 ms falls in the one from 18.909 ms
+	ctWantRows(t, db.SQL, "SELECT t_ms, queue_length FROM ("+strings.TrimSuffix(strings.TrimSpace(src), ";")+")", [][]string{
+		{"0", "5"}, {"0.018", "0"}, {"18.909", "1"}, {"19", "0"},
+	})
 }

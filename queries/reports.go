@@ -42,6 +42,8 @@ type ReportSection struct {
 // ReportFile is one report file's name and text.
 type ReportFile struct {
 	Name, Text string
+	// Path: where a user's file was read (errors and warnings name it); "" for a built-in one.
+	Path string
 }
 
 // ReportFiles returns the built-in report files, in report order: overview.sql (the summary printed
@@ -60,7 +62,7 @@ func ReportFiles() []ReportFile {
 		if err != nil {
 			panic(err)
 		}
-		out = append(out, ReportFile{e.Name(), string(b)})
+		out = append(out, ReportFile{Name: e.Name(), Text: string(b)})
 	}
 	SortReportFiles(out)
 	return out

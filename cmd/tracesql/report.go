@@ -176,7 +176,9 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 		if err != nil {
 			return nil, err
 		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if st, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("--reports-dir: %w", err)
+		} else if !st.IsDir() {
 			return nil, fmt.Errorf("--reports-dir %s: not a directory", dir)
 		}
 		byName := map[string]int{}
@@ -189,7 +191,7 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 			if err != nil {
 				return nil, err
 			}
-			f := queries.ReportFile{Name: filepath.Base(n), Text: string(b)}
+			f := queries.ReportFile{Name: filepath.Base(n), Text: string(b), Path: n}
 			if i, ok := byName[f.Name]; ok {
 				files[i] = f
 			} else {
@@ -200,7 +202,7 @@ func reportSections(dir string) ([]queries.ReportSection, error) {
 	}
 	var out []queries.ReportSection
 	for _, f := range files {
-		secs, err := queries.ParseReport(f.Name, f.Text)
+		secs, err := queries.ParseReport(cmp.Or(f.Path, f.Name), f.Text)
 		if err != nil {
 			return nil, err
 		}
@@ -223,10 +225,10 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 	rep := buildReport(ctx, db, title, secs)
 	for _, s := range rep.Sections {
 		if s.Err != "" {
-			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.File, s.Err)
+			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.Path, s.Err)
 		}
 		for _, skip := range s.Skipped {
-			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s) leaves out %s\n", s.Title, s.File, skip)
+			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s) leaves out %s\n", s.Title, s.Path, skip)
 		}
 	}
 	f, err := outdir.Create(path)

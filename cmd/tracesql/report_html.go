@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -27,6 +28,7 @@ type reportPage struct {
 
 type reportSection struct {
 	ID, Title, About, File, Chart string
+	Path                          string // the file as read (warnings name it; the page shows only File, its name)
 	Source                        string
 	Err                           string   // the query or the chart failed: shown as "not available"
 	Empty                         bool     // the query returned no rows
@@ -53,7 +55,7 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 	db.QueryRowContext(ctx, "SELECT hta_compat()").Scan(&page.Compat) // false when it cannot say
 	ids := map[string]int{}
 	for _, sec := range secs {
-		rs := reportSection{Title: sec.Title, About: sec.About, File: sec.File, Chart: sec.Chart, Source: sec.Source}
+		rs := reportSection{Title: sec.Title, About: sec.About, File: filepath.Base(sec.File), Path: sec.File, Chart: sec.Chart, Source: sec.Source}
 		rs.ID = anchorID(sec.Title, ids)
 		res, skipped, err := runSection(ctx, db, sec)
 		rs.Skipped = skipped

@@ -31,7 +31,23 @@ var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#
 
 func colour(i int) string { return palette[i%len(palette)] }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes text for an SVG inside HTML. Characters XML does not allow (C0 controls but tab, newline and
+// carriage return; a kernel name may hold a NUL) become U+FFFD, so that the SVG stays well-formed XML.
+func esc(s string) string {
+	if strings.IndexFunc(s, notXMLChar) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if notXMLChar(r) {
+				return '\uFFFD'
+			}
+			return r
+		}, s)
+	}
+	return html.EscapeString(s)
+}
+
+func notXMLChar(r rune) bool {
+	return (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0xFFFE || r == 0xFFFF
+}
 
 // px formats a coordinate: two decimals are finer than any screen and keep the file small.
 func px(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
@@ -204,7 +220,8 @@ func valueText(v any, typ *sqlType) string {
 	return string(appendText(nil, v, typ, 0))
 }
 
-// fmtNum prints a number compactly: integers whole, others with up to 3 significant decimals.
+// fmtNum prints a number compactly: integers whole, others with up to 3 significant decimals, from 1e15 on
+// in exponent form.
 func fmtNum(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -219,6 +236,8 @@ func fmtNum(v float64) string {
 	}
 	a := math.Abs(v)
 	switch {
+	case a >= 1e15:
+		return strconv.FormatFloat(v, 'g', 4, 64) // 1e300 was 301 digits
 	case a >= 100:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	case a >= 1:

@@ -584,7 +584,7 @@ func TestReportUserSections(t *testing.T) {
 		"90_bad.sql":   "-- @title Broken\nSELECT * FROM no_such_table;\n",
 		"91_nocol.sql": "-- @title No column\n-- @chart bar\n-- @x rank\n-- @y missing_us (µs)\nSELECT rank FROM traces;\n",
 		"92_escape.sql": "-- @title Escaped <script>alert(1)</script> & co\n-- @chart bar\n-- @x k\n-- @y v (a<b)\n" +
-			"SELECT * FROM (VALUES ('<b>\"x\" & ''y''</b>', 2.5), ('</svg><script>', 5)) t(k, v);\n",
+			"SELECT * FROM (VALUES ('<b>\"x\" & ''y''</b>', 2.5), ('</svg><script>', 5), ('nul' || chr(0) || chr(1) || 'byte', 1)) t(k, v);\n",
 		"10_temporal_breakdown.sql": "-- @title My temporal\n-- @chart bar\n-- @x rank\n-- @y idle_time_us (µs)\nSELECT rank, idle_time_us FROM temporal_breakdown;\n",
 	}
 	for n, s := range files {
@@ -599,8 +599,8 @@ func TestReportUserSections(t *testing.T) {
 	}
 	for _, want := range []string{
 		// DuckDB's hint is kept on the same line (which table it suggests depends on the catalog).
-		`(?m)^tracesql: warning: report section "Broken" \(90_bad\.sql\): Catalog Error: Table with name no_such_table does not exist! Did you mean "\w+"\?$`,
-		`(?m)^tracesql: warning: report section "No column" \(91_nocol\.sql\): column missing_us is not in the result \(columns: rank\)$`,
+		`(?m)^tracesql: warning: report section "Broken" \(\S+/90_bad\.sql\): Catalog Error: Table with name no_such_table does not exist! Did you mean "\w+"\?$`,
+		`(?m)^tracesql: warning: report section "No column" \(\S+/91_nocol\.sql\): column missing_us is not in the result \(columns: rank\)$`,
 	} {
 		if len(regexp.MustCompile(want).FindAllString(stderr, -1)) != 1 {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
@@ -630,7 +630,8 @@ func TestReportUserSections(t *testing.T) {
 		t.Errorf("user text not escaped")
 	}
 	esc := secs[`Escaped <script>alert(1)</script> & co`]
-	if len(esc.charts) != 1 || len(esc.charts[0].marks) != 2 {
+	// The SVG parsed as XML (rpParse): a NUL or another C0 control in a name is U+FFFD there.
+	if len(esc.charts) != 1 || len(esc.charts[0].marks) != 3 {
 		t.Fatalf("escape section: %+v", esc)
 	}
 	if c := html.UnescapeString(esc.charts[0].marks[0].cat); c != `<b>"x" & 'y'</b>` {
@@ -644,7 +645,7 @@ func TestReportUserSections(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "93_typo.sql"), []byte("-- @title T\n-- @chart donut\nSELECT 1;\n"), 0o644)
 	out2 := filepath.Join(t.TempDir(), "r.html")
 	_, stderr, code = runCLI(t, "", "report", alexnetDir, "-o", out2, "--reports-dir", dir)
-	if code != 1 || !strings.Contains(stderr, "93_typo.sql:2: @chart donut: unknown chart") {
+	if code != 1 || !strings.Contains(stderr, filepath.Join(dir, "93_typo.sql")+":2: @chart donut: unknown chart") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if _, err := os.Stat(out2); err == nil {
@@ -653,6 +654,10 @@ func TestReportUserSections(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "report", "--reports-dir", filepath.Join(dir, "90_bad.sql"), "-o", out2)
 	if code != 1 || !strings.Contains(stderr, "not a directory") {
 		t.Errorf("reports-dir file: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = runCLI(t, "", "report", "--reports-dir", filepath.Join(dir, "none"), "-o", out2)
+	if code != 1 || !strings.Contains(stderr, "--reports-dir: stat "+filepath.Join(dir, "none")+": no such file or directory") {
+		t.Errorf("missing reports-dir: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -911,7 +916,7 @@ SELECT error('all bad ' || getvariable('k')) AS v;
 `), 0o644)
 	page := filepath.Join(dir, "r.html")
 	_, errOut, code := runCLI(t, "", "report", alexnetDir, "--reports-dir", secs, "-o", page)
-	if code != 0 || !strings.Contains(errOut, `tracesql: warning: report section "Part" (90_part.sql) leaves out k=2: Invalid Input Error: two is bad`) {
+	if code != 0 || !strings.Contains(errOut, `tracesql: warning: report section "Part" (`+filepath.Join(secs, "90_part.sql")+`) leaves out k=2: Invalid Input Error: two is bad`) {
 		t.Fatalf("report: exit %d, stderr %s", code, errOut)
 	}
 	b, _ := os.ReadFile(page)

@@ -1,6 +1,7 @@
 -- @title Queue length over time
--- @about Operations launched but not yet started on each stream of each GPU: the longest queue in each of 200 time
--- @about buckets of the trace.
+-- @about Operations launched but not yet started on each stream of each GPU: in each of 200 time buckets of the
+-- @about trace, the longest queue from the bucket's start, then the length left by its last change from that
+-- @about change on (a burst that drains within a bucket is not drawn as lasting until the next one).
 -- @chart step
 -- @facet label, rank
 -- @series device, stream
@@ -9,12 +10,22 @@
 -- @xlabel time since trace start (ms)
 -- @ylabel queue length
 WITH q AS (
-    SELECT q.label, q.rank, q.pid AS device, q.stream, q.queue_length,
+    SELECT q.label, q.rank, q.pid AS device, q.stream, q.queue_length, q.seq,
            q.ts - t.min_ts AS dt, greatest(t.max_ts - t.min_ts, 1) AS span
     FROM queue_length q JOIN traces t ON t.label = q.label AND t.rank = q.rank
+),
+b AS (
+    SELECT label, rank, device, stream, floor(dt * 200 / span) * span / 200 AS bucket_dt,
+           max(queue_length) AS longest, arg_max(queue_length, seq) AS last_length, arg_max(dt, seq) AS last_dt
+    FROM q
+    GROUP BY ALL
 )
-SELECT label, rank, device, stream, round(floor(dt * 200 / span) * span / 200 / 1e6, 3) AS t_ms,
-       max(queue_length) AS queue_length
-FROM q
-GROUP BY ALL
-ORDER BY label, rank, device, stream, t_ms;
+SELECT label, rank, device, stream, t_ms, queue_length
+FROM (
+    SELECT label, rank, device, stream, round(bucket_dt / 1e6, 3) AS t_ms, longest AS queue_length, 0 AS part, bucket_dt
+    FROM b
+    UNION ALL
+    SELECT label, rank, device, stream, round(last_dt / 1e6, 3), last_length, 1, bucket_dt
+    FROM b WHERE last_length <> longest
+)
+ORDER BY label, rank, device, stream, bucket_dt, part;
