@@ -278,25 +278,41 @@ func TestPersistence(t *testing.T) {
 	}
 }
 
-// TestArrayForm: the plain-array Chrome format, with and without its closing bracket.
+// TestArrayForm: the plain-array Chrome format, with and without its closing bracket, and cut off inside its
+// last event (a tracer stopped mid-write: the format lets the array end anywhere, and Perfetto keeps the events
+// before the cut); the object form cut off inside an event stays an error.
 func TestArrayForm(t *testing.T) {
 	dir := t.TempDir()
-	full := `[{"ph":"X","cat":"c","name":"a","pid":1,"tid":1,"ts":1.5,"dur":2},{"ph":"i","name":"m","ts":2,"s":"g"}]`
-	open := `[{"ph":"X","cat":"c","name":"a","pid":1,"tid":1,"ts":1.5,"dur":2},` + "\n"
-	os.WriteFile(filepath.Join(dir, "full.json"), []byte(full), 0o644)
-	os.WriteFile(filepath.Join(dir, "open.json"), []byte(open), 0o644)
+	ev := `{"ph":"X","cat":"c","name":"a","pid":1,"tid":1,"ts":1.5,"dur":2}`
+	for name, text := range map[string]string{
+		"full.json": "[" + ev + `,{"ph":"i","name":"m","ts":2,"s":"g"}]`,
+		"open.json": "[" + ev + ",\n",
+		"cut.json":  "[" + ev + `,` + "\n" + `{"ph":"X","cat":"c","name":"b","args":{"s":"cut off in a str`,
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+	}
 	var warnings []string
 	db := openTestDB(t)
-	_, err := db.Load(context.Background(), []string{filepath.Join(dir, "full.json"), filepath.Join(dir, "open.json")},
+	_, err := db.Load(context.Background(), []string{filepath.Join(dir, "full.json"), filepath.Join(dir, "open.json"), filepath.Join(dir, "cut.json")},
 		LoadOptions{RankFrom: RankIndex, Warn: func(w string) { warnings = append(warnings, w) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE ts = 1500 AND dur = 2000"); got != 2 {
-		t.Fatalf("%d events, want 2", got)
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE ts = 1500 AND dur = 2000"); got != 3 {
+		t.Fatalf("%d events, want 3", got)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "no closing ']'") {
+	if got := queryInt(t, db, "SELECT count(*) FROM events WHERE name = 'b'"); got != 0 {
+		t.Errorf("the cut-off event was loaded")
+	}
+	slices.Sort(warnings)
+	if len(warnings) != 2 || !strings.HasSuffix(warnings[0], "cut.json: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows); the file ends inside its last event, at byte 67, which is left out") ||
+		!strings.HasSuffix(warnings[1], "open.json: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)") {
 		t.Fatalf("warnings %q", warnings)
+	}
+	obj := filepath.Join(dir, "obj.json")
+	os.WriteFile(obj, []byte(`{"traceEvents":[`+ev+`,{"ph":"X"`), 0o644)
+	if _, err := db.Load(context.Background(), []string{obj}, LoadOptions{RankFrom: RankIndex}); err == nil || !strings.Contains(err.Error(), "truncated JSON: input ends inside event 1") {
+		t.Errorf("object form cut inside an event: %v", err)
 	}
 }
 

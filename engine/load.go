@@ -597,6 +597,7 @@ type parsedFile struct {
 	arrayForm bool
 	// unterminated: an array-form file that ends without ']' (allowed by the Chrome trace format).
 	unterminated bool
+	cutEvent     int64 // the byte offset of the cut-off last event an unterminated file ended in (dropped), else 0
 	// noDur counts the complete (X) events without a dur: kept, with dur NULL, and said (the analyses
 	// of durations leave them out).
 	noDur int64
@@ -665,7 +666,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	}
 	defer func() { releaseAll() }()
 	if pf.unterminated && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)", path))
+		cut := ""
+		if pf.cutEvent > 0 {
+			cut = fmt.Sprintf("; the file ends inside its last event, at byte %d, which is left out", pf.cutEvent)
+		}
+		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)%s", path, cut))
 	}
 	if pf.noDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)", path, pf.noDur))
@@ -1267,7 +1272,7 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 		}
 	}
 	pf.meta, pf.metaKeys, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.ArrayForm
-	pf.unterminated = sp.Unterminated
+	pf.unterminated, pf.cutEvent = sp.Unterminated, sp.CutEvent
 	pf.jsonBytes = sp.Bytes
 	return pf, guessed, nil
 }

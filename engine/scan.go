@@ -37,6 +37,9 @@ type splitter struct {
 	// Unterminated is true when an array-form file ends without its closing bracket, which the Chrome
 	// trace format allows so that a tracer can stream events.
 	Unterminated bool
+	// CutEvent is the byte offset of an array-form file's last event when the file ends inside it (a
+	// tracer stopped mid-write): the event is dropped and the file read as unterminated; 0 otherwise.
+	CutEvent int64
 
 	// headOnly makes Run stop at the start of the events (readHead) with errHeadDone: after the first
 	// event of an array-form file (checked to be one), or at the traceEvents key, Metadata then
@@ -402,6 +405,9 @@ func (s *splitter) objectEnd(idx int64) (int, error) {
 		inString := i < s.end
 		rel := i - s.pos
 		if !s.fill(s.pos) {
+			if s.ArrayForm && s.rerr == nil && !s.headOnly {
+				return 0, errEventCut
+			}
 			where := fmt.Sprintf("inside event %d", idx)
 			if inString {
 				where += " inside a string"
@@ -632,6 +638,11 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if !guessed {
 			var err error
 			if end, err = s.objectEnd(idx); err != nil {
+				if errors.Is(err, errEventCut) {
+					s.Unterminated, s.CutEvent, s.pos = true, off, s.end
+					flush()
+					return nil
+				}
 				return err
 			}
 		}
@@ -669,6 +680,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 }
 
 var errStopped = errors.New("load cancelled")
+
+// errEventCut: an array-form file ends inside an event (events reads the file as unterminated).
+var errEventCut = errors.New("array-form file ends inside an event")
 
 // errHeadDone stops a headOnly splitter at the traceEvents key.
 var errHeadDone = errors.New("reached traceEvents")
