@@ -405,8 +405,8 @@ func (s *splitter) objectEnd(idx int64) (int, error) {
 		inString := i < s.end
 		rel := i - s.pos
 		if !s.fill(s.pos) {
-			if s.ArrayForm && s.rerr == nil && !s.headOnly {
-				return 0, errEventCut
+			if s.ArrayForm && s.rerr == nil && !s.headOnly && idx > 0 {
+				return 0, errEventCut // a file with no whole event is broken, not a stream stopped early
 			}
 			where := fmt.Sprintf("inside event %d", idx)
 			if inString {
