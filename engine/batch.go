@@ -302,7 +302,7 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		// A name or cat written with escapes ("cpu_\u006fp") is decoded here, once, so that what is
 		// derived from it (cat_class, step, launch flavour, sync links, process metadata) reads the
 		// text the columns show.
-		catOK, nameOK := true, true
+		catOK, nameOK := !ev.catNotStr, !ev.nameNotStr
 		if ev.catEsc {
 			var c string
 			c, catOK = unescapeValid(ev.cat)

@@ -775,22 +775,25 @@ func TestOddLanesWarned(t *testing.T) {
 
 // TestBadEscapesWarned: a name or cat that is not a valid JSON string (an unknown escape, a short \u, a raw
 // control character) is decoded where it is valid and kept as written where it is not (it was stored
-// wholly undecoded, so a valid \u00e9 beside a \q stayed six characters), and said once per file.
+// wholly undecoded, so a valid \u00e9 beside a \q stayed six characters); one that is not a string at all (123)
+// keeps its JSON text (it was NULL, without a word). Said once per file.
 func TestBadEscapesWarned(t *testing.T) {
 	db, p, warnings := loadWarned(t, `{"traceEvents":[
 		{"ph":"X","cat":"cpu_op","name":"ok\u00e9","pid":1,"tid":1,"ts":1,"dur":1},
 		{"ph":"X","cat":"cpu_op","name":"caf\u00e9\q\u12","pid":1,"tid":1,"ts":2,"dur":1},
 		{"ph":"X","cat":"cpu_\q","name":"C:\Users\n","pid":1,"tid":1,"ts":3,"dur":1},
-		{"ph":"X","cat":"cpu_op","name":"tab\u0009`+"\x01"+`","pid":1,"tid":1,"ts":4,"dur":1}]}`)
-	want := p + `: 3 event(s) whose name or cat is not a valid JSON string (the first: event 1's name café\q\u12): an unknown escape such as \q, a \u without four hex digits or a raw control character is kept as written, the rest decoded`
+		{"ph":"X","cat":"cpu_op","name":"tab\u0009`+"\x01"+`","pid":1,"tid":1,"ts":4,"dur":1},
+		{"ph":"X","cat":5,"name":123,"pid":1,"tid":1,"ts":5,"dur":1},
+		{"ph":"X","cat":null,"name":{"a": 1},"pid":1,"tid":1,"ts":6,"dur":1}]}`)
+	want := p + `: 5 event(s) whose name or cat is not a valid JSON string (the first: event 1's name café\q\u12): an unknown escape such as \q, a \u without four hex digits or a raw control character is kept as written, the rest decoded; a value that is not a string (123) is kept as its JSON text`
 	if len(warnings) != 1 || warnings[0] != want {
 		t.Errorf("warnings %q, want [%q]", warnings, want)
 	}
 	var got string
-	if err := db.SQL.QueryRow(`SELECT string_agg(name || '|' || cat || '|' || cat_class, ' / ' ORDER BY ts) FROM events`).Scan(&got); err != nil {
+	if err := db.SQL.QueryRow(`SELECT string_agg(name || '|' || coalesce(cat, 'NULL') || '|' || cat_class, ' / ' ORDER BY ts) FROM events`).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
-	if want := "oké|cpu_op|cpu_op / café\\q\\u12|cpu_op|cpu_op / C:\\Users\n|cpu_\\q|other / tab\t\x01|cpu_op|cpu_op"; got != want {
+	if want := "oké|cpu_op|cpu_op / café\\q\\u12|cpu_op|cpu_op / C:\\Users\n|cpu_\\q|other / tab\t\x01|cpu_op|cpu_op / 123|5|other / {\"a\": 1}|NULL|other"; got != want {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }

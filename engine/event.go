@@ -20,6 +20,9 @@ type rawEvent struct {
 	ts, dur              []byte // raw JSON value
 	args                 []byte // raw object
 	hasCat               bool
+	// catNotStr, nameNotStr: the cat or name is a JSON value other than a string or null (123), kept as its
+	// text (the format wants a string; the value is not lost for that).
+	catNotStr, nameNotStr bool
 	// argsCompact is args without insignificant whitespace, computed in the same pass that finds the
 	// end of args (it aliases argsBuf, or args itself when args is a scalar).
 	argsCompact []byte
@@ -102,10 +105,16 @@ func scanEvent(b []byte, ev *rawEvent) (int, error) {
 			case "cat":
 				bit = 1 << 1
 				ev.cat, ev.catEsc = content(v, isStr, esc)
-				ev.hasCat = isStr
+				if ev.catNotStr = !isStr && !isNull(v); ev.catNotStr {
+					ev.cat = v
+				}
+				ev.hasCat = isStr || ev.catNotStr
 			case "name":
 				bit = 1 << 2
 				ev.name, ev.nameEsc = content(v, isStr, esc)
+				if ev.nameNotStr = !isStr && !isNull(v); ev.nameNotStr {
+					ev.name = v
+				}
 			case "pid":
 				bit = 1 << 3
 				ev.pid = v

@@ -694,7 +694,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a key written twice (the first: %s): the columns take its last value, as Python's json (and so HTA) reads it; in args, DuckDB's -> and ->> return the first", path, pf.dupKeys, pf.dupKeyExample))
 	}
 	if pf.badEscapes > 0 && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("%s: %d event(s) whose name or cat is not a valid JSON string (the first: %s): an unknown escape such as \\q, a \\u without four hex digits or a raw control character is kept as written, the rest decoded", path, pf.badEscapes, pf.badEscapeExample))
+		opts.Warn(fmt.Sprintf("%s: %d event(s) whose name or cat is not a valid JSON string (the first: %s): an unknown escape such as \\q, a \\u without four hex digits or a raw control character is kept as written, the rest decoded; a value that is not a string (123) is kept as its JSON text", path, pf.badEscapes, pf.badEscapeExample))
 	}
 	if pf.oddLanes > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a pid or tid that is neither an integer nor a string (the first: %s): a fraction is rounded to the nearest integer, any other value leaves it NULL", path, pf.oddLanes, pf.oddLaneExample))
