@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -351,6 +352,28 @@ func (sp *chartSpec) num(t *resultTable, r, c int) float64 {
 	return v
 }
 
+// undrawable counts the values of the rows' columns cols that are there (not NULL) but cannot be drawn: not a
+// finite number (NaN, ±Inf, text). A chart leaves them out and its note says how many.
+func (sp *chartSpec) undrawable(t *resultTable, rows []int, cols []int) int {
+	n := 0
+	for _, r := range rows {
+		for _, c := range cols {
+			if t.rows[r][c] != nil && math.IsNaN(sp.num(t, r, c)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// undrawableNote is the note for n values undrawable leaves out ("" for none).
+func undrawableNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d value(s) that are not finite numbers are not drawn.", n)
+}
+
 // svgFrame writes the <svg> element's start and its accessible title.
 func (sp *chartSpec) svgFrame(b *strings.Builder, w, h float64) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img">`,
@@ -425,6 +448,11 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 		out.Note = fmt.Sprintf("Only the first %d of %d categories are drawn.", maxCats, len(cats))
 		cats, catRows = cats[:maxCats], catRows[:maxCats]
 	}
+	drawn := rows
+	if len(catRows) > 0 {
+		drawn = slices.Concat(catRows...)
+	}
+	out.Note = strings.TrimSpace(out.Note + " " + undrawableNote(sp.undrawable(t, drawn, sp.y)))
 	ser, ofRow := sp.seriesOf(t, rows)
 	pos := map[int]int{}
 	for k, r := range rows {
@@ -718,7 +746,7 @@ func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, erro
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	return chartOut{SVG: b.String(), Legend: legendOf(ser)}, nil
+	return chartOut{SVG: b.String(), Legend: legendOf(ser), Note: undrawableNote(sp.undrawable(t, rows, append([]int{sp.x[0]}, sp.y...)))}, nil
 }
 
 // pie draws one slice per category (@x) sized by @y; rows with a value ≤ 0 cannot be a slice and are

@@ -1078,6 +1078,12 @@ func TestReportCellsAndInfinities(t *testing.T) {
 	if m := secs["Inf bars"].charts[0].marks; len(m) != 1 || html.UnescapeString(m[0].cat) != "b" {
 		t.Errorf("Inf bars: marks %+v, want only b's", m)
 	}
+	// What is left out is said under the chart (it vanished without a word).
+	for _, want := range []string{`<p class="note">2 value(s) that are not finite numbers are not drawn.</p>`, `<p class="note">1 value(s) that are not finite numbers are not drawn.</p>`} {
+		if strings.Count(page, want) != 1 {
+			t.Errorf("page lacks %s", want)
+		}
+	}
 	want := `<tr><td>1712195495789354574</td><td>[1, 2]</td><td>{&#39;a&#39;: 1}</td><td>2024-01-02 03:04:05.123456</td>` +
 		`<td>01:30:00</td><td>\xAA</td><td>nan</td><td>1.500</td><td>18446744073709551615</td></tr>`
 	if !strings.Contains(page, want) {
