@@ -13,7 +13,8 @@ FROM events e JOIN traces t USING (trace_id)
 GROUP BY t.label, e.cat_class ORDER BY t.label, events DESC, e.cat_class;
 
 -- @title Top kernels by GPU time
-SELECT t.label, CASE WHEN length(k.name) > 60 THEN k.name[:59] || '…' ELSE k.name END AS kernel,
+-- (a long name keeps its start and its end, where kernels of one family differ: template arguments)
+SELECT t.label, CASE WHEN length(k.name) > 60 THEN k.name[:40] || '…' || k.name[-19:] ELSE k.name END AS kernel,
        count(*) AS count, round(sum(k.dur) / 1e3, 1) AS total_us,
        round(100 * sum(k.dur) / sum(sum(k.dur)) OVER (PARTITION BY t.label), 1) AS pct
 FROM kernels k JOIN traces t USING (trace_id) GROUP BY t.label, k.name
