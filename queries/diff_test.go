@@ -224,8 +224,8 @@ func TestSQTraceDiffGPULag(t *testing.T) {
 // sqNULL marks a NULL device_type in TestSQTraceDiffDefault.
 const sqNULL = "\x00NULL"
 
-// TestSQTraceDiffBadArguments: an unknown label, rank, iteration or device type is an error naming
-// it, not an empty side (which ops_diff would report as everything added or deleted).
+// TestSQTraceDiffBadArguments: an unknown label, rank, iteration or device type, or one of the wrong type, is an
+// error naming it, not an empty side (which ops_diff would report as everything added or deleted).
 func TestSQTraceDiffBadArguments(t *testing.T) {
 	db := sqDiffDB(t, "a", sqTestdata("sq_diff_a.json"), "b", sqTestdata("sq_diff_b.json"))
 	for _, c := range []struct{ q, want string }{
@@ -239,6 +239,11 @@ func TestSQTraceDiffBadArguments(t *testing.T) {
 		// error(format(..., NULL)) raises nothing: these were empty results
 		{`trace_diff(NULL, 'b')`, "trace_diff: control_label is required"},
 		{`ops_diff('a', NULL)`, "trace_diff: test_label is required"},
+		// wrong types, named (they were DuckDB's conversion and CASE type errors)
+		{`trace_diff(1, 'b')`, "trace_diff: control_label must be a string, not 1 (INTEGER)"},
+		{`ops_diff('a', 'b', control_rank := [3])`, "ops_diff: control_rank must be an integer, not [3] (INTEGER[])"},
+		{`trace_diff('a', 'b', test_iteration := 0.5)`, "trace_diff: test_iteration must be an integer, not 0.5"},
+		{`trace_diff('a', 'b', use_short_name := 'yes')`, "trace_diff: use_short_name must be true or false, not yes (VARCHAR)"},
 	} {
 		var n int
 		err := db.SQL.QueryRow(`SELECT count(*) FROM ` + c.q).Scan(&n)

@@ -129,18 +129,10 @@ CREATE OR REPLACE MACRO _sq_diff_has_step(hta_compat, lbl, other_lbl, rnk, other
 iteration IS NULL OR EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
     WHERE t.label = lbl AND p.step = iteration AND t.rank = _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk));
 
--- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
--- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
--- @column control_counts             Occurrences in the control side
--- @column control_total_duration_us  Sum of their durations, µs
--- @column test_counts                Occurrences in the test side
--- @column test_total_duration_us     Sum of their durations, µs
--- @column diff_counts                test_counts − control_counts
--- @column diff_duration_us           test_total_duration_us − control_total_duration_us, µs
--- @column counts_change_category     + (more in test), - (fewer), = (same)
-CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
-        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false,
-        hta_compat := NULL) AS TABLE
+-- The body, with arguments of the types it compares (trace_diff and ops_diff check them: a number as a label was
+-- DuckDB's "Could not convert string 'control' to INT32", a list as a rank a CASE type error).
+CREATE OR REPLACE MACRO _trace_diff(control_label, test_label, control_rank, test_rank, control_iteration, test_iteration,
+        device_type, use_short_name, hta_compat) AS TABLE
 WITH sel AS (
     -- Bad arguments are errors, not an empty side (which would read as "everything added/deleted").
     SELECT CASE
@@ -205,6 +197,23 @@ WHERE NOT (_hta_mode(hta_compat) AND coalesce(c.name, t.name) IS NULL)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
 ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 
+-- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
+-- @column control_counts             Occurrences in the control side
+-- @column control_total_duration_us  Sum of their durations, µs
+-- @column test_counts                Occurrences in the test side
+-- @column test_total_duration_us     Sum of their durations, µs
+-- @column diff_counts                test_counts − control_counts
+-- @column diff_duration_us           test_total_duration_us − control_total_duration_us, µs
+-- @column counts_change_category     + (more in test), - (fewer), = (same)
+CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
+        control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false,
+        hta_compat := NULL) AS TABLE
+FROM _trace_diff(_str_arg(control_label, NULL, 'trace_diff: control_label'), _str_arg(test_label, NULL, 'trace_diff: test_label'),
+                 _int_arg(control_rank, NULL, 'trace_diff: control_rank'), _int_arg(test_rank, NULL, 'trace_diff: test_rank'),
+                 _int_arg(control_iteration, NULL, 'trace_diff: control_iteration'), _int_arg(test_iteration, NULL, 'trace_diff: test_iteration'),
+                 _str_arg(device_type, 'ALL', 'trace_diff: device_type'), _bool_arg(use_short_name, false, 'trace_diff: use_short_name'), hta_compat);
+
 -- @macro ops_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name with how its count changed from control to test (HTA TraceDiff.ops_diff). Ranks, iterations and hta_compat as in trace_diff.
 -- @column category  added (absent in control), deleted (absent in test), increased, decreased, unchanged
 -- @column name      Op or kernel name
@@ -218,9 +227,10 @@ SELECT category, name FROM (
                 WHEN d.control_counts > 0 AND d.diff_counts > 0 THEN 'increased'
                 WHEN d.test_counts > 0 AND d.diff_counts < 0 THEN 'decreased'
                 WHEN d.test_counts > 0 AND d.diff_counts = 0 THEN 'unchanged' END AS category
-    FROM trace_diff(control_label, test_label, control_rank := control_rank, test_rank := test_rank,
-                    control_iteration := control_iteration, test_iteration := test_iteration,
-                    device_type := device_type, use_short_name := use_short_name, hta_compat := hta_compat) d
+    FROM _trace_diff(_str_arg(control_label, NULL, 'ops_diff: control_label'), _str_arg(test_label, NULL, 'ops_diff: test_label'),
+                     _int_arg(control_rank, NULL, 'ops_diff: control_rank'), _int_arg(test_rank, NULL, 'ops_diff: test_rank'),
+                     _int_arg(control_iteration, NULL, 'ops_diff: control_iteration'), _int_arg(test_iteration, NULL, 'ops_diff: test_iteration'),
+                     _str_arg(device_type, 'ALL', 'ops_diff: device_type'), _bool_arg(use_short_name, false, 'ops_diff: use_short_name'), hta_compat) d
 )
 WHERE category IS NOT NULL
 ORDER BY list_position(['added', 'deleted', 'increased', 'decreased', 'unchanged'], category), name;
