@@ -140,6 +140,45 @@ type chartSpec struct {
 	sec                   queries.ReportSection
 	x, y, series, rng     []int
 	xTitle, yTitle, title string
+	// xShown: the positions in @x of the columns a category chart's labels show (shownKeyColumns); nil when
+	// all are shown.
+	xShown []int
+	xNames []string // the @x columns' names
+}
+
+// showX records which @x columns the category labels of rows show (xShown).
+func (sp *chartSpec) showX(t *resultTable, rows []int) {
+	sp.xShown, sp.xNames = nil, nil
+	shown := shownKeyColumns(t, sp.x, rows)
+	if len(shown) == len(sp.x) {
+		return
+	}
+	for i, c := range sp.x {
+		sp.xNames = append(sp.xNames, t.cols[c])
+		if slices.Contains(shown, c) {
+			sp.xShown = append(sp.xShown, i)
+		}
+	}
+}
+
+// xTitleText is the category axis's title. An @xlabel written as one " · " part per @x column ("label · rank")
+// keeps the parts of the columns the labels show (a lone trace set's label is not shown, and so not named);
+// another @xlabel is kept whole when every column is shown, else the shown columns are named.
+func (sp *chartSpec) xTitleText() string {
+	title := axisTitle(sp.sec.X)
+	if sp.xShown == nil {
+		return title
+	}
+	parts := strings.Split(sp.sec.X.Label, " · ")
+	var out []string
+	for _, i := range sp.xShown {
+		if len(parts) == len(sp.x) {
+			out = append(out, parts[i])
+		} else {
+			out = append(out, sp.xNames[i])
+		}
+	}
+	return strings.Join(out, " · ")
 }
 
 // groupRows splits rows by the key columns cols, in order of first appearance. named: see keyLabels.
@@ -166,6 +205,23 @@ func groupRows(t *resultTable, cols, rows []int, named bool) ([]string, [][]int)
 // them determine. named: a number is prefixed with its
 // column's name ("rank 1", not "1"), for legends and chart headings where no axis title says it.
 func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
+	keep := shownKeyColumns(t, cols, rows)
+	out := make([]string, len(rows))
+	for k, r := range rows {
+		parts := make([]string, len(keep))
+		for i, c := range keep {
+			parts[i] = t.cell(r, c)
+			if _, isNum := toFloat(t.rows[r][c]); named && isNum {
+				parts[i] = t.cols[c] + " " + parts[i]
+			}
+		}
+		out[k] = strings.Join(parts, " · ")
+	}
+	return out
+}
+
+// shownKeyColumns is which of the key columns cols keyLabels shows for the rows.
+func shownKeyColumns(t *resultTable, cols, rows []int) []int {
 	// A constant column goes. So does an inner one that the columns before it determine (the device
 	// of a rank with one GPU); the last, finest one stays unless constant.
 	keep := []int{}
@@ -191,18 +247,7 @@ func keyLabels(t *resultTable, cols, rows []int, named bool) []string {
 	if len(keep) == 0 && len(cols) > 0 {
 		keep = cols[len(cols)-1:]
 	}
-	out := make([]string, len(rows))
-	for k, r := range rows {
-		parts := make([]string, len(keep))
-		for i, c := range keep {
-			parts[i] = t.cell(r, c)
-			if _, isNum := toFloat(t.rows[r][c]); named && isNum {
-				parts[i] = t.cols[c] + " " + parts[i]
-			}
-		}
-		out[k] = strings.Join(parts, " · ")
-	}
-	return out
+	return keep
 }
 
 // valueText is how a cell reads in a label or table.
@@ -401,7 +446,7 @@ func (sp *chartSpec) valueAxis(b *strings.Builder, lo, hi, top, bottom float64) 
 // xAxisTitle draws the horizontal axis's title under the plot.
 func (sp *chartSpec) xAxisTitle(b *strings.Builder, h float64) {
 	fmt.Fprintf(b, `<text class="axis-label axis-label-x" x="%s" y="%s" text-anchor="middle">%s</text>`,
-		px((marginL+svgW-marginR)/2), px(h-6), esc(axisTitle(sp.sec.X)))
+		px((marginL+svgW-marginR)/2), px(h-6), esc(sp.xTitleText()))
 }
 
 // seriesOf returns, for the rows, the series each (row, value column) pair belongs to: the @series key,
@@ -444,6 +489,7 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 	var out chartOut
 	stacked := sp.sec.Chart == "stacked_bar"
 	cats, catRows := groupRows(t, sp.x, rows, false)
+	sp.showX(t, rows)
 	if len(cats) > maxCats {
 		out.Note = fmt.Sprintf("Only the first %d of %d categories are drawn.", maxCats, len(cats))
 		cats, catRows = cats[:maxCats], catRows[:maxCats]
@@ -754,6 +800,7 @@ func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, erro
 func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 	var out chartOut
 	cats, catRows := groupRows(t, sp.x, rows, false)
+	sp.showX(t, rows)
 	vals := make([]float64, len(cats))
 	total := 0.0
 	skipped := 0
@@ -804,7 +851,7 @@ func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 	b.WriteString(`</g>`)
 	// A pie has no axes: its caption says what the slices and their sizes are, with the unit.
 	fmt.Fprintf(&b, `<text class="axis-label axis-label-x" x="%s" y="%s" text-anchor="middle">%s</text>`, px(cx), px(h-8),
-		esc("slices: "+axisTitle(sp.sec.X)+" · size: "+axisTitle(sp.sec.Y)))
+		esc("slices: "+sp.xTitleText()+" · size: "+axisTitle(sp.sec.Y)))
 	b.WriteString(`</svg>`)
 	for c, v := range vals {
 		item := legendItem{Colour: colour(c), Label: cats[c], Value: fmtNum(v) + " " + unit}

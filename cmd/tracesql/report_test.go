@@ -945,9 +945,10 @@ func TestReportTwoLabels(t *testing.T) {
 		name                  string
 		control, test         string
 		controlRank, testRank int
+		xTitle                string // the temporal breakdown's: the key columns its bars are labelled with
 	}{
-		{"same rank", alexnetDir, backwardJSON, 0, 0},
-		{"no rank in common", fmt.Sprintf(straggler, 0), fmt.Sprintf(straggler, 1), 0, 1},
+		{"same rank", alexnetDir, backwardJSON, 0, 0, "label"},
+		{"no rank in common", fmt.Sprintf(straggler, 0), fmt.Sprintf(straggler, 1), 0, 1, "label · rank"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -964,7 +965,12 @@ func TestReportTwoLabels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sec, ok := rpParse(t, string(page))["Trace diff"]
+			secs := rpParse(t, string(page))
+			// Both sets' labels are shown, and the axis title names what is (it said "rank" under "control · 3").
+			if tb := secs["Temporal breakdown per rank"]; len(tb.charts) != 1 || tb.charts[0].xLabel != tc.xTitle {
+				t.Errorf("temporal breakdown: %d charts, x title %q, want %q", len(tb.charts), tb.charts[0].xLabel, tc.xTitle)
+			}
+			sec, ok := secs["Trace diff"]
 			if !ok || sec.empty || sec.na != "" {
 				t.Fatalf("Trace diff section: present %t, empty %t, not available %q", ok, sec.empty, sec.na)
 			}

@@ -4,7 +4,7 @@
 -- @chart stacked_bar
 -- @x label, rank
 -- @y idle_time_us, compute_time_us, non_compute_time_us (µs)
--- @xlabel rank
+-- @xlabel label · rank
 -- @ylabel GPU time (µs)
 SELECT label, rank, idle_time_us, compute_time_us, non_compute_time_us
 FROM temporal_breakdown

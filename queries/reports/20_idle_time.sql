@@ -4,7 +4,7 @@
 -- @x label, rank, device, stream
 -- @y idle_time_us (µs)
 -- @series idle_category
--- @xlabel rank · device · stream
+-- @xlabel label · rank · device · stream
 -- @ylabel idle time (µs)
 SELECT label, rank, device, stream, idle_category, idle_time_us
 FROM idle_time_breakdown()

@@ -4,7 +4,7 @@
 -- @chart bar
 -- @x label, rank
 -- @y comp_comm_overlap_pct (%)
--- @xlabel rank
+-- @xlabel label · rank
 -- @ylabel overlapped communication (%)
 SELECT label, rank, comp_comm_overlap_pct
 FROM comm_comp_overlap

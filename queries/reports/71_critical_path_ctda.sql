@@ -5,7 +5,7 @@
 -- @x label, rank_cpcr
 -- @y duration_us (µs)
 -- @series bound_by
--- @xlabel rank (CPCR)
+-- @xlabel label · rank (CPCR)
 -- @ylabel time on the critical path (µs)
 SELECT label, format('{} (CPCR {:.2f})', rank, cpcr) AS rank_cpcr, bound_by, duration_us, pct, path_length_us, cpcr
 FROM critical_path_summary(rank := getvariable('report_rank'), label := getvariable('report_label'),
