@@ -517,3 +517,22 @@ func BenchmarkBreakdowns(b *testing.B) {
 		}
 	}
 }
+
+// TestIdleCauseFromLaunchCall: the host_wait test reads the kernel's launch call, the runtime call where a
+// runtime and a driver call share its correlation (as kernel_launch_stats pairs them), whatever their order in
+// the file: HTA's link partner is the last one written, so the driver call that started after the stream went
+// idle made the 170 µs gap host_wait in one order and other in the other.
+func TestIdleCauseFromLaunchCall(t *testing.T) {
+	runtime := `{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":20,"dur":100,"args":{"correlation":2}}`
+	driver := `{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":100,"tid":100,"ts":50,"dur":20,"args":{"correlation":2}}`
+	for name, pair := range map[string]string{"runtime first": runtime + ",\n" + driver, "driver first": driver + ",\n" + runtime} {
+		t.Run(name, func(t *testing.T) {
+			db := ctOpenJSON(t, "t.json", `{"traceEvents":[
+				{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":0,"dur":10,"args":{"correlation":1}},
+				{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":20,"args":{"stream":7,"correlation":1}},
+				`+pair+`,
+				{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":200,"dur":20,"args":{"stream":7,"correlation":2}}]}`)
+			ctWantRows(t, db.SQL, `SELECT idle_category, idle_time_us FROM idle_time_breakdown()`, [][]string{{"other", "170"}})
+		})
+	}
+}

@@ -69,7 +69,7 @@ CREATE TABLE IF NOT EXISTS metadata_events (
 -- @column trace_id  Loaded file
 -- @column ev_idx    Position in traceEvents
 -- @column ph        s (start), t (step) or f (finish)
--- @column id        Flow id as written (for ac2g: the correlation id)
+-- @column id        Flow id as written (for ac2g: the correlation id); a flow's events share id, cat and name (Perfetto's key; it also reads a string id as hex, which this column does not)
 -- @column cat       Flow category
 -- @column name      Flow name
 -- @column pid       Process id

@@ -6,7 +6,7 @@
 --   default: a stream is one timeline per (device, stream): a trace can hold several GPUs (one process, pid,
 --            per device), each with its own stream 7. The stream is idle only after the running max of the
 --            previous ends (an event that overlaps an earlier long one leaves no gap), so every idle interval
---            is > 0 and overlaps count no idle time; the runtime call is the one with the same correlation id.
+--            is > 0 and overlaps count no idle time; the runtime call is the launch call with the same correlation id (the runtime one where a driver call shares it).
 --   compat:  HTA 0.6.1 (quirk §7.4): one timeline per stream id, whatever the device; the gap is ts − the end
 --            of the previous event in ts order, negative for overlaps and summed as is; the first event of a
 --            stream is an "other" interval of unknown length (it counts in no sum or count); the runtime call is
@@ -32,9 +32,12 @@ FROM k
 WINDOW w AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx),
        s AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING);
 
--- default: the stored frame has each event's gap after the previous busy interval of its (device, stream)
+-- default: the stored frame has each event's gap after the previous busy interval of its (device, stream); the
+-- runtime call is the event's launch call, as kernel_launch_stats and queue_length pair them (the runtime call
+-- where a runtime and a driver call share the correlation: HTA's link, the last in the file, made the cause
+-- depend on the file's order), else HTA's link partner (a cudaGraphLaunch, which launches no one kernel)
 CREATE OR REPLACE VIEW _bd_idle_gaps_default AS
-SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_end, linked_ts AS ts_runtime
+SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_end, coalesce(launch_ts, linked_ts) AS ts_runtime
 FROM _gpu_frame_default
 WHERE gpu_work AND stream_busy_before IS NOT NULL;
 
