@@ -536,3 +536,15 @@ func TestIdleCauseFromLaunchCall(t *testing.T) {
 		})
 	}
 }
+
+// TestTemporalZeroSpan: a rank whose only GPU work lasts 0 µs has no shares of its span: NULL (0 / 0 was NaN),
+// while compat keeps HTA's NaN.
+func TestTemporalZeroSpan(t *testing.T) {
+	db := ctOpenJSON(t, "t.json", `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":0,"args":{"stream":7,"correlation":1}}]}`)
+	q := `SELECT kernel_time_us, idle_time_pct, compute_time_pct, non_compute_time_pct FROM temporal_breakdown`
+	ctWantRows(t, db.SQL, q, [][]string{{"0", "NULL", "NULL", "NULL"}})
+	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
+		t.Fatal(err)
+	}
+	ctWantRows(t, db.SQL, q, [][]string{{"0", "NaN", "NaN", "NaN"}})
+}

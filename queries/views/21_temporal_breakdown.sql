@@ -68,7 +68,7 @@ WHERE s.first_ts IS NOT NULL;
 -- @column compute_time_us       Time some COMPUTATION kernel runs, µs
 -- @column non_compute_time_us   Busy time without computation (communication, memory, other), µs
 -- @column kernel_time_us        Last GPU end minus first GPU start, µs
--- @column idle_time_pct         idle_time_us / kernel_time_us · 100
+-- @column idle_time_pct         idle_time_us / kernel_time_us · 100 (NULL when kernel_time_us is 0; compat: NaN)
 -- @column compute_time_pct      compute_time_us / kernel_time_us · 100
 -- @column non_compute_time_pct  non_compute_time_us / kernel_time_us · 100
 CREATE OR REPLACE VIEW temporal_breakdown AS
@@ -87,7 +87,8 @@ us AS (
 )
 SELECT label, rank, idle_time_us, compute_time_us, non_compute_time_us, kernel_time_us,
        pct[1] AS idle_time_pct, pct[2] AS compute_time_pct, pct[3] AS non_compute_time_pct
-FROM (SELECT *, _bd_hta_round_list([100 * idle_time_us / kernel_time_us, 100 * compute_time_us / kernel_time_us,
-                                    100 * non_compute_time_us / kernel_time_us], 2, hta_compat()) AS pct
-      FROM us)
+-- a span of 0 (every GPU event lasts 0 µs) has no shares: NULL, where 0 / 0 gave NaN (kept in compat, as HTA's)
+FROM (SELECT *, _bd_hta_round_list([100 * idle_time_us / span_us, 100 * compute_time_us / span_us,
+                                    100 * non_compute_time_us / span_us], 2, hta_compat()) AS pct
+      FROM (SELECT *, CASE WHEN hta_compat() THEN kernel_time_us ELSE nullif(kernel_time_us, 0) END AS span_us FROM us))
 ORDER BY label, rank;
