@@ -204,3 +204,28 @@ func blockComment(text string, i int) (end, depth int) {
 	}
 	return -1, depth
 }
+
+// SkipBlanks returns the index of the first byte at or after i that is neither white space nor
+// inside a comment (len(text) when there is none).
+func SkipBlanks(text string, i int) int {
+	for ; i < len(text); i++ {
+		switch end, kind := TokenEnd(text, i); {
+		case kind == TokenLineComment || kind == TokenBlockComment:
+			if end < 0 {
+				return len(text)
+			}
+			i = end
+		case text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r':
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// ParenFollows reports whether the first byte at or after i, past white space and comments, is '(':
+// whether the name that ends just before i is called.
+func ParenFollows(text string, i int) bool {
+	j := SkipBlanks(text, i)
+	return j < len(text) && text[j] == '('
+}

@@ -46,6 +46,9 @@ func init() {
 		if semi, _ := queries.StatementEnd(scale, 0); semi >= 0 {
 			return nil, fmt.Errorf("critical_path_whatif: scale %q must be one SQL predicate over events' columns, without ';'", scale)
 		}
+		if err := RefuseInternalCall(scale); err != nil {
+			return nil, fmt.Errorf("critical_path_whatif: scale %q: %w", scale, err)
+		}
 		match := map[int64]bool{}
 		// The trace's events first: a predicate such as "true) OR (true" cannot reach past its parentheses
 		// to other traces' rows.

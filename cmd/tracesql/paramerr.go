@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracesql/queries"
+	"tracesql/sqlfuncs"
 )
 
 // DuckDB binds a macro's parameters where the macro's body uses them, so a wrong-typed value gets
@@ -122,7 +123,7 @@ func explainBindError(ctx context.Context, db *sql.DB, stmt string, err error) e
 		}
 		return err
 	}
-	if m := lateralArg.FindStringSubmatch(msg); m != nil && internalTableFunctions[strings.ToLower(m[1])] {
+	if m := lateralArg.FindStringSubmatch(msg); m != nil && sqlfuncs.IsInternal(m[1]) {
 		// DuckDB names the Go function behind the macro the statement called.
 		call := "this function"
 		if calls := macroCalls(ctx, db, stmt); len(calls) == 1 {
@@ -159,7 +160,7 @@ func macroCalls(ctx context.Context, db *sql.DB, stmt string) []string {
 		if end < 0 {
 			break
 		}
-		if name := strings.ToLower(stmt[i : end+1]); kind == queries.TokenIdent && !seen[name] && !strings.HasPrefix(name, "_") && nextIsParen(stmt, end+1) {
+		if name := strings.ToLower(stmt[i : end+1]); kind == queries.TokenIdent && !seen[name] && !strings.HasPrefix(name, "_") && queries.ParenFollows(stmt, end+1) {
 			seen[name] = true
 			var n int
 			if db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_functions() WHERE function_type = 'table_macro' AND function_name = ?`, name).Scan(&n) == nil && n > 0 {

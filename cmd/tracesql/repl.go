@@ -14,6 +14,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"tracesql/queries"
+	"tracesql/sqlfuncs"
 )
 
 const (
@@ -191,7 +192,7 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 	var out [][]rune
 	seen := map[string]bool{}
 	for _, cand := range c.candidates() {
-		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || internalTableFunctions[strings.ToLower(cand)] {
+		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || sqlfuncs.IsInternal(cand) {
 			// Internal names (_hta_frame, …) are the public ones' machinery, not offered to someone typing a
 			// public name; the Go table functions among them not at all, since a statement that calls one is
 			// refused (refuseInternalCall).

@@ -1,0 +1,104 @@
+package sqlfuncs
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"tracesql/queries"
+)
+
+// IsInternal reports whether name (any case) is one of the Go table functions behind the public
+// macros.
+func IsInternal(name string) bool { return internalNames()[strings.ToLower(name)] }
+
+// internalNames returns the Go table functions behind the public macros, lower-case; built on first
+// use, since the registry fills in this package's init functions, after its variables.
+var internalNames = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range TableFunctions() {
+		m[strings.ToLower(n)] = true
+	}
+	return m
+})
+
+// RefuseInternalCall returns an error when SQL text from a user (a statement, a report section, a
+// what-if predicate) would call one of this package's table functions itself. duckdb-go aborts the
+// whole process on a NULL argument to a table function (stack.md §1.4); the public macros never pass
+// one, so only a direct call can. A statement that hands query() anything but a string literal is
+// refused as well, since the SQL it runs is built at run time and cannot be checked here; a literal's
+// text is checked like the statement's.
+func RefuseInternalCall(text string) error {
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
+		if end < 0 {
+			return nil // an unclosed quote or comment: DuckDB's error is the one to show
+		}
+		name := ""
+		switch {
+		case kind == queries.TokenIdent:
+			name = text[i : end+1]
+		case kind == queries.TokenQuoted && text[i] == '"':
+			name = strings.ReplaceAll(text[i+1:end], `""`, `"`)
+		}
+		if name != "" {
+			if paren := queries.SkipBlanks(text, end+1); paren < len(text) && text[paren] == '(' {
+				switch lower := strings.ToLower(name); {
+				case internalNames()[lower]:
+					return fmt.Errorf("%s is the internal function behind a public macro (.tables lists them): call the macro; called directly, a NULL argument would abort the process", name)
+				case lower == "query":
+					if err := checkQueryArg(text, paren+1); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		i = end
+	}
+	return nil
+}
+
+// checkQueryArg checks the argument of a query( call whose '(' ends just before i: it must be one
+// string literal, whose SQL passes RefuseInternalCall.
+func checkQueryArg(text string, i int) error {
+	refuse := fmt.Errorf("query() is given SQL built when the statement runs, which tracesql cannot check for calls to its internal functions (a NULL argument to one aborts the process): pass query() a string literal, or write the statement itself")
+	i = queries.SkipBlanks(text, i)
+	if i >= len(text) {
+		return nil // cut off: DuckDB's error is the one to show
+	}
+	end, kind := queries.TokenEnd(text, i)
+	switch {
+	case end < 0:
+		return nil // an unclosed quote or comment: DuckDB's error is the one to show
+	case kind != queries.TokenQuoted || text[i] == '"':
+		return refuse
+	}
+	if after := queries.SkipBlanks(text, end+1); after >= len(text) || text[after] != ')' {
+		return refuse
+	}
+	return RefuseInternalCall(literalText(text[i : end+1]))
+}
+
+// literalText returns what a SQL string literal ('…', E'…' or $tag$…$tag$) stands for, closely
+// enough to look for function calls in it: doubled quotes are undone and, in an E'…' string, the
+// character after a backslash is kept as it is.
+func literalText(lit string) string {
+	switch {
+	case lit[0] == '$':
+		tag := lit[:strings.IndexByte(lit[1:], '$')+2]
+		return lit[len(tag) : len(lit)-len(tag)]
+	case lit[0] == 'e' || lit[0] == 'E':
+		var b strings.Builder
+		body := lit[2 : len(lit)-1]
+		for j := 0; j < len(body); j++ {
+			if body[j] == '\\' && j+1 < len(body) {
+				j++
+			} else if body[j] == '\'' && j+1 < len(body) && body[j+1] == '\'' {
+				j++
+			}
+			b.WriteByte(body[j])
+		}
+		return b.String()
+	}
+	return strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+}
