@@ -118,7 +118,7 @@ func init() {
 			// the CLI leaves out.
 			hint := ""
 			if strings.Contains(err.Error(), "does not exist") {
-				hint = " (a TEMP table is not visible here: use a regular table)"
+				hint = " (if it is a TEMP table: the session's are not visible here, use a regular table)"
 			}
 			return nil, fmt.Errorf("longest_path(%q)%s: %w", name, hint, err)
 		}

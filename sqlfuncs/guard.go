@@ -1,6 +1,7 @@
 package sqlfuncs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -58,10 +59,13 @@ func RefuseInternalCall(text string) error {
 	return nil
 }
 
+// ErrQueryBuilt is RefuseInternalCall's error for a query() given anything but a string literal.
+var ErrQueryBuilt = errors.New("query() is given SQL built when the statement runs, which tracesql cannot check for calls to its internal functions (a NULL argument to one aborts the process): pass query() a string literal, or write the statement itself")
+
 // checkQueryArg checks the argument of a query( call whose '(' ends just before i: it must be one
 // string literal, whose SQL passes RefuseInternalCall.
 func checkQueryArg(text string, i int) error {
-	refuse := fmt.Errorf("query() is given SQL built when the statement runs, which tracesql cannot check for calls to its internal functions (a NULL argument to one aborts the process): pass query() a string literal, or write the statement itself")
+	refuse := ErrQueryBuilt
 	i = queries.SkipBlanks(text, i)
 	if i >= len(text) {
 		return nil // cut off: DuckDB's error is the one to show

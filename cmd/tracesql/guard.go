@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"tracesql/engine"
+	"tracesql/queries"
 	"tracesql/sqlfuncs"
 )
 
@@ -41,3 +45,115 @@ func refuseOwnFiles(ctx context.Context, db *sql.DB, path string) error {
 // refuseInternalCall returns an error when stmt calls one of the Go table functions itself, or hands
 // query() SQL built at run time (sqlfuncs.RefuseInternalCall).
 func refuseInternalCall(stmt string) error { return sqlfuncs.RefuseInternalCall(stmt) }
+
+// refuseCommittedOnlyRead returns an error when stmt, run inside the user's open transaction, reads through
+// a macro or view that the Go table functions answer (critical_path, longest_path, hotspots, the exports, and
+// any user macro or view over them). Those functions read on a connection of their own, which sees what is
+// committed and not this transaction's changes: a what-if UPDATE or an edit of kernel_classes or phase_rules
+// would be silently left out of their numbers while the SQL analyses beside them include it.
+func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) error {
+	if kw := strings.ToUpper(firstWord(stmt)); kw == "BEGIN" || kw == "START" {
+		s.sawBegin = true
+	}
+	if !s.sawBegin {
+		return nil // no transaction was ever opened: skip the two queries the check costs
+	}
+	if err := s.db.CheckNoTransaction(ctx); err == nil || !errors.Is(err, engine.ErrTransactionOpen) {
+		return nil // no transaction (or the check itself failed: the statement's own error will say more)
+	}
+	backed, err := goBackedNames(ctx, s.db.SQL)
+	if err != nil {
+		return nil
+	}
+	for i := 0; i < len(stmt); i++ {
+		end, kind := queries.TokenEnd(stmt, i)
+		if end < 0 {
+			break
+		}
+		name := ""
+		switch {
+		case kind == queries.TokenIdent:
+			name = stmt[i : end+1]
+		case kind == queries.TokenQuoted && stmt[i] == '"':
+			name = strings.ReplaceAll(stmt[i+1:end], `""`, `"`)
+		}
+		if name != "" && backed[strings.ToLower(name)] {
+			return fmt.Errorf("%s reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first", name)
+		}
+		i = end
+	}
+	return nil
+}
+
+// firstWord returns the first identifier of stmt, past white space and comments.
+func firstWord(stmt string) string {
+	i := queries.SkipBlanks(stmt, 0)
+	if i >= len(stmt) {
+		return ""
+	}
+	if end, kind := queries.TokenEnd(stmt, i); kind == queries.TokenIdent {
+		return stmt[i : end+1]
+	}
+	return ""
+}
+
+// goBackedNames returns the macros and views (lower-case names) whose SQL calls a Go table function,
+// directly or through other such macros and views.
+func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, `
+		SELECT lower(function_name), macro_definition FROM duckdb_functions()
+		WHERE function_type IN ('macro', 'table_macro') AND macro_definition IS NOT NULL
+		UNION ALL SELECT lower(view_name), sql FROM duckdb_views() WHERE NOT internal`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	refs := map[string]map[string]bool{} // name → the identifiers its SQL uses
+	backed := map[string]bool{}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			return nil, err
+		}
+		// (the project's own macros hand query() SQL they build: not a call of a Go function in itself)
+		if err := sqlfuncs.RefuseInternalCall(def); err != nil && !errors.Is(err, sqlfuncs.ErrQueryBuilt) {
+			backed[name] = true
+			continue
+		}
+		ids := refs[name]
+		if ids == nil {
+			ids = map[string]bool{}
+			refs[name] = ids
+		}
+		for i := 0; i < len(def); i++ {
+			end, kind := queries.TokenEnd(def, i)
+			if end < 0 {
+				break
+			}
+			if kind == queries.TokenIdent {
+				ids[strings.ToLower(def[i:end+1])] = true
+			} else if kind == queries.TokenQuoted && def[i] == '"' {
+				ids[strings.ToLower(strings.ReplaceAll(def[i+1:end], `""`, `"`))] = true
+			}
+			i = end
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for grew := true; grew; {
+		grew = false
+		for name, ids := range refs {
+			if backed[name] {
+				continue
+			}
+			for id := range ids {
+				if backed[id] {
+					backed[name], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	return backed, nil
+}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -1204,5 +1205,44 @@ func TestChangesRefusedInsideTransaction(t *testing.T) {
 	}
 	if _, err := os.Stat(report); err == nil {
 		t.Errorf("a report was written inside the transaction")
+	}
+}
+
+// TestGoFunctionsRefusedInsideTransaction: the Go table functions read on a connection of their own, which
+// sees what is committed; inside the user's BEGIN, a what-if UPDATE or a kernel_classes edit was silently left
+// out of longest_path's and critical_path's numbers. Every macro or view over them, a user's own included, is
+// refused there with one line; SQL analyses are not; after COMMIT the change is seen.
+func TestGoFunctionsRefusedInsideTransaction(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "t.duckdb")
+	stdin := "CREATE TABLE g AS SELECT * FROM cp_graph_edges(annotation := '');\n" +
+		"CREATE VIEW my_path AS SELECT * FROM longest_path('g');\n" +
+		"SELECT round(max(path_length_us), 3) AS before FROM longest_path('g');\n" +
+		"BEGIN;\nUPDATE g SET weight_us = weight_us / 2;\n" +
+		"SELECT round(max(path_length_us), 3) AS inside FROM longest_path('g');\n" +
+		"SELECT count(*) AS n FROM my_path;\n" +
+		"SELECT count(*) AS kernels FROM kernel_breakdown();\n" +
+		"COMMIT;\n" +
+		"SELECT round(max(path_length_us), 3) AS after FROM longest_path('g');\n"
+	out, errOut, code := runCLI(t, stdin, "--db", dbPath, backwardJSON, "--format", "csv")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	var before, after float64
+	if _, err := fmt.Sscanf(out, "before\n%g\nkernels\n", &before); err != nil || before <= 0 {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	if _, err := fmt.Sscanf(out[strings.Index(out, "after\n"):], "after\n%g\n", &after); err != nil || math.Abs(after-before/2) > 0.002 {
+		t.Errorf("after COMMIT: %g, want half of %g (stdout %q, err %v)", after, before, out, err)
+	}
+	for _, line := range []string{
+		"tracesql: stdin:6: longest_path reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first\n",
+		"tracesql: stdin:7: my_path reads the database as last committed",
+	} {
+		if !strings.Contains(errOut, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, errOut)
+		}
+	}
+	if n := strings.Count(errOut, "\n"); n != 2 {
+		t.Errorf("stderr has %d lines, want 2:\n%s", n, errOut)
 	}
 }

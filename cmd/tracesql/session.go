@@ -40,6 +40,7 @@ type session struct {
 	bail      bool    // -c and -f: stop at the first error (.read inside them too)
 	piped     bool    // statements come from a non-terminal stdin (readPiped)
 	exitCode  *int    // .exit CODE
+	sawBegin  bool    // a BEGIN or START (TRANSACTION) ran: later statements check for an open transaction
 	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
 	screen func() int
 }
@@ -160,6 +161,9 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 		}
 	}()
 	if err := refuseInternalCall(stmt); err != nil {
+		return err
+	}
+	if err := s.refuseCommittedOnlyRead(qctx, stmt); err != nil {
 		return err
 	}
 	start := time.Now()
