@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"tracesql/internal/arrayrepair"
 	"tracesql/internal/outdir"
 )
 
@@ -220,6 +221,12 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		return nil, err
 	}
 	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as the loader accepts
+	if arrayrepair.IsArray(raw) {
+		// an array that ends without its ']' (or inside its last event): the events the loader keeps
+		if raw, err = io.ReadAll(arrayrepair.NewReader(bytes.NewReader(raw))); err != nil {
+			return nil, err
+		}
+	}
 	tr := &wholeTrace{top: map[string]json.RawMessage{}, srcBytes: int64(len(raw))}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var evRaw []json.RawMessage

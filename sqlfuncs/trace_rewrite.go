@@ -20,6 +20,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"tracesql/internal/arrayrepair"
 	"tracesql/internal/outdir"
 )
 
@@ -107,6 +108,11 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		ra := newReadAhead(zr)
 		defer ra.Close()
 		r = ra // decompress on another core while this one rewrites (and compresses)
+	}
+	if pr := bufio.NewReaderSize(r, 64<<10); arrayrepair.IsArray(peekAll(pr)) {
+		r = arrayrepair.NewReader(pr)
+	} else {
+		r = pr
 	}
 
 	created, err := outdir.Make(filepath.Dir(dst))
@@ -237,4 +243,10 @@ func expandHome(dir string) string {
 		return dir
 	}
 	return filepath.Join(home, dir[1:])
+}
+
+// peekAll returns what r holds buffered (filling its buffer), without consuming it.
+func peekAll(r *bufio.Reader) []byte {
+	b, _ := r.Peek(r.Size())
+	return b
 }
