@@ -248,6 +248,15 @@ func TestSQKernelSequencesOverlay(t *testing.T) {
 		if path != filepath.Join(out, "overlaid_benchmark_result_2869224_1695835535_trace.json.gz") || pats != 1 || marked != 26 {
 			t.Fatalf("compat=%v: got %s %d %d", compat, path, pats, marked)
 		}
+		// No pattern: an error and no file (HTA writes none either; a copy marking nothing passed for a result).
+		none := t.TempDir()
+		_, err := c.QueryContext(context.Background(), `SELECT * FROM export_kernel_sequences_overlay('no_such_op', ?)`, none)
+		if err == nil || !strings.Contains(err.Error(), `no CPU op of rank 0 whose name contains "no_such_op" launches at least min_pattern_len (3) GPU kernels`) {
+			t.Errorf("compat=%v: no pattern: got %v", compat, err)
+		}
+		if left, _ := os.ReadDir(none); len(left) != 0 {
+			t.Errorf("compat=%v: no pattern: %d file(s) written", compat, len(left))
+		}
 		var members []int64
 		rows, err := c.QueryContext(context.Background(), `SELECT unnest(members) FROM _sq_kseq_roots(?, 'aten::linear', 3, 0, NULL)`, compat)
 		if err != nil {
@@ -417,12 +426,25 @@ func TestSQAllTraces(t *testing.T) {
 					`SELECT count(*) FROM cupti_counters`,
 					`SELECT count(*) FROM trace_diff('a', 'b', use_short_name := true)`,
 					`SELECT count(*) FROM ops_diff('a', 'b', device_type := 'GPU')`,
-					fmt.Sprintf(`SELECT count(*) FROM export_kernel_sequences_overlay('aten::', '%s', min_pattern_len := 1, label := 'a')`, out),
 				} {
 					var n int64
 					if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
 						t.Errorf("compat=%v: %s: %v", compat, q, err)
 					}
+				}
+				// The overlay is written when there is a pattern to mark; else it is an error (no file), as HTA.
+				var patterns int64
+				if err := c.QueryRowContext(context.Background(), `SELECT count(*) FROM frequent_kernel_sequences('aten::', min_pattern_len := 1, top_k := 0, label := 'a')`).Scan(&patterns); err != nil {
+					t.Fatal(err)
+				}
+				q := fmt.Sprintf(`SELECT patterns FROM export_kernel_sequences_overlay('aten::', '%s', min_pattern_len := 1, top_k := 0, label := 'a')`, out)
+				var written int64
+				err := c.QueryRowContext(context.Background(), q).Scan(&written)
+				switch {
+				case patterns > 0 && (err != nil || written != patterns):
+					t.Errorf("compat=%v: %s: %d patterns, %v; want %d", compat, q, written, err, patterns)
+				case patterns == 0 && (err == nil || !strings.Contains(err.Error(), "no pattern to overlay, no file written")):
+					t.Errorf("compat=%v: %s: got %v, want the no-pattern error", compat, q, err)
 				}
 				// Diffing a set with itself: every name unchanged.
 				var changed int64

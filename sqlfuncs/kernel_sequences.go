@@ -194,6 +194,10 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if err := rows.Err(); err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
 	}
+	if len(pats) == 0 {
+		// HTA writes no file either: a copy with nothing marked would pass for a result
+		return res, fmt.Errorf("export_kernel_sequences_overlay: no CPU op of rank %d whose name contains %q launches at least min_pattern_len (%d) GPU kernels: no pattern to overlay, no file written", req.Rank, req.OperatorName, req.MinPatternLen)
+	}
 	// One JSON object per distinct set of patterns.
 	marks := make(map[int64][]byte, len(evPats))
 	cache := map[string][]byte{}
