@@ -582,6 +582,7 @@ func TestSQKernelSequencesOverlayArrayForm(t *testing.T) {
 
 // TestSQCuptiCountersMixedPairing: two of three records carry a correlation and pair by it; the third, without
 // one, must not fall back to positions (its position is the relu launch, which the relu record owns already).
+// counters holds the numeric args only: a text or object arg is no counter (it was a NULL entry).
 func TestSQCuptiCountersMixedPairing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "cupti.json")
 	if err := os.WriteFile(p, []byte(`{"traceEvents":[
@@ -591,7 +592,7 @@ func TestSQCuptiCountersMixedPairing(t *testing.T) {
   {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":200,"dur":50},
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":210,"dur":5,"args":{"correlation":13}},
   {"ph":"X","cat":"cuda_profiler_range","name":"gemm","pid":0,"tid":0,"ts":300,"dur":10,"args":{"correlation":12,"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum":100}},
-  {"ph":"X","cat":"cuda_profiler_range","name":"relu","pid":0,"tid":0,"ts":320,"dur":10,"args":{"correlation":13,"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum":5}},
+  {"ph":"X","cat":"cuda_profiler_range","name":"relu","pid":0,"tid":0,"ts":320,"dur":10,"args":{"correlation":13,"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum":5,"note":"text","nested":{"x":1}}},
   {"ph":"X","cat":"cuda_profiler_range","name":"nocorr","pid":0,"tid":0,"ts":340,"dur":10,"args":{"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum":1}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -603,5 +604,11 @@ func TestSQCuptiCountersMixedPairing(t *testing.T) {
 	}
 	if want := "gemm:2:correlation:aten::linear relu:4:correlation:aten::relu nocorr:-:-:-"; got != want {
 		t.Errorf("pairing %q, want %q", got, want)
+	}
+	if err := db.SQL.QueryRow(`SELECT string_agg(name || ':' || counters::VARCHAR || ':' || flops, ' ' ORDER BY ev_idx) FROM cupti_counters`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "gemm:{smsp__sass_thread_inst_executed_op_ffma_pred_on.sum=100.0}:200.0 relu:{smsp__sass_thread_inst_executed_op_hmul_pred_on.sum=5.0}:5.0 nocorr:{smsp__sass_thread_inst_executed_op_dfma_pred_on.sum=1.0}:2.0"; got != want {
+		t.Errorf("counters %q, want %q", got, want)
 	}
 }

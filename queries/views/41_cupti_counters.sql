@@ -30,7 +30,7 @@
 -- @column op_stack         Names of the enclosing cpu_op events, outermost first, joined by ' > '
 -- @column top_level_op     Outermost enclosing cpu_op
 -- @column bottom_level_op  Innermost enclosing cpu_op
--- @column counters         Every counter of the record: MAP(metric name → value)
+-- @column counters         Every counter of the record: MAP(metric name → value), from its numeric args (not correlation, External id, nor a text or object arg)
 -- @column flops            FLOPs from the SASS instruction counters (2 per FMA, 1 per add/mul; half, single and double precision), NULL when none was collected
 CREATE OR REPLACE VIEW cupti_counters AS
 WITH RECURSIVE
@@ -87,7 +87,7 @@ out AS (
 SELECT o.label, o.rank, o.ev_idx, o.name, o.ts, o.dur / 1000.0 AS dur_us,
        o.correlation, o.launch_ev_idx, l.name AS launch_name, o.paired_by,
        array_to_string(o.ops, ' > ') AS op_stack, o.ops[1] AS top_level_op, o.ops[-1] AS bottom_level_op,
-       map_from_entries(list_filter(map_entries(o.all_args), lambda x: x.key NOT IN ('correlation', 'External id'))) AS counters,
+       map_from_entries(list_filter(map_entries(o.all_args), lambda x: x.key NOT IN ('correlation', 'External id') AND x.value IS NOT NULL)) AS counters,
        list_sum(list_transform(map_entries(o.all_args), lambda x:
            CASE WHEN regexp_full_match(x.key, 'smsp__sass_thread_inst_executed_op_[dhf](fma|mul|add)_pred_on\.sum')
                 THEN x.value * CASE WHEN contains(x.key, 'fma') THEN 2 ELSE 1 END END)) AS flops
