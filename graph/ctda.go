@@ -281,7 +281,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	// GPU work: what the window's CPU events launched, then (earlier) work still running in the
 	// analysed span — a GPU running behind the CPU executes the previous step's kernels first, and
-	// the stream order makes the window's kernels wait for them.
+	// the stream order makes the window's kernels wait for them. Earlier work that outlasts the span
+	// is no one's predecessor there (a kernel of the window on its stream would end later still, and
+	// stretch the span): it is left out, so that it neither stretches the span nor starts the path.
 	launcher := make([]int32, n) // GPU row → launching CPU row in the window, -1 none
 	spanEnd := we
 	for r := 0; r < n; r++ {
@@ -296,7 +298,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 	}
 	for r := 0; r < n; r++ {
-		if f.Stream[r] >= 0 && isGPUWork[f.Cat[r]] && launcher[r] < 0 && f.TS[r] < spanEnd && f.TS[r]+f.Dur[r] > ws {
+		if f.Stream[r] >= 0 && isGPUWork[f.Cat[r]] && launcher[r] < 0 && f.TS[r] < spanEnd && f.TS[r]+f.Dur[r] > ws && f.TS[r]+f.Dur[r] <= spanEnd {
 			gpuAll = append(gpuAll, int32(r))
 		}
 	}

@@ -598,3 +598,19 @@ func TestCTDAAggregatedGPUGaps(t *testing.T) {
 		t.Errorf("GPU node rows %q, want %q", got, wantRows)
 	}
 }
+
+// TestCTDABacklogOutlastingWindow: a kernel launched before the window that runs past the window's own work is no
+// predecessor of anything in the window; ctda took it in and stretched its span to its end (window_us 950 where hta
+// has 100), so the two CPCRs no longer compared.
+func TestCTDABacklogOutlastingWindow(t *testing.T) {
+	db := ctOpenJSON(t, "backlog.json", `{"traceEvents": [
+  {"ph": "X", "name": "aten::pre", "cat": "cpu_op", "pid": 1, "tid": 11, "ts": 5800, "dur": 200},
+  {"ph": "X", "name": "cudaLaunchKernel", "cat": "cuda_runtime", "pid": 1, "tid": 11, "ts": 5900, "dur": 10, "args": {"correlation": 101}},
+  {"ph": "X", "name": "late_kernel", "cat": "kernel", "pid": 0, "tid": 7, "ts": 6050, "dur": 900, "args": {"correlation": 101, "stream": 7, "device": 0}},
+  {"ph": "X", "name": "ProfilerStep#5", "cat": "user_annotation", "pid": 1, "tid": 11, "ts": 6000, "dur": 100},
+  {"ph": "X", "name": "aten::inwin", "cat": "cpu_op", "pid": 1, "tid": 11, "ts": 6010, "dur": 50}]}`)
+	ctWantRows(t, db.SQL, `SELECT a, window_us, busy_bound FROM (
+		SELECT 'hta' AS a, * FROM critical_path_summary(algorithm := 'hta') UNION ALL
+		SELECT 'ctda', * FROM critical_path_summary(algorithm := 'ctda')) GROUP BY ALL ORDER BY a`,
+		[][]string{{"ctda", "100", "0.9"}, {"hta", "100", "0.9"}})
+}
