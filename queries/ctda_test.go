@@ -614,3 +614,15 @@ func TestCTDABacklogOutlastingWindow(t *testing.T) {
 		SELECT 'ctda', * FROM critical_path_summary(algorithm := 'ctda')) GROUP BY ALL ORDER BY a`,
 		[][]string{{"ctda", "100", "0.9"}, {"hta", "100", "0.9"}})
 }
+
+// TestCriticalPathSummaryNoPath: a window whose only work is blocking calls (their spans weigh 0 on HTA's path)
+// has a path of no edges; its summary still reports the window, CPCR 0 and the busy bound in one row with no
+// bucket, where it returned no row at all, which read like a filter that matched nothing.
+func TestCriticalPathSummaryNoPath(t *testing.T) {
+	db := ctOpenJSON(t, "blocking.json", `{"traceEvents": [
+  {"ph": "X", "name": "ProfilerStep#0", "cat": "user_annotation", "pid": 1, "tid": 11, "ts": 0, "dur": 1000},
+  {"ph": "X", "name": "cudaDeviceSynchronize", "cat": "cuda_runtime", "pid": 1, "tid": 11, "ts": 100, "dur": 500, "args": {"correlation": 5}}]}`)
+	ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, pct, path_length_us, path_edges, window_us, cpcr, busy_bound
+		FROM critical_path_summary(algorithm := 'hta')`,
+		[][]string{{"NULL", "0", "NULL", "0", "0", "1000", "0", "0.5"}})
+}

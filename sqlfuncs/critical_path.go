@@ -477,7 +477,14 @@ func (s *cpSummary) add(bound string, w int64) {
 
 func (s *cpSummary) table(tr cpTrace) *cpTable {
 	sortStrings(s.order)
-	t := &cpTable{n: len(s.order)}
+	// A path of no edges (the window holds only blocking calls, whose spans weigh 0) still has a window,
+	// a CPCR and a busy bound: one row with no bucket says so, where no row read like a filter that
+	// matched nothing.
+	buckets, noPath := s.order, len(s.order) == 0
+	if noPath {
+		buckets = []string{""} // ("" is a bucket of its own: HTA's edges of no kind)
+	}
+	t := &cpTable{n: len(buckets)}
 	label, rank, bound := t.col("label", cpString), t.col("rank", cpInt), t.col("bound_by", cpString)
 	dur, pct := t.col("duration_us", cpFloat), t.col("pct", cpFloat)
 	plen, nedges, win, cpcr := t.col("path_length_us", cpFloat), t.col("path_edges", cpInt), t.col("window_us", cpFloat), t.col("cpcr", cpFloat)
@@ -488,10 +495,10 @@ func (s *cpSummary) table(tr cpTrace) *cpTable {
 		}
 		return float64(a) / float64(b), true
 	}
-	for _, b := range s.order {
+	for _, b := range buckets {
 		label.addString(tr.label, true)
 		rank.addInt(tr.rank, true)
-		bound.addString(b, true)
+		bound.addString(b, !noPath)
 		dur.addFloat(usOf(s.sums[b]), true)
 		p, ok := ratio(s.sums[b]*100, s.total)
 		pct.addFloat(p, ok)

@@ -44,7 +44,7 @@ SELECT * FROM _cp_path(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), 
     coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
--- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path.
+-- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path; a path of no edges (a window of blocking calls only, whose spans weigh 0) gives one row with bound_by NULL, to report its window, CPCR and busy bound.
 -- @column label           Trace set
 -- @column rank            Rank
 -- @column bound_by        Bucket ('' = dependency and sync edges)
