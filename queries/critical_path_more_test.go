@@ -160,6 +160,11 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM critical_path(instance_end := -5)`, "instance_end must be -1 (= instance) or an instance number ≥ instance, not -5"},
 		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7 is loaded (ranks loaded: "},
 		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},
+		// The Go functions get C strings: a NUL cut 'trace\0zzz' to the label trace, chr(0) to the whole trace.
+		{`SELECT * FROM critical_path(label := 'nope' || chr(0) || 'zzz')`, "label must not contain a NUL character (chr(0))"},
+		{`SELECT * FROM critical_path_summary(annotation := chr(0))`, "annotation must not contain a NUL character (chr(0))"},
+		{`SELECT * FROM critical_path_whatif(scale := 'false' || chr(0) || ' OR true', factor := 2)`, "scale must not contain a NUL character"},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '/tmp/a' || chr(0) || 'b')`, "output_dir must not contain a NUL character"},
 		{`SELECT * FROM critical_path_whatif(algorithm := 'ctda')`, "supports algorithm := 'hta' only"},
 		{`SELECT * FROM cdg_nodes(annotation := 'NoSuchAnnotation')`, "annotation not found"},
 		{`SELECT * FROM hotspots(instance := 99)`, "instance out of range"},

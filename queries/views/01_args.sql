@@ -63,10 +63,13 @@ CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
 
 -- _str_arg(x, dflt, what) / _bool_arg(x, dflt, what): a string / boolean parameter (dflt when NULL), or the error
 -- "what must be …, not x (type)": a list given as output_dir became a directory named [x], a number given as a
--- label a binder error naming an internal function. (Every branch binds whatever x's type: the casts go through
--- VARCHAR.)
+-- label a binder error naming an internal function; a string holding a NUL is refused too. (Every branch binds
+-- whatever x's type: the casts go through VARCHAR.)
 CREATE OR REPLACE MACRO _str_arg(x, dflt, what) AS list_transform([x], lambda v:
     CASE WHEN v IS NULL THEN dflt::VARCHAR
+         WHEN typeof(v) = 'VARCHAR' AND contains(v::VARCHAR, chr(0))
+             -- the Go functions get C strings, which end at a NUL: the rest would be dropped unseen
+             THEN error(format('{} must not contain a NUL character (chr(0))', what))
          WHEN typeof(v) = 'VARCHAR' THEN v::VARCHAR
          ELSE error(format('{} must be a string, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS list_transform([x], lambda v:

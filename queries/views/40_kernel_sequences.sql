@@ -188,6 +188,6 @@ ORDER BY x.label, x.rank, x.count DESC, x.pattern;
 -- @column marked_events  Events that got args.Patterns
 CREATE OR REPLACE MACRO export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0,
         compress_other_kernels := true, label := NULL, hta_compat := NULL) AS TABLE
-SELECT * FROM _export_kernel_sequences_overlay(coalesce(operator_name, ''), coalesce(output_dir, ''),
-    _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(top_k, 5, 'top_k'), _int_arg(rank, 0, 'rank'), coalesce(label, ''),
+SELECT * FROM _export_kernel_sequences_overlay(_str_arg(operator_name, '', 'operator_name'), _str_arg(output_dir, '', 'output_dir'),
+    _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(top_k, 5, 'top_k'), _int_arg(rank, 0, 'rank'), _str_arg(label, '', 'label'),
     coalesce(compress_other_kernels, true), _hta_mode(hta_compat));
