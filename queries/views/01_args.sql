@@ -54,12 +54,24 @@ CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
     CASE WHEN v IS NULL THEN dflt::BIGINT
          WHEN typeof(v) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
                             'UBIGINT', 'UHUGEINT')
+              AND TRY_CAST(v::VARCHAR AS BIGINT) IS NOT NULL
              THEN v::VARCHAR::BIGINT
+         WHEN typeof(v) IN ('HUGEINT', 'UBIGINT', 'UHUGEINT')
+             THEN error(format('{} is out of range: {} (a BIGINT, at most 9223372036854775807 either way)', what, v::VARCHAR))
          WHEN (typeof(v) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(v), 'DECIMAL'))
               AND TRY_CAST(v::VARCHAR AS DOUBLE) = trunc(TRY_CAST(v::VARCHAR AS DOUBLE))
               AND abs(TRY_CAST(v::VARCHAR AS DOUBLE)) < 9.2e18
              THEN TRY_CAST(v::VARCHAR AS DOUBLE)::BIGINT
          ELSE error(format('{} must be an integer, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
+
+-- _float_arg(x, dflt, what): x, a number of any numeric type, as a DOUBLE (dflt when NULL), or the error "what
+-- must be a number, not x (type)" (a boolean or a list gave DuckDB's COALESCE binder error, naming no parameter).
+CREATE OR REPLACE MACRO _float_arg(x, dflt, what) AS list_transform([x], lambda v:
+    CASE WHEN v IS NULL THEN dflt::DOUBLE
+         WHEN typeof(v) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
+                            'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE') OR starts_with(typeof(v), 'DECIMAL')
+             THEN v::VARCHAR::DOUBLE
+         ELSE error(format('{} must be a number, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 
 -- _str_arg(x, dflt, what) / _bool_arg(x, dflt, what): a string / boolean parameter (dflt when NULL), or the error
 -- "what must be …, not x (type)": a list given as output_dir became a directory named [x], a number given as a

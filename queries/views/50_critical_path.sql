@@ -41,7 +41,7 @@ CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', i
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_path(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path; a path of no edges (a window of blocking calls only, whose spans weigh 0) gives one row with bound_by NULL, to report its window, CPCR and busy bound.
@@ -60,7 +60,7 @@ CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'Profiler
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_summary(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro cp_graph_nodes(same parameters as critical_path)  One row per node of the critical-path DAG (an event's start or end).
@@ -83,7 +83,7 @@ CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', 
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro cp_graph_edges(same parameters as critical_path)  One row per edge of the critical-path DAG, in construction order.
@@ -108,7 +108,7 @@ CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', 
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
 -- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%'''); a predicate that re-weights no span of the window's graph is an error, not the unchanged path.
@@ -118,9 +118,9 @@ CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerS
     strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5, hta_compat := NULL) AS TABLE
 SELECT * FROM _cp_whatif(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'),
-    _str_arg(scale, '', 'scale'), coalesce(factor, 0.5)::DOUBLE);
+    _str_arg(scale, '', 'scale'), _float_arg(factor, 0.5, 'factor'));
 
 -- @macro longest_path(edges_table)  The longest path over any table (named by a string; not a TEMP table) with columns src_node, dst_node, weight_us: e.g. a saved cp_graph_edges result with changed weights. Ties: networkx's rule (graph/longest_path.go).
 -- @column seq             Position on the path

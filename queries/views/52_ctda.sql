@@ -14,7 +14,7 @@ CREATE OR REPLACE MACRO hotspots(rank := 0, annotation := 'ProfilerStep', instan
     instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
 SELECT * FROM _hotspots(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
     _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'ctda', 'algorithm'),
-    coalesce(to_json(data_load_events)::VARCHAR, '[]'), false, false, _bool_arg(compat, _hta_mode(hta_compat), 'compat'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), false, false, _bool_arg(compat, _hta_mode(hta_compat), 'compat'),
     _bool_arg(aggregate, true, 'aggregate'), _int_arg(top, 20, 'top'));
 
 -- @macro cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, label := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
