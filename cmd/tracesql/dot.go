@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -100,10 +101,21 @@ func (s *session) dot(ctx context.Context, line string) error {
 		// .once applies to the next command's output, a dot command's (.schema, .help) included.
 		defer s.afterStatement()
 	}
+	// Ctrl-C stops the command (a .load rolls its file back), not the session: without a handler the
+	// signal ended the process. (.read's statements and dot commands each set their own.)
+	cctx := ctx
+	if name != "read" {
+		var stop context.CancelFunc
+		cctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+	}
 	// Dot commands print with fmt, which drops write errors: a full disk must still fail the command.
 	cw := &checkedWriter{w: s.out}
 	s.out = cw
-	err = cmd.run(s, ctx, args)
+	err = cmd.run(s, cctx, args)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, errReported) {
+		err = errCancelled
+	}
 	if s.out == cw {
 		s.out = cw.w
 	}

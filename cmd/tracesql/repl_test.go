@@ -427,6 +427,8 @@ func TestCtrlCStopsPipedScript(t *testing.T) {
 		{"a statement", "SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 2 AS after;\n"},
 		{"inside .read", "SELECT 1 AS started;\n.read $TMP/long.sql\nSELECT 2 AS after;\n"},
 		{"the last statement, without ;", "SELECT 1 AS started;\nSELECT sum(hash(range)) AS s FROM range(100000000000)"},
+		// (a .load had no handler: the signal killed the process, the session lost)
+		{".load", "SELECT 1 AS started;\n.load $TMP/big.json --label big\nSELECT 2 AS after;\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) { ctrlCScript(t, c.script) })
 	}
@@ -436,6 +438,18 @@ func ctrlCScript(t *testing.T, script string) {
 	tmp := t.TempDir()
 	if err := os.WriteFile(filepath.Join(tmp, "long.sql"), []byte("SELECT sum(hash(range)) AS s FROM range(100000000000);\nSELECT 3 AS inner_after;\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(script, "big.json") {
+		// ~100 MB of kernels: a load that is still under way when the signal comes
+		var b bytes.Buffer
+		b.WriteString(`{"traceEvents": [`)
+		for i := 0; b.Len() < 100<<20; i++ {
+			fmt.Fprintf(&b, `{"ph": "X", "cat": "kernel", "name": "k%d", "pid": 0, "tid": 7, "ts": %d.5, "dur": 1.25, "args": {"stream": 7, "correlation": %d}},`+"\n", i%50, i*2, i)
+		}
+		b.WriteString(`{"ph": "X", "cat": "kernel", "name": "last", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}`)
+		if err := os.WriteFile(filepath.Join(tmp, "big.json"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bin, err := os.Executable()
 	if err != nil {
@@ -464,7 +478,11 @@ func ctrlCScript(t *testing.T, script string) {
 			t.Fatalf("no first result: %q, %v; stderr %s", got.String(), err, errOut.String())
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(script, "big.json") {
+		time.Sleep(150 * time.Millisecond)
+	} else {
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
