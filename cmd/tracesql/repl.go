@@ -139,8 +139,12 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 // entry, so line breaks become spaces; a -- comment, which a line break ended, becomes a /* */
 // comment, so that recalling `SELECT 1 -- note` + `;` runs that statement instead of waiting for
 // the ';' the comment swallowed. Quoted text is copied as it is (a line break inside a string
-// becomes a space: the history file cannot hold it).
+// becomes a space: the history file cannot hold it). A dot command is kept as typed: its -- are flags
+// (.load x --label y), not comments.
 func historyLine(text string) string {
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, ".") && !strings.ContainsAny(t, "\r\n") {
+		return t
+	}
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; c == '\n' || c == '\r' {

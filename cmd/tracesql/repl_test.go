@@ -337,6 +337,9 @@ func TestHistoryLine(t *testing.T) {
 		{"SELECT /* a\n-- b */ 1;", "SELECT /* a -- b */ 1;"},
 		{"SELECT 'a\nb';", "SELECT 'a b';"},
 		{".tables", ".tables"},
+		// (a dot command's -- are flags: /*label=ctl */ made the recalled line load a file of that name)
+		{".load 'a b/r1.json' --label=ctl --replace", ".load 'a b/r1.json' --label=ctl --replace"},
+		{"  .unload --label test", ".unload --label test"},
 	}
 	for _, c := range cases {
 		if got := historyLine(c.entry); got != c.want {
