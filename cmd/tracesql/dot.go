@@ -727,8 +727,13 @@ func (s *session) dotChart(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: .chart SQL")
 	}
+	stmt := strings.TrimSuffix(strings.TrimSpace(args[0]), ";")
+	if semi, _ := queries.StatementEnd(stmt, 0); semi >= 0 && strings.TrimSpace(strings.Trim(stmt[semi:], "; \t")) != "" {
+		// (all ran and only the first was drawn: a CREATE beside it ran unseen, a second result was lost)
+		return fmt.Errorf(".chart takes one statement: run the others on their own")
+	}
 	saved := s.format
 	s.format = "bar"
 	defer func() { s.format = saved }()
-	return s.run(ctx, strings.TrimSuffix(strings.TrimSpace(args[0]), ";"))
+	return s.run(ctx, stmt)
 }
