@@ -215,7 +215,7 @@ func (c *completer) candidates() []string {
 	out := append([]string(nil), sqlKeywords...)
 	rows, err := c.s.db.SQL.Query(`SELECT table_name FROM duckdb_tables() WHERE NOT internal
         UNION SELECT view_name FROM duckdb_views() WHERE NOT internal
-        UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table_macro','macro','table')
+        UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table_macro', 'macro', 'table', 'scalar', 'aggregate')
         UNION SELECT column_name FROM duckdb_columns() WHERE NOT internal`)
 	if err != nil {
 		return out

@@ -377,6 +377,13 @@ func TestCompletionHidesInternals(t *testing.T) {
 	if !slices.Contains(cp, "SELECT * FROM critical_path") || !slices.Contains(cp, "SELECT * FROM critical_path_summary") {
 		t.Errorf("critical_pa completes to %q", cp)
 	}
+	// scalar and aggregate functions too (only table functions and macros were offered)
+	if got := complete("SELECT regexp_ext"); !slices.Contains(got, "SELECT regexp_extract") {
+		t.Errorf("regexp_ext completes to %q", got)
+	}
+	if got := complete("SELECT approx_quan"); !slices.Contains(got, "SELECT approx_quantile") {
+		t.Errorf("approx_quan completes to %q", got)
+	}
 	for _, word := range []string{"SELECT * FROM c", "SELECT * FROM h", "SELECT * FROM l"} {
 		for _, s := range complete(word) {
 			if strings.Contains(s, "FROM _") {
