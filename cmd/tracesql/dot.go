@@ -573,8 +573,11 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		return fmt.Errorf("usage: .describe NAME")
 	}
 	d, ok := queries.Lookup(args[0])
+	if rest, qualified := strings.CutPrefix(args[0], "main."); !ok && qualified {
+		d, ok = queries.Lookup(rest) // the schema tracesql's own tables and views are in
+	}
 	if !ok {
-		return s.runAll(ctx, "DESCRIBE "+quoteIdent(args[0]))
+		return s.runAll(ctx, "DESCRIBE "+qualifiedName(args[0]))
 	}
 	fmt.Fprintf(s.out, "%s %s\n  %s\n", d.Kind, d.Signature, d.Summary)
 	if d.Kind != "macro" {
@@ -592,6 +595,20 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		fmt.Fprintf(s.out, "  %-*s  %s\n", width, c.Name, c.Doc)
 	}
 	return nil
+}
+
+// qualifiedName quotes a name typed after a dot command for SQL: schema.table (or db.schema.table) part by
+// part, as DuckDB reads it (quoted whole, main.events named a table called "main.events"). A name the user
+// quoted is taken as written.
+func qualifiedName(name string) string {
+	if strings.Contains(name, `"`) {
+		return name
+	}
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		parts[i] = quoteIdent(p)
+	}
+	return strings.Join(parts, ".")
 }
 
 // columnsWithBaseDocs lists a table's or view's columns in order with their docs. A view that

@@ -854,6 +854,10 @@ func TestDotListingsShowAll(t *testing.T) {
 		{".ranks", []string{dlrmDir, "--maxrows", "2", "-c", ".ranks"}, []string{"│ trace   │       0 │", "│ trace   │       3 │", "│ trace   │       7 │"}},
 		{".describe", []string{backwardJSON, "--maxrows", "2", "-c", "CREATE TABLE t(a INT, b INT, c INT);\n.describe t"},
 			[]string{"│ a ", "│ b ", "│ c "}},
+		// a schema-qualified name (quoted whole, it named a table "s2.t" that does not exist)
+		{".describe schema.table", []string{backwardJSON, "--maxrows", "2", "-c", "CREATE SCHEMA s2; CREATE TABLE s2.t(a INT, b INT, c INT);\n.describe s2.t"},
+			[]string{"│ a ", "│ b ", "│ c "}},
+		{".describe main.events", []string{backwardJSON, "-c", ".describe main.events"}, []string{"table events", "  ts "}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
