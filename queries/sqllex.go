@@ -229,3 +229,15 @@ func ParenFollows(text string, i int) bool {
 	j := SkipBlanks(text, i)
 	return j < len(text) && text[j] == '('
 }
+
+// IdentName returns the name a token stands for, when it is an identifier or a "quoted" one (the
+// token of kind kind at text[i:end+1], as TokenEnd found it); else "".
+func IdentName(text string, i, end int, kind TokenKind) string {
+	switch {
+	case kind == TokenIdent:
+		return text[i : end+1]
+	case kind == TokenQuoted && text[i] == '"':
+		return strings.ReplaceAll(text[i+1:end], `""`, `"`)
+	}
+	return ""
+}

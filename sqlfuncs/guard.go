@@ -35,14 +35,7 @@ func RefuseInternalCall(text string) error {
 		if end < 0 {
 			return nil // an unclosed quote or comment: DuckDB's error is the one to show
 		}
-		name := ""
-		switch {
-		case kind == queries.TokenIdent:
-			name = text[i : end+1]
-		case kind == queries.TokenQuoted && text[i] == '"':
-			name = strings.ReplaceAll(text[i+1:end], `""`, `"`)
-		}
-		if name != "" {
+		if name := queries.IdentName(text, i, end, kind); name != "" {
 			if paren := queries.SkipBlanks(text, end+1); paren < len(text) && text[paren] == '(' {
 				switch lower := strings.ToLower(name); {
 				case internalNames()[lower]:

@@ -42,10 +42,6 @@ func refuseOwnFiles(ctx context.Context, db *sql.DB, path string) error {
 	return rows.Err()
 }
 
-// refuseInternalCall returns an error when stmt calls one of the Go table functions itself, or hands
-// query() SQL built at run time (sqlfuncs.RefuseInternalCall).
-func refuseInternalCall(stmt string) error { return sqlfuncs.RefuseInternalCall(stmt) }
-
 // refuseCommittedOnlyRead returns an error when stmt, run inside the user's open transaction, reads through
 // a macro or view that the Go table functions answer (critical_path, longest_path, hotspots, the exports, and
 // any user macro or view over them). Those functions read on a connection of their own, which sees what is
@@ -70,14 +66,7 @@ func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) erro
 		if end < 0 {
 			break
 		}
-		name := ""
-		switch {
-		case kind == queries.TokenIdent:
-			name = stmt[i : end+1]
-		case kind == queries.TokenQuoted && stmt[i] == '"':
-			name = strings.ReplaceAll(stmt[i+1:end], `""`, `"`)
-		}
-		if name != "" && backed[strings.ToLower(name)] {
+		if name := queries.IdentName(stmt, i, end, kind); name != "" && backed[strings.ToLower(name)] {
 			return fmt.Errorf("%s reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first", name)
 		}
 		i = end
@@ -130,10 +119,8 @@ func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 			if end < 0 {
 				break
 			}
-			if kind == queries.TokenIdent {
-				ids[strings.ToLower(def[i:end+1])] = true
-			} else if kind == queries.TokenQuoted && def[i] == '"' {
-				ids[strings.ToLower(strings.ReplaceAll(def[i+1:end], `""`, `"`))] = true
+			if name := queries.IdentName(def, i, end, kind); name != "" {
+				ids[strings.ToLower(name)] = true
 			}
 			i = end
 		}

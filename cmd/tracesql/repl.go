@@ -199,7 +199,7 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || sqlfuncs.IsInternal(cand) {
 			// Internal names (_hta_frame, …) are the public ones' machinery, not offered to someone typing a
 			// public name; the Go table functions among them not at all, since a statement that calls one is
-			// refused (refuseInternalCall).
+			// refused (sqlfuncs.RefuseInternalCall).
 			continue
 		}
 		if strings.HasPrefix(strings.ToLower(cand), strings.ToLower(word)) && !seen[cand] {

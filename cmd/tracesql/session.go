@@ -14,6 +14,7 @@ import (
 
 	"tracesql/engine"
 	"tracesql/queries"
+	"tracesql/sqlfuncs"
 )
 
 // session is one tracesql invocation: the database, the output settings and the statement runner
@@ -160,7 +161,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			err = errCancelled
 		}
 	}()
-	if err := refuseInternalCall(stmt); err != nil {
+	if err := sqlfuncs.RefuseInternalCall(stmt); err != nil {
 		return err
 	}
 	if err := s.refuseCommittedOnlyRead(qctx, stmt); err != nil {
