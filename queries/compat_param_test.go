@@ -93,7 +93,7 @@ func TestHTACompatParameter(t *testing.T) {
 			{"potential_stragglers", "", false},
 			{"frequent_kernel_sequences", "'aten::'", false},
 			{"export_counters_trace", "0, '{out}'", true},
-			{"export_kernel_sequences_overlay", "'aten::', '{out}'", true},
+			{"export_kernel_sequences_overlay", "'aten::', '{out}', min_pattern_len := 1", true},
 		}},
 		// a gpu_user_annotation is a GPU op by default, a CPU op to HTA (TestSQTraceDiffDefault)
 		{"sq_diff", func(t *testing.T) *engine.DB {

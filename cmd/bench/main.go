@@ -463,8 +463,11 @@ func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") +
 func analyses(ctx context.Context, db *engine.DB, cfg config, errOut io.Writer) []row {
 	var label, opName string
 	db.SQL.QueryRowContext(ctx, `SELECT min(label) FROM traces`).Scan(&label)
-	// The operator whose kernel sequences are mined: the most frequent CPU op.
-	db.SQL.QueryRowContext(ctx, `SELECT coalesce((SELECT name FROM cpu_ops GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1), 'aten::mm')`).Scan(&opName)
+	// The operator whose kernel sequences are mined: the aten op with the most frequent kernel sequence
+	// (the most frequent CPU op when none has one; an op that launches nothing has no overlay to write).
+	db.SQL.QueryRowContext(ctx, `SELECT coalesce(
+		(SELECT split_part(pattern, '|', 1) FROM frequent_kernel_sequences('aten::', top_k := 1, rank := 0) ORDER BY count DESC, pattern LIMIT 1),
+		(SELECT name FROM cpu_ops GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1), 'aten::mm')`).Scan(&opName)
 	if opName == "" {
 		opName = "aten::mm"
 	}
