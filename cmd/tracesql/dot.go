@@ -364,14 +364,14 @@ func (s *session) dotRead(ctx context.Context, args []string) error {
 	if s.readDepth >= maxReadDepth {
 		return fmt.Errorf(".read %s: nested more than %d deep (does a file .read itself?)", args[0], maxReadDepth)
 	}
-	b, err := os.ReadFile(args[0])
+	text, err := readSQLFile(args[0])
 	if err != nil {
 		return fmt.Errorf(".read: %w", err)
 	}
 	s.readDepth++
 	defer func() { s.readDepth-- }()
 	// As the session runs: -c and -f stop at the first error, the REPL and piped input go on.
-	if err := s.runScript(ctx, string(b), args[0], s.bail); err != nil {
+	if err := s.runScript(ctx, text, args[0], s.bail); err != nil {
 		if errors.Is(err, errCancelled) {
 			return errors.Join(errReported, errCancelled) // stops the script around it too (stopsOnCancel)
 		}

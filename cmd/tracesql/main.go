@@ -270,12 +270,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fileScripts := map[string]string{}
 	for _, sc := range o.scripts {
 		if sc.file && sc.text != "-" {
-			b, err := os.ReadFile(sc.text)
+			text, err := readSQLFile(sc.text)
 			if err != nil {
-				fmt.Fprintf(stderr, "tracesql: -f %s: %v\n", sc.text, err)
+				fmt.Fprintf(stderr, "tracesql: -f: %v\n", err)
 				return 2
 			}
-			fileScripts[sc.text] = string(b)
+			fileScripts[sc.text] = text
 		}
 	}
 	// Ctrl-C while the database opens and the command line's traces load stops them: the file being
@@ -441,6 +441,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			source = sc.text
 			if sc.text == "-" {
 				b, err := io.ReadAll(stdin)
+				if err == nil {
+					err = checkSQLText(b)
+				}
 				if err != nil {
 					fmt.Fprintf(stderr, "tracesql: -f -: %v\n", err)
 					return 1
