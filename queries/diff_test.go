@@ -243,7 +243,7 @@ func TestSQTraceDiffBadArguments(t *testing.T) {
 		{`trace_diff(1, 'b')`, "trace_diff: control_label must be a string, not 1 (INTEGER)"},
 		{`ops_diff('a', 'b', control_rank := [3])`, "ops_diff: control_rank must be an integer, not [3] (INTEGER[])"},
 		{`trace_diff('a', 'b', test_iteration := 0.5)`, "trace_diff: test_iteration must be an integer, not 0.5"},
-		{`trace_diff('a', 'b', use_short_name := 'yes')`, "trace_diff: use_short_name must be true or false, not yes (VARCHAR)"},
+		{`trace_diff('a', 'b', use_short_name := 'maybe')`, "trace_diff: use_short_name must be true or false, not maybe (VARCHAR)"},
 	} {
 		var n int
 		err := db.SQL.QueryRow(`SELECT count(*) FROM ` + c.q).Scan(&n)

@@ -86,7 +86,8 @@ CREATE OR REPLACE MACRO _str_arg(x, dflt, what) AS list_transform([x], lambda v:
          ELSE error(format('{} must be a string, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS list_transform([x], lambda v:
     CASE WHEN v IS NULL THEN dflt::BOOLEAN
-         WHEN typeof(v) = 'BOOLEAN' THEN v::VARCHAR::BOOLEAN
+         -- what SET VARIABLE hta_compat and _hta_mode take too: what DuckDB casts to a boolean ('yes', 't', 1)
+         WHEN TRY_CAST(v::VARCHAR AS BOOLEAN) IS NOT NULL THEN v::VARCHAR::BOOLEAN
          ELSE error(format('{} must be true or false, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 
 CREATE OR REPLACE MACRO _str_list_arg(x, what) AS
