@@ -193,17 +193,35 @@ func (s *session) dotHelp(_ context.Context, _ []string) error {
 	return nil
 }
 
-// catalogQuery lists the user-visible relations: tables, views and table macros whose names match the
-// LIKE pattern %s (a SQL string literal).
-const catalogQuery = `
-SELECT name, type FROM (
-    SELECT table_name AS name, 'table' AS type FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
-    UNION ALL
-    SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
-    UNION ALL
-    SELECT DISTINCT function_name, 'table macro' FROM duckdb_functions()
-    WHERE function_type = 'table_macro' AND NOT internal AND schema_name = 'main'
-) WHERE name NOT LIKE '\_%%' ESCAPE '\' AND name LIKE %s ORDER BY name`
+// catalogObjects lists every table, view and macro a statement can name, with the name to name it by:
+// bare in the main schema of the open database (or of temp), else schema- or database-qualified (a
+// table in an ATTACHed database or a CREATE SCHEMA's was listed bare, or not at all). bare is the
+// name without its qualifier; params and body are a macro's (joined by chr(31)) for .schema.
+const catalogObjects = `
+SELECT CASE WHEN database_name IN (current_database(), 'temp') AND schema_name = 'main' THEN name
+            WHEN database_name IN (current_database(), 'temp') THEN schema_name || '.' || name
+            ELSE database_name || '.' || schema_name || '.' || name END AS name,
+       name AS bare, kind, sql, params, body
+FROM (
+    SELECT database_name, schema_name, table_name AS name, 'table' AS kind, sql, NULL AS params, NULL AS body
+        FROM duckdb_tables() WHERE NOT internal
+    UNION ALL SELECT database_name, schema_name, view_name, 'view', sql, NULL, NULL FROM duckdb_views() WHERE NOT internal
+    UNION ALL SELECT DISTINCT database_name, schema_name, function_name,
+            CASE function_type WHEN 'table_macro' THEN 'table macro' ELSE 'macro' END, NULL,
+            array_to_string(parameters, chr(31)), macro_definition
+        FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND NOT internal
+        AND macro_definition IS NOT NULL)`
+
+// catalogMatch is the condition on catalogObjects of a .tables or .schema PATTERN: LIKE's pattern with
+// \ as its escape, as in SQLite's shell, ignoring case as SQL names do, matched against the name shown
+// or the bare name.
+func catalogMatch(pattern string) string {
+	lit := "'" + strings.ReplaceAll(pattern, "'", "''") + "'"
+	return "(name ILIKE " + lit + ` ESCAPE '\' OR bare ILIKE ` + lit + ` ESCAPE '\')`
+}
+
+// catalogHidden leaves tracesql's internal _* relations out of listings without a pattern.
+const catalogHidden = `NOT (bare LIKE '\_%' ESCAPE '\' AND name = bare)`
 
 // dotTables is .tables [PATTERN]: the names matching a LIKE pattern (as DuckDB's and SQLite's shells do),
 // every name without one.
@@ -211,12 +229,9 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("usage: .tables [PATTERN]")
 	}
-	pattern := "%"
+	query := "SELECT name, kind AS type FROM (" + catalogObjects + ") WHERE kind <> 'macro' AND " + catalogHidden
 	if len(args) == 1 {
-		pattern = args[0]
-	}
-	query := fmt.Sprintf(catalogQuery, "'"+strings.ReplaceAll(pattern, "'", "''")+"'")
-	if len(args) == 1 {
+		query += " AND " + catalogMatch(args[0])
 		// A pattern that matches nothing prints nothing, as in DuckDB's shell (not a box with no rows).
 		var n int
 		if err := s.db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+")").Scan(&n); err != nil {
@@ -226,7 +241,7 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 			return nil
 		}
 	}
-	return s.runAll(ctx, query)
+	return s.runAll(ctx, query+" ORDER BY name")
 }
 
 // runAll runs a dot command's listing query: every row is shown whatever --maxrows says, since
@@ -246,23 +261,15 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 	// parameters' defaults; those of tracesql's own macros come from their documented signature (when
 	// the parameters are still the documented ones: a user may have replaced the macro). A bare
 	// .schema lists tables and views, as DuckDB's CLI.
-	q := `SELECT name, sql, params, body, is_table FROM (
-        SELECT table_name AS name, sql, NULL AS params, NULL AS body, NULL::BOOLEAN AS is_table
-            FROM duckdb_tables() WHERE NOT internal AND schema_name = 'main'
-        UNION ALL SELECT view_name, sql, NULL, NULL, NULL FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'
-        UNION ALL SELECT DISTINCT function_name, NULL, array_to_string(parameters, chr(31)), macro_definition, function_type = 'table_macro'
-            FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND schema_name = 'main'
-            AND macro_definition IS NOT NULL AND ?)`
-	// A pattern is LIKE's, as in DuckDB's shell, and ignores case, as SQL names do; without one the
-	// internal _* relations stay out, as in .tables.
-	qargs := []any{len(args) == 1}
+	q := "SELECT name, sql, params, body, kind = 'table macro' FROM (" + catalogObjects + ") WHERE "
+	// A pattern names macros too, and the internal _* relations; without one, tables and views but
+	// not the internal ones, as in .tables.
 	if len(args) == 1 {
-		q += " WHERE name ILIKE ? ESCAPE '\\'"
-		qargs = append(qargs, args[0])
+		q += catalogMatch(args[0])
 	} else {
-		q += ` WHERE name NOT LIKE '\_%' ESCAPE '\'`
+		q += "kind IN ('table', 'view') AND " + catalogHidden
 	}
-	rows, err := s.db.SQL.QueryContext(ctx, q+" ORDER BY name", qargs...)
+	rows, err := s.db.SQL.QueryContext(ctx, q+" ORDER BY name")
 	if err != nil {
 		return err
 	}

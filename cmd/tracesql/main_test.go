@@ -1007,6 +1007,35 @@ func TestDotTablesPattern(t *testing.T) {
 	}
 }
 
+// TestDotTablesOtherSchemas: .tables and .schema list what a statement can name: a table of another schema
+// or of an ATTACHed database under the qualified name that reaches it (it was listed bare, or not at all), a
+// pattern ignores case and takes \ as LIKE's escape (as SQLite's shell).
+func TestDotTablesOtherSchemas(t *testing.T) {
+	setup := "CREATE SCHEMA s2; CREATE TABLE s2.foo(a INT); CREATE MACRO s2.mm(a, b) AS a + b; " +
+		"ATTACH ':memory:' AS m2; CREATE TABLE m2.bar(x INT); CREATE TEMP TABLE tt(a INT); CREATE TABLE \"Mine\"(b INT)"
+	for _, c := range []struct{ cmd, want string }{
+		{".tables FOO", "name,type\ns2.foo,table\n"},
+		{".tables %bar", "name,type\nm2.main.bar,table\n"},
+		{".tables mine", "name,type\nMine,table\n"},
+		{".tables tt", "name,type\ntt,table\n"},
+		{`.tables kernel\_%`, "name,type\nkernel_breakdown,table macro\nkernel_classes,table\nkernel_duration_distribution,table macro\n" +
+			"kernel_launch_stats,table macro\nkernel_launches,view\nkernel_type_breakdown,table macro\n" +
+			"kernel_type_breakdown_by_rank,table macro\nkernel_types,view\n"}, // not kernels
+		{".schema s2.%", "CREATE TABLE s2.foo(a INTEGER);\nCREATE MACRO s2.mm(a, b) AS (a + b);\n"},
+	} {
+		out, errOut, code := runCLI(t, "", backwardJSON, "--format", "csv", "-c", setup, "-c", c.cmd)
+		if code != 0 || out != c.want {
+			t.Errorf("%s: %d %q %s, want %q", c.cmd, code, out, errOut, c.want)
+		}
+	}
+	all := mustRun(t, "", backwardJSON, "--format", "csv", "-c", setup, "-c", ".tables")
+	for _, name := range []string{"\ns2.foo,table\n", "\nm2.main.bar,table\n", "\ntt,table\n", "\nevents,table\n"} {
+		if !strings.Contains(all, name) {
+			t.Errorf(".tables lacks %q:\n%s", name, all)
+		}
+	}
+}
+
 // TestPipedStatementsAfterFailedLoad: piped statements go on after a file fails to load, over what
 // did load, and the exit status is still 1; -c stops at the failed load.
 func TestPipedStatementsAfterFailedLoad(t *testing.T) {
