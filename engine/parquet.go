@@ -472,7 +472,85 @@ func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable)
 			return nil, fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[i], f.Rows)
 		}
 	}
+	if err := checkFileColumns(ctx, conn, dir, t, names); err != nil {
+		return nil, err
+	}
 	return paths, nil
+}
+
+// exactParquetTypes are the DuckDB types a Parquet file gives back as they were written.
+var exactParquetTypes = map[string]bool{"BOOLEAN": true, "TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true,
+	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "FLOAT": true, "DOUBLE": true, "VARCHAR": true, "DATE": true}
+
+// checkFileColumns checks each file of t against the manifest's columns: the names in order (less the
+// rank of the partition directories), the type of each column of an exactly kept type (HUGEINT and
+// UHUGEINT are written as text), and one schema for all the files of t. DuckDB reads a list of files
+// with the first one's schema: a file lacking a column gave NULLs for every rank, one with ts as a
+// DOUBLE rounded every rank's ns away, and the same file later in the list was a "schema mismatch".
+func checkFileColumns(ctx context.Context, q queryer, dir string, t ParquetTable, names []string) error {
+	if len(t.Columns) == 0 {
+		return nil // an export written before the manifest listed columns
+	}
+	var want []ParquetColumn
+	for _, c := range t.Columns {
+		if t.Layout == "rank" && c.Name == "rank" {
+			continue
+		}
+		if c.Type == "HUGEINT" || c.Type == "UHUGEINT" {
+			c.Type = "VARCHAR"
+		}
+		want = append(want, c)
+	}
+	var first []ParquetColumn
+	for i, n := range names {
+		have, err := parquetColumns(ctx, q, filepath.Join(dir, filepath.FromSlash(n)))
+		if err != nil {
+			return fmt.Errorf("file %s: %w", n, err)
+		}
+		if i == 0 {
+			first = have
+		}
+		if len(have) != len(want) {
+			return fmt.Errorf("file %s has %d columns, the manifest lists %d (%s)", n, len(have), len(want), columnNames(want))
+		}
+		for j, c := range have {
+			switch w := want[j]; {
+			case c.Name != w.Name:
+				return fmt.Errorf("file %s: column %d is %s, the manifest says %s", n, j+1, c.Name, w.Name)
+			case exactParquetTypes[w.Type] && c.Type != w.Type:
+				return fmt.Errorf("file %s: column %s is %s, the manifest says %s", n, c.Name, c.Type, w.Type)
+			case c.Type != first[j].Type:
+				return fmt.Errorf("file %s: column %s is %s, in %s it is %s", n, c.Name, c.Type, names[0], first[j].Type)
+			}
+		}
+	}
+	return nil
+}
+
+// parquetColumns are the columns of one Parquet file, as DuckDB reads them.
+func parquetColumns(ctx context.Context, q queryer, path string) ([]ParquetColumn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = false))`, duckPath(path))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ParquetColumn
+	for rows.Next() {
+		var c ParquetColumn
+		if err := rows.Scan(&c.Name, &c.Type); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func columnNames(cols []ParquetColumn) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // ImportParquet loads a directory written by ExportParquet into the database in one transaction:

@@ -436,6 +436,14 @@ func TestParquetDamagedExport(t *testing.T) {
 			}
 			return os.WriteFile(filepath.Join(d, "counters", "rank=3", "data_0.parquet"), b, 0o644)
 		}, "file counters/rank=3/data_0.parquet"},
+		// DuckDB reads a list of files with the first one's schema: these came in as NULL args for every
+		// rank, and every rank's ts through a DOUBLE.
+		{"column dropped", rewritePart(src, "events/rank=0/data_0.parquet", "* EXCLUDE (args)"),
+			"file events/rank=0/data_0.parquet has 18 columns, the manifest lists 19 (trace_id, ev_idx, "},
+		{"column retyped", rewritePart(src, "events/rank=0/data_0.parquet", "* REPLACE (ts::DOUBLE AS ts)"),
+			"file events/rank=0/data_0.parquet: column ts is DOUBLE, the manifest says BIGINT"},
+		{"columns moved", rewritePart(src, "events/rank=3/data_0.parquet", "* EXCLUDE (pid, tid), pid, tid"),
+			"file events/rank=3/data_0.parquet: column 7 is ts, the manifest says pid"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "export")
@@ -483,6 +491,18 @@ func TestParquetDamagedExport(t *testing.T) {
 	}
 	if got := queryInt(t, fresh, `SELECT count(*) FROM my_single`); got != 2 {
 		t.Errorf("my_single: %d rows, want 2", got)
+	}
+}
+
+// rewritePart returns a damage that rewrites one Parquet file of an export as SELECT sel of itself.
+func rewritePart(db *DB, rel, sel string) func(dir string) error {
+	return func(dir string) error {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		tmp := p + ".new"
+		if _, err := db.SQL.Exec(fmt.Sprintf("COPY (SELECT %s FROM read_parquet('%s', hive_partitioning = false)) TO '%s' (FORMAT parquet)", sel, p, tmp)); err != nil {
+			return err
+		}
+		return os.Rename(tmp, p)
 	}
 }
 
