@@ -29,11 +29,12 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		if export {
 			fmt.Fprintln(fs.Output(), "usage: tracesql export-parquet [--db F] -o DIR [[--label L] TRACE_DIR | TRACE_FILE ...]")
 			fmt.Fprintln(fs.Output(), "writes every trace table of the database (and of the traces named, loaded first) as Parquet, partitioned by rank")
-		} else {
-			fmt.Fprintln(fs.Output(), "usage: tracesql import-parquet --db F DIR")
-			fmt.Fprintln(fs.Output(), "loads a directory written by export-parquet into the database F")
+			fs.PrintDefaults()
+			return
 		}
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "usage: tracesql import-parquet --db F DIR")
+		fmt.Fprintln(fs.Output(), "loads a directory written by export-parquet into the database F")
+		fmt.Fprintln(fs.Output(), "  -db string\n    \tdatabase file (the target, created if it does not exist)")
 	}
 	if askedForHelp(args) {
 		fs.SetOutput(stdout)
@@ -103,7 +104,13 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			created = true
 		}
 	}
-	db, err := engine.Open(ctx, *dbPath)
+	open := engine.Open
+	if export && len(traces) == 0 {
+		// Nothing to load: reading is enough, so the export also runs beside other sessions of the
+		// file (a writer's lock refused it) and on a file the user may only read.
+		open = engine.OpenReadOnly
+	}
+	db, err := open(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1

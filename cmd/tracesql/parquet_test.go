@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +157,44 @@ func TestExportParquetRefusedUpFront(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
 		t.Errorf("%d entries left in the current directory", len(ents))
+	}
+}
+
+// TestExportBesideReader: export-parquet of a database it loads nothing into opens it read-only, so it runs
+// while another session reads the file (it took a writer's lock and was refused, with DuckDB's hint to use
+// a -readonly flag export-parquet did not have).
+func TestExportBesideReader(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.duckdb")
+	mustRun(t, "", "--db", db, backwardJSON, "-c", "SELECT 1")
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := exec.Command(bin, "--db", db, "--readonly", "--format", "csv")
+	reader.Env = append(os.Environ(), asCLI+"=1")
+	stdin, err := reader.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := reader.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Wait()
+	defer stdin.Close()
+	// Once the reader answers, it holds the file open.
+	if _, err := stdin.Write([]byte("SELECT 42 AS open;\n")); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != "42" {
+	}
+	out, errOut, code := runCLI(t, "", "export-parquet", "--db", db, "-o", filepath.Join(dir, "pq"))
+	if code != 0 || !strings.HasPrefix(out, "exported ") {
+		t.Errorf("export-parquet beside a reader: %d %q %s", code, out, errOut)
 	}
 }
