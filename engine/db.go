@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -70,7 +71,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // not a half-made database of this one to remove.
 type NotOpenedError struct{ Err error }
 
-func (e *NotOpenedError) Error() string { return e.Err.Error() }
+// Error leaves out database/sql's "could not connect to database" prefix: the message already says
+// which database could not be opened.
+func (e *NotOpenedError) Error() string {
+	return strings.TrimPrefix(e.Err.Error(), "database/sql/driver: could not connect to database: ")
+}
 func (e *NotOpenedError) Unwrap() error { return e.Err }
 
 // ErrReadOnly is the error of a load or other change asked of a database opened with OpenReadOnly.
@@ -152,6 +157,9 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 			return nil, fmt.Errorf("open database %s: a %s file is a trace or data file, not a database (traces are loaded as arguments; --db names the .duckdb file tracesql keeps)", path, ext)
 		}
 	}
+	if err := checkDatabaseFile(path); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, &NotOpenedError{err})
+	}
 	key, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -171,6 +179,9 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	}
 	db, err := openInstance(ctx, path, readOnly)
 	if err != nil {
+		if !readOnly && (strings.Contains(err.Error(), "Permission denied") || strings.Contains(err.Error(), "Operation not permitted")) {
+			err = fmt.Errorf("%w (a file you may only read opens with --readonly)", err)
+		}
 		return nil, err
 	}
 	db.shared = &sharedFile{key: key, handles: 1, first: db}
@@ -212,6 +223,25 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
 	return db, nil
+}
+
+// checkDatabaseFile refuses, before DuckDB sees them, a path DuckDB cannot be given (its connection
+// string ends the path at a '?') and another engine's database: DuckDB opens a SQLite file through its
+// sqlite extension, which it tried to download.
+func checkDatabaseFile(path string) error {
+	if strings.Contains(path, "?") {
+		return errors.New("a '?' in a database path cannot be passed to DuckDB (it starts the connection's options): rename the file")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // a new file, or one DuckDB explains
+	}
+	defer f.Close()
+	head := make([]byte, 16)
+	if n, _ := io.ReadFull(f, head); n == len(head) && string(head) == "SQLite format 3\x00" {
+		return errors.New("a SQLite database, not a DuckDB file (--db names the .duckdb file tracesql keeps)")
+	}
+	return nil
 }
 
 func displayPath(p string) string {
