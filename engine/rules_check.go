@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strings"
@@ -43,15 +44,40 @@ func RuleError(ctx context.Context, db *DB, err error) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var table, pattern string
-		var priority int64
+		var table string
+		var pattern sql.NullString
+		var priority sql.NullInt64
 		if rows.Scan(&table, &priority, &pattern) != nil {
 			return err
 		}
-		if _, cerr := regexp.Compile(pattern); cerr != nil {
-			return fmt.Errorf("%w (%s rule of priority %d: pattern %q is not a regular expression: %v; correct or delete that row)",
-				err, table, priority, pattern, cerr)
+		if !pattern.Valid {
+			continue
+		}
+		if _, cerr := regexp.Compile(pattern.String); cerr != nil {
+			prio := "NULL"
+			if priority.Valid {
+				prio = fmt.Sprint(priority.Int64)
+			}
+			return &namedRuleError{err: err, rule: fmt.Sprintf("(%s rule of priority %s: pattern %q is not a regular expression: %v; correct or delete that row)",
+				table, prio, pattern.String, cerr)}
 		}
 	}
 	return err
 }
+
+// namedRuleError is err with the bad rule named on its first line: DuckDB's message may go on with the
+// statement's context (a blank line, "LINE 1: …"), which the one-line error leaves out.
+type namedRuleError struct {
+	err  error
+	rule string
+}
+
+func (e *namedRuleError) Error() string {
+	first, rest, more := strings.Cut(e.err.Error(), "\n")
+	if !more {
+		return first + " " + e.rule
+	}
+	return first + " " + e.rule + "\n" + rest
+}
+
+func (e *namedRuleError) Unwrap() error { return e.err }

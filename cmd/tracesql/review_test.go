@@ -154,11 +154,15 @@ func TestSchemaOfMacro(t *testing.T) {
 // next load fail with RE2's bare "missing ): (": the error now names the rule, in the REPL and when loading.
 func TestBadRulePatternNamed(t *testing.T) {
 	const hint = `(kernel_classes rule of priority 1: pattern "(" is not a regular expression: error parsing regexp: missing closing ): ` + "`(`" + `; correct or delete that row)`
-	_, errOut, code := runCLI(t, "INSERT INTO kernel_classes VALUES (1, '(', 'COMMUNICATION', 'all');\nSELECT * FROM kernel_type_breakdown();\n.load "+outOfOrder+"/after_fix_trace.json --label other\n",
+	// A rule with a NULL pattern beside it (it stopped the search), and an error DuckDB follows with the
+	// statement's context (the name went after it, and the one-line error left both out).
+	_, errOut, code := runCLI(t, "INSERT INTO kernel_classes VALUES (1, '(', 'COMMUNICATION', 'all'), (0, NULL, 'MEMORY', 'all');\n"+
+		"SELECT * FROM kernel_type_breakdown();\nSELECT * FROM critical_path_summary();\n.load "+outOfOrder+"/after_fix_trace.json --label other\n",
 		"--db", filepath.Join(t.TempDir(), "k.duckdb"), backwardJSON)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if code != 1 || len(lines) != 2 || !strings.HasPrefix(lines[0], "tracesql: stdin:2: Invalid Input Error: missing ): (") ||
-		!strings.HasSuffix(lines[0], hint) || !strings.Contains(lines[1], "build the analysis frame") || !strings.HasSuffix(lines[1], hint) {
-		t.Errorf("exit %d, stderr:\n%s\nwant two lines ending %s", code, errOut, hint)
+	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "tracesql: stdin:2: Invalid Input Error: missing ): (") ||
+		!strings.HasSuffix(lines[0], hint) || !strings.HasPrefix(lines[1], "tracesql: stdin:3: Binder Error: ") || !strings.HasSuffix(lines[1], hint) ||
+		!strings.Contains(lines[2], "build the analysis frame") || !strings.HasSuffix(lines[2], hint) {
+		t.Errorf("exit %d, stderr:\n%s\nwant three lines ending %s", code, errOut, hint)
 	}
 }
