@@ -512,7 +512,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 		fmt.Fprintf(bw, "  %s: %s,\n", key, v)
 	}
 	if _, ok := tr.top["distributedInfo"]; !ok {
-		fmt.Fprintf(bw, "  \"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank, opts.Ranks)
+		fmt.Fprintf(bw, "  \"distributedInfo\": %s,\n", rankInfo(nil, rank, opts.Ranks))
 	}
 	bw.WriteString("  \"traceEvents\": [\n")
 	first := true
@@ -646,6 +646,8 @@ func rankInfo(raw json.RawMessage, rank, world int) json.RawMessage {
 	}
 	m["rank"] = rank
 	m["world_size"] = world
-	b, _ := json.Marshal(m)
+	// Indented, as Kineto writes it: HTA finds a file's rank with a pattern that needs the space after
+	// "rank": (hta-spec.md §1.1), and took every compact copy for rank 0.
+	b, _ := json.MarshalIndent(m, "  ", "  ")
 	return b
 }
