@@ -1,7 +1,7 @@
 package graph
 
 // ArgsortQuick returns the permutation that sorts keys ascending exactly as numpy 1.24's
-// argsort(kind="quicksort") does (introsort: median-of-3 quicksort, insertion sort below 17
+// argsort(kind="quicksort") does (introsort: median-of-3 quicksort, insertion sort for 16 or fewer
 // elements, heapsort past the depth limit). The order of equal keys is not stable but is fully
 // determined by the input order; pandas' single-column sort_values uses this, and HTA's results at
 // equal timestamps (queue lengths, launch matching, kernel order) depend on it. Reproducing it keeps
@@ -17,7 +17,7 @@ func ArgsortQuick(keys []int64) []int32 {
 	}
 	v := keys
 	less := func(a, b int32) bool { return v[a] < v[b] }
-	const small = 16
+	const small = 15
 	type span struct{ l, r, depth int }
 	var stack []span
 	cdepth := 0

@@ -124,3 +124,55 @@ func TestKernelClassTies(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestKernelClassRowsChecked: a kernel_classes row that cannot apply as written is an error naming it in every
+// analysis that types kernels, the critical path's included (a lower-case kernel_type dropped its kernels from
+// kernel_type_breakdown; a misspelt applies_to or a NULL pattern left the rule out unsaid), and a row inserted
+// with three columns (applies_to NULL) applies in both modes.
+func TestKernelClassRowsChecked(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "k.json")
+	evs := []string{`{"ph":"X","cat":"cpu_op","name":"op","pid":0,"tid":1,"ts":0,"dur":100,"args":{}}`}
+	for i, name := range []string{"myKernel", "ncclKernel_AllReduce"} {
+		evs = append(evs, fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":0,"tid":1,"ts":%d,"dur":5,"args":{"correlation":%d}}`, 10+20*i, i+1),
+			fmt.Sprintf(`{"ph":"X","cat":"kernel","name":%q,"pid":0,"tid":7,"ts":%d,"dur":5,"args":{"stream":7,"device":0,"correlation":%d}}`, name, 20+20*i, i+1))
+	}
+	if err := os.WriteFile(trace, []byte(`{"traceEvents":[`+strings.Join(evs, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, trace)
+	analyses := []string{`kernel_types`, `kernel_type_breakdown()`, `kernel_breakdown()`, `temporal_breakdown`, `comm_comp_overlap`, `critical_path_summary(annotation := '')`}
+	for _, c := range []struct{ row, want string }{
+		{`(5, '^my', 'communication', 'all')`, `kernel_classes rule of priority 5 (pattern '^my'): kernel_type 'communication' is not COMMUNICATION, MEMORY, COMPUTATION or OTHER`},
+		{`(5, '^my', NULL, 'all')`, `kernel_classes rule of priority 5 (pattern '^my'): kernel_type NULL is not`},
+		{`(5, '^my', 'COMMUNICATION', 'Default')`, `kernel_classes rule of priority 5 (pattern '^my'): applies_to 'Default' is not all, default or hta_compat`},
+		{`(5, NULL, 'COMMUNICATION', 'all')`, `kernel_classes rule of priority 5 has no pattern (NULL)`},
+	} {
+		if _, err := db.SQL.Exec(`INSERT INTO kernel_classes VALUES ` + c.row); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range analyses {
+			var n int
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM ` + a).Scan(&n); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("rule %s, %s: %v, want an error containing %q", c.row, a, err, c.want)
+			}
+		}
+		if _, err := db.SQL.Exec(`DELETE FROM kernel_classes WHERE priority = 5`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.SQL.Exec(`INSERT INTO kernel_classes (priority, pattern, kernel_type) VALUES (5, '^my', 'COMMUNICATION')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"false", "true"} {
+		var got string
+		if err := db.SQL.QueryRow(`SET VARIABLE hta_compat = ` + mode).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SQL.QueryRow(`SELECT string_agg(name || ':' || kernel_type, ' ' ORDER BY name) FROM kernel_types`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := "myKernel:COMMUNICATION ncclKernel_AllReduce:COMMUNICATION"; got != want {
+			t.Errorf("hta_compat %s, applies_to NULL: %s, want %s", mode, got, want)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"tracesql/graph"
@@ -168,9 +170,30 @@ func cpCompatFromDefault(def *graph.Frame, drop []int64) *graph.Frame {
 		}
 	}
 	for i, ts := range f.TS {
-		start := (ts + 999) / 1000 * 1000
-		end := (ts + f.Dur[i]) / 1000 * 1000
+		start, end := htaWholeMicros(ts, f.Dur[i])
 		f.TS[i], f.Dur[i] = start, end-start
+	}
+	return f
+}
+
+// htaWholeMicros is _hta_start and _hta_end of 10_hta_frame.sql (which say why): HTA's start rounded up
+// and end rounded down to whole µs, in ns, computed on float64 µs as HTA computes them.
+func htaWholeMicros(ts, dur int64) (start, end int64) {
+	if ts%1000 == 0 && dur%1000 == 0 {
+		return ts, ts + dur
+	}
+	tsUs := nsAsFloatMicros(ts)
+	return int64(math.Ceil(tsUs)) * 1000, int64(math.Floor(tsUs+nsAsFloatMicros(dur))) * 1000
+}
+
+// nsAsFloatMicros is the float64 nearest to ns/1000, as a JSON parser reads the µs text.
+func nsAsFloatMicros(ns int64) float64 {
+	if ns%1000 == 0 && ns > -1<<53 && ns < 1<<53 {
+		return float64(ns / 1000)
+	}
+	f, err := strconv.ParseFloat(strconv.FormatInt(ns, 10)+"e-3", 64)
+	if err != nil { // not reached: an integer with an exponent always parses
+		return float64(ns) / 1000
 	}
 	return f
 }

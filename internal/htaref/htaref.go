@@ -104,14 +104,17 @@ func (d Dir) Has(name string) bool {
 func (d Dir) File(name string) string { return filepath.Join(d.Path, name) }
 
 // Dirs lists every reference directory with a load_info.json, sorted by name: those of
-// ../shared/reference/hta when it is present, and always the ones recorded for this repository
+// ../shared/reference/hta when it is present, with those its snapshot lacks that were made here the
+// same way (testdata/hta/workplace, README.md there), and always the ones recorded for this repository
 // (testdata/hta/recorded, HTA run on testdata/traces/recorded; testdata/record/README.md).
 func Dirs(t testing.TB) []Dir {
 	repo := repoRoot()
 	out := walkDirs(t, filepath.Join(repo, "testdata", "hta", "recorded"), filepath.Join(repo, "testdata", "traces"))
 	ref := filepath.Join(repo, "..", "shared", "reference", "hta")
 	if _, err := os.Stat(ref); err == nil {
-		out = append(out, walkDirs(t, ref, filepath.Join(repo, "..", "shared", "traces", "hta"))...)
+		traces := filepath.Join(repo, "..", "shared", "traces", "hta")
+		out = append(out, walkDirs(t, ref, traces)...)
+		out = append(out, walkDirs(t, filepath.Join(repo, "testdata", "hta", "workplace"), traces)...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

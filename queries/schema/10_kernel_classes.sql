@@ -2,9 +2,9 @@
 -- GPU event's name gives its kernel type. Every analysis reads it; insert rows to teach tracesql new kernels, e.g.
 -- INSERT INTO kernel_classes VALUES (5, '^myCollective', 'COMMUNICATION', 'all').
 -- @column priority     Lower wins (NULL: never applies); between rules of one priority, the first pattern in sort order
--- @column pattern      Regular expression searched in the name (RE2; anchor with ^ for a prefix)
--- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER
--- @column applies_to   all; default (only outside compat mode); hta_compat (only when hta_compat is set)
+-- @column pattern      Regular expression searched in the name (RE2; anchor with ^ for a prefix); not NULL
+-- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (anything else is an error naming the rule)
+-- @column applies_to   all (or NULL); default (only outside compat mode); hta_compat (only when hta_compat is set)
 CREATE TABLE IF NOT EXISTS kernel_classes (priority INTEGER, pattern VARCHAR, kernel_type VARCHAR, applies_to VARCHAR);
 
 -- Seeded once: HTA 0.6.1's get_kernel_type rules (Python re.match, so anchored at the start), with its hip quirk

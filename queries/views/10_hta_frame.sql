@@ -303,6 +303,18 @@ CREATE TABLE IF NOT EXISTS _compat_fixups (
     trace_id INTEGER, ev_idx BIGINT, raw BOOLEAN, raw_stream BIGINT, annotation_step BIGINT, dropped BOOLEAN,
     relinked BOOLEAN, link BIGINT);
 
+-- _hta_start(ts) / _hta_end(ts, dur): HTA's inward rounding of an event's start and end to whole µs, in
+-- ns. HTA reads the µs text as a float64, adds dur to ts in float and rounds the sum down, the start up; at
+-- epoch-scale µs (1.7e15) a float64 resolves 0.25 µs, so exact decimal rounding gave other whole µs for a
+-- quarter of ns_resolution_trace's events. The float is the decimal text's nearest double (DuckDB's string
+-- cast rounds correctly, as Python's float() does); whole-µs times skip it, as they are exact either way.
+CREATE OR REPLACE MACRO _hta_float_us(ns) AS CAST(ns::VARCHAR || 'e-3' AS DOUBLE);
+CREATE OR REPLACE MACRO _hta_start(ts) AS
+    CASE WHEN ts % 1000 = 0 THEN ts ELSE CAST(ceil(_hta_float_us(ts)) AS BIGINT) * 1000 END;
+CREATE OR REPLACE MACRO _hta_end(ts, dur) AS
+    CASE WHEN ts % 1000 = 0 AND dur % 1000 = 0 THEN ts + dur
+         ELSE CAST(floor(_hta_float_us(ts) + _hta_float_us(dur)) AS BIGINT) * 1000 END;
+
 -- The compat frame reproduces HTA 0.6.1's dataframe from the stored default frame and _compat_fixups: the rows
 -- HTA keeps, with HTA's stream (the raw arg where the loader found none), its GPU side from that stream (NULL
 -- for a nameless CPU row, which HTA keeps on neither side), its links and steps, and timestamps rounded inward
@@ -310,9 +322,9 @@ CREATE TABLE IF NOT EXISTS _compat_fixups (
 -- loading).
 CREATE OR REPLACE VIEW _hta_frame_compat AS
 SELECT k.trace_id, t.label, t.rank, k.ev_idx, k.cat, k.cat_class, k.name, k.pid, k.tid,
-       ((k.ts + 999) // 1000) * 1000 AS ts,
-       ((k.ts + k.dur) // 1000) * 1000 - ((k.ts + 999) // 1000) * 1000 AS dur,
-       ((k.ts + k.dur) // 1000) * 1000 AS end_ts,
+       _hta_start(k.ts) AS ts,
+       _hta_end(k.ts, k.dur) - _hta_start(k.ts) AS dur,
+       _hta_end(k.ts, k.dur) AS end_ts,
        k.stream, k.correlation,
        CASE WHEN k.correlation = -1 THEN -1 WHEN k.relinked THEN coalesce(k.link, 0) ELSE k.index_correlation END
            AS index_correlation,
@@ -386,12 +398,29 @@ SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _hta_frame_compat WHERE st
 --   (.* -> %, unanchored ends -> %, % and _ escaped with \).
 -- With the seeded rules no alternative is left to the regex engine: typing 51 kernel names takes ~0.5 ms.
 CREATE OR REPLACE MACRO _kernel_class_rules(compat_mode) AS TABLE
-WITH alternatives AS (
+WITH checked AS (
+    -- A rule that cannot apply as written is an error naming it: an unknown kernel_type ('communication')
+    -- dropped its kernels from every breakdown, and a NULL or misspelt applies_to or a NULL pattern left the
+    -- rule out, unsaid. applies_to NULL (a row inserted with three columns) means all. (The checks are in the
+    -- column the next filter reads, so that no filter runs before them.)
+    SELECT priority, pattern, kernel_type,
+           CASE WHEN pattern IS NULL
+                    THEN error(format('kernel_classes rule of priority {} has no pattern (NULL): give one, or a NULL priority to turn it off', priority))
+                WHEN kernel_type IS NULL OR kernel_type NOT IN ('COMMUNICATION', 'MEMORY', 'COMPUTATION', 'OTHER')
+                    THEN error(format('kernel_classes rule of priority {} (pattern ''{}''): kernel_type {} is not COMMUNICATION, MEMORY, COMPUTATION or OTHER',
+                                      priority, pattern, coalesce('''' || kernel_type || '''', 'NULL')))
+                WHEN applies_to IS NOT NULL AND applies_to NOT IN ('all', 'default', 'hta_compat')
+                    THEN error(format('kernel_classes rule of priority {} (pattern ''{}''): applies_to ''{}'' is not all, default or hta_compat',
+                                      priority, pattern, applies_to))
+                ELSE coalesce(applies_to, 'all') END AS applies_to
+    FROM kernel_classes
+    WHERE priority IS NOT NULL
+),
+alternatives AS (
     SELECT priority, pattern AS rule_pattern, kernel_type,
            unnest(CASE WHEN regexp_matches(pattern, '[()\[\]\\]') THEN [pattern] ELSE string_split(pattern, '|') END) AS pattern
-    FROM kernel_classes
-    WHERE (applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END)
-      AND priority IS NOT NULL
+    FROM checked
+    WHERE applies_to = 'all' OR applies_to = CASE WHEN compat_mode THEN 'hta_compat' ELSE 'default' END
 ),
 expanded AS (
     SELECT priority, rule_pattern, kernel_type,
