@@ -220,6 +220,9 @@ func TestAnalysisParameterRanges(t *testing.T) {
 			{`SELECT * FROM kernel_launch_stats(launch_delay_cutoff := 'nan'::DOUBLE)`, "kernel_launch_stats: launch_delay_cutoff must be a finite number >= 0 (µs), not nan"},
 			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 0)`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not 0"},
 			{`SELECT * FROM potential_stragglers(num_candidates := -3)`, "potential_stragglers: num_candidates must be an integer >= 1, not -3"},
+			// a wrong type named too (a boolean listed DuckDB's trunc overloads, a list a COALESCE type error)
+			{`SELECT * FROM potential_stragglers(num_candidates := true)`, "potential_stragglers: num_candidates must be an integer, not true (BOOLEAN)"},
+			{`SELECT * FROM potential_stragglers(num_candidates := [2])`, "potential_stragglers: num_candidates must be an integer, not [2] (INTEGER[])"},
 		})
 	}
 	// The bounds themselves are accepted.

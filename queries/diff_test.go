@@ -230,15 +230,15 @@ func TestSQTraceDiffBadArguments(t *testing.T) {
 	db := sqDiffDB(t, "a", sqTestdata("sq_diff_a.json"), "b", sqTestdata("sq_diff_b.json"))
 	for _, c := range []struct{ q, want string }{
 		{`trace_diff('a', 'nosuch')`, "no trace set labelled nosuch (test_label)"},
-		{`ops_diff('nosuch', 'b')`, "no trace set labelled nosuch (control_label)"},
+		{`ops_diff('nosuch', 'b')`, "ops_diff: no trace set labelled nosuch (control_label)"},
 		{`trace_diff('a', 'b', control_rank := 7)`, "trace set a has no rank 7"},
 		{`trace_diff('a', 'b', test_rank := 3)`, "trace set b has no rank 3"},
 		{`trace_diff('a', 'b', control_iteration := 999)`, "trace set a has no ProfilerStep#999"},
-		{`ops_diff('a', 'b', test_iteration := 999)`, "trace set b has no ProfilerStep#999"},
+		{`ops_diff('a', 'b', test_iteration := 999)`, "ops_diff: rank 0 of trace set b has no ProfilerStep#999"},
 		{`trace_diff('a', 'b', device_type := 'XPU')`, "device_type must be CPU, GPU or ALL, not XPU"},
 		// error(format(..., NULL)) raises nothing: these were empty results
 		{`trace_diff(NULL, 'b')`, "trace_diff: control_label is required"},
-		{`ops_diff('a', NULL)`, "trace_diff: test_label is required"},
+		{`ops_diff('a', NULL)`, "ops_diff: test_label is required"},
 		// wrong types, named (they were DuckDB's conversion and CASE type errors)
 		{`trace_diff(1, 'b')`, "trace_diff: control_label must be a string, not 1 (INTEGER)"},
 		{`ops_diff('a', 'b', control_rank := [3])`, "ops_diff: control_rank must be an integer, not [3] (INTEGER[])"},
@@ -353,7 +353,7 @@ func TestSQTraceDiffRankSteps(t *testing.T) {
 	db := sqDiffDB(t, "x", filepath.Join(dir, "x"), "y", filepath.Join(dir, "y"))
 	var n int
 	err := db.SQL.QueryRow(`SELECT count(*) FROM ops_diff('x', 'y', control_iteration := 5)`).Scan(&n)
-	if want := "trace_diff: rank 0 of trace set x has no ProfilerStep#5 (control_iteration)"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "ops_diff: rank 0 of trace set x has no ProfilerStep#5 (control_iteration)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("control_iteration := 5: %v (%d rows), want an error containing %q", err, n, want)
 	}
 	for _, c := range []struct {

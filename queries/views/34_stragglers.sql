@@ -3,7 +3,8 @@
 -- @macro potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL)  One row per straggler
 -- candidate of each trace set (label), most often flagged first: the ranks whose dominant communication kernel
 -- starts latest. profiler_steps: a list of ProfilerStep numbers to look at (NULL or [] = all). hta_compat: true or false
--- overrides the session's hta_compat for this call (NULL = the session's).
+-- overrides the session's hta_compat for this call (NULL = the session's). A trace set of one rank, or with no
+-- communication kernel in the steps looked at, has no row (HTA raises an error there).
 -- @column label          Trace set
 -- @column rank           Candidate rank
 -- @column flagged_steps  Steps in which the rank's kernel start was among the num_candidates latest
@@ -21,7 +22,7 @@
 -- ranks than num_candidates) the result is empty / every rank is flagged.
 CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL) AS TABLE
 WITH
-k AS (SELECT greatest(coalesce(num_candidates, 2), 1)::BIGINT AS k),
+k AS (SELECT greatest(_int_arg(num_candidates, 2, 'potential_stragglers: num_candidates'), 1) AS k),
 steps AS (
     SELECT DISTINCT label, TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
     FROM _hta_frame_mode(_hta_mode(hta_compat)) WHERE starts_with(name, 'ProfilerStep')
@@ -89,6 +90,6 @@ flags AS (
 SELECT label, rank, flagged_steps, seq FROM (
     SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC,
                                  CASE WHEN NOT _hta_mode(hta_compat) THEN lateness END DESC, rank) - 1 AS seq FROM flags
-), (SELECT _arg_check(num_candidates >= 1 AND num_candidates = trunc(num_candidates), 'potential_stragglers: num_candidates', num_candidates, 'an integer >= 1') AS args_ok) args_check
+), (SELECT _arg_check(_int_arg(num_candidates, 2, 'potential_stragglers: num_candidates') >= 1, 'potential_stragglers: num_candidates', num_candidates, 'an integer >= 1') AS args_ok) args_check
 WHERE seq < (SELECT k FROM k) AND args_check.args_ok
 ORDER BY label, seq;

@@ -47,8 +47,8 @@ it AS (
 ),
 base AS (
     SELECT e.trace_id, e.ev_idx, e.cat, e.cat_class, e.name, e.correlation, e.step, e.pid, e.tid,
-           CASE WHEN compat THEN (e.ts + 999) // 1000 * 1000 ELSE e.ts END AS ts,
-           CASE WHEN compat THEN (e.ts + e.dur) // 1000 * 1000 - (e.ts + 999) // 1000 * 1000 ELSE e.dur END AS dur,
+           CASE WHEN compat THEN _hta_start(e.ts) ELSE e.ts END AS ts,
+           CASE WHEN compat THEN _hta_end(e.ts, e.dur) - _hta_start(e.ts) ELSE e.dur END AS dur,
            CASE
                WHEN e.stream IS NOT NULL THEN e.stream
                WHEN e.cat_class IN ('sync', 'kernel', 'memcpy', 'memset', 'other', 'gpu_user_annotation')
@@ -61,8 +61,8 @@ base AS (
 ),
 steps AS (
     SELECT p.trace_id, p.ev_idx, p.step,
-           CASE WHEN compat THEN (p.ts + 999) // 1000 * 1000 ELSE p.ts END AS ts,
-           CASE WHEN compat THEN p.end_ts // 1000 * 1000 ELSE p.end_ts END AS end_ts
+           CASE WHEN compat THEN _hta_start(p.ts) ELSE p.ts END AS ts,
+           CASE WHEN compat THEN _hta_end(p.ts, p.end_ts - p.ts) ELSE p.end_ts END AS end_ts
     FROM profiler_steps p JOIN side s USING (trace_id)
 ),
 contained AS (
@@ -130,40 +130,41 @@ iteration IS NULL OR EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING 
     WHERE t.label = lbl AND p.step = iteration AND t.rank = _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk));
 
 -- The body, with arguments of the types it compares (trace_diff and ops_diff check them: a number as a label was
--- DuckDB's "Could not convert string 'control' to INT32", a list as a rank a CASE type error).
-CREATE OR REPLACE MACRO _trace_diff(control_label, test_label, control_rank, test_rank, control_iteration, test_iteration,
+-- DuckDB's "Could not convert string 'control' to INT32", a list as a rank a CASE type error); fn, the macro
+-- called (trace_diff or ops_diff), names it in the errors.
+CREATE OR REPLACE MACRO _trace_diff(fn, control_label, test_label, control_rank, test_rank, control_iteration, test_iteration,
         device_type, use_short_name, hta_compat) AS TABLE
 WITH sel AS (
     -- Bad arguments are errors, not an empty side (which would read as "everything added/deleted").
     SELECT CASE
                -- (error(format(..., NULL)) is error(NULL), which raises nothing: a NULL label needs its own test)
-               WHEN control_label IS NULL THEN error('trace_diff: control_label is required (a trace set label, see .ranks)')
-               WHEN test_label IS NULL THEN error('trace_diff: test_label is required (a trace set label, see .ranks)')
+               WHEN control_label IS NULL THEN error(fn || ': control_label is required (a trace set label, see .ranks)')
+               WHEN test_label IS NULL THEN error(fn || ': test_label is required (a trace set label, see .ranks)')
                WHEN upper(coalesce(device_type, 'ALL')) NOT IN ('CPU', 'GPU', 'ALL')
-                   THEN error(format('trace_diff: device_type must be CPU, GPU or ALL, not {}', device_type))
+                   THEN error(format('{}: device_type must be CPU, GPU or ALL, not {}', fn, device_type))
                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label)
-                   THEN error(format('trace_diff: no trace set labelled {} (control_label)', control_label))
+                   THEN error(format('{}: no trace set labelled {} (control_label)', fn, control_label))
                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label)
-                   THEN error(format('trace_diff: no trace set labelled {} (test_label)', test_label))
+                   THEN error(format('{}: no trace set labelled {} (test_label)', fn, test_label))
                WHEN control_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = control_rank)
-                   THEN error(format('trace_diff: trace set {} has no rank {} (control_rank)', control_label, control_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (control_rank)', fn, control_label, control_rank))
                WHEN test_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = test_rank)
-                   THEN error(format('trace_diff: trace set {} has no rank {} (test_rank)', test_label, test_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (test_rank)', fn, test_label, test_rank))
                WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NULL
                     AND _sq_diff_rank(false, control_label, test_label, NULL, NULL) IS NULL
-                   THEN error(format('trace_diff: trace sets {} and {} have no rank in common: name control_rank and test_rank', control_label, test_label))
+                   THEN error(format('{}: trace sets {} and {} have no rank in common: name control_rank and test_rank', fn, control_label, test_label))
                WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = test_rank)
-                   THEN error(format('trace_diff: trace set {} has no rank {} (control_rank, which defaults to test_rank)', control_label, test_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (control_rank, which defaults to test_rank)', fn, control_label, test_rank))
                WHEN NOT _hta_mode(hta_compat) AND test_rank IS NULL AND control_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
-                   THEN error(format('trace_diff: trace set {} has no rank {} (test_rank, which defaults to control_rank)', test_label, control_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (test_rank, which defaults to control_rank)', fn, test_label, control_rank))
                -- the iteration of the rank compared, which another rank of the set having it does not make up for
                WHEN NOT _sq_diff_has_step(hta_compat, control_label, test_label, control_rank, test_rank, control_iteration)
-                   THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (control_iteration)',
+                   THEN error(format('{}: rank {} of trace set {} has no ProfilerStep#{} (control_iteration)', fn,
                         _sq_diff_side_rank(hta_compat, control_label, test_label, control_rank, test_rank), control_label, control_iteration))
                WHEN NOT _sq_diff_has_step(hta_compat, test_label, control_label, test_rank, control_rank, test_iteration)
-                   THEN error(format('trace_diff: rank {} of trace set {} has no ProfilerStep#{} (test_iteration)',
+                   THEN error(format('{}: rank {} of trace set {} has no ProfilerStep#{} (test_iteration)', fn,
                         _sq_diff_side_rank(hta_compat, test_label, control_label, test_rank, control_rank), test_label, test_iteration))
                ELSE upper(coalesce(device_type, 'ALL'))
            END AS dev,
@@ -209,7 +210,7 @@ ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 CREATE OR REPLACE MACRO trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL,
         control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false,
         hta_compat := NULL) AS TABLE
-FROM _trace_diff(_str_arg(control_label, NULL, 'trace_diff: control_label'), _str_arg(test_label, NULL, 'trace_diff: test_label'),
+FROM _trace_diff('trace_diff', _str_arg(control_label, NULL, 'trace_diff: control_label'), _str_arg(test_label, NULL, 'trace_diff: test_label'),
                  _int_arg(control_rank, NULL, 'trace_diff: control_rank'), _int_arg(test_rank, NULL, 'trace_diff: test_rank'),
                  _int_arg(control_iteration, NULL, 'trace_diff: control_iteration'), _int_arg(test_iteration, NULL, 'trace_diff: test_iteration'),
                  _str_arg(device_type, 'ALL', 'trace_diff: device_type'), _bool_arg(use_short_name, false, 'trace_diff: use_short_name'), hta_compat);
@@ -227,7 +228,7 @@ SELECT category, name FROM (
                 WHEN d.control_counts > 0 AND d.diff_counts > 0 THEN 'increased'
                 WHEN d.test_counts > 0 AND d.diff_counts < 0 THEN 'decreased'
                 WHEN d.test_counts > 0 AND d.diff_counts = 0 THEN 'unchanged' END AS category
-    FROM _trace_diff(_str_arg(control_label, NULL, 'ops_diff: control_label'), _str_arg(test_label, NULL, 'ops_diff: test_label'),
+    FROM _trace_diff('ops_diff', _str_arg(control_label, NULL, 'ops_diff: control_label'), _str_arg(test_label, NULL, 'ops_diff: test_label'),
                      _int_arg(control_rank, NULL, 'ops_diff: control_rank'), _int_arg(test_rank, NULL, 'ops_diff: test_rank'),
                      _int_arg(control_iteration, NULL, 'ops_diff: control_iteration'), _int_arg(test_iteration, NULL, 'ops_diff: test_iteration'),
                      _str_arg(device_type, 'ALL', 'ops_diff: device_type'), _bool_arg(use_short_name, false, 'ops_diff: use_short_name'), hta_compat) d

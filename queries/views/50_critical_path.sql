@@ -17,7 +17,7 @@
 -- Edge weights are ns internally; every *_us column is µs. Negative weights are clamped to 0 for the
 -- longest path (compat: only those ≤ -1 µs, exactly as HTA).
 
--- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (a trace with none: its GPU annotations; never kernels or copies; compat: Kineto's GPU copies of each step too, as HTA). A window of 0 ns, or holding no operator, runtime call or GPU work, is an error, and so is, under hta, a window whose only work is GPU work launched before it (compat: HTA's empty result).
+-- @macro critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false, strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL)  One row per critical-path edge, in path order. A NULL argument takes its default. instance counts the CPU annotations matching annotation, in file order (a trace with none: its GPU annotations; never kernels or copies; compat: Kineto's GPU copies of each step too, as HTA). A window of 0 ns, or holding no operator, runtime call or GPU work, is an error, and so is, under hta, a window whose only work is GPU work launched before it (compat: HTA's empty result). compat: true computes HTA 0.6.1's path (NULL = the session's hta_compat; hta_compat := says the same).
 -- @column label       Trace set
 -- @column rank        Rank
 -- @column seq         Position on the path (0 = first edge)
@@ -111,7 +111,7 @@ SELECT * FROM _cp_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'),
     coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
     _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
 
--- @macro critical_path_whatif(same parameters as critical_path, scale, factor)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%'''); a predicate that re-weights no span of the window's graph is an error, not the unchanged path.
+-- @macro critical_path_whatif(same parameters as critical_path, scale, factor := 0.5)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%'''); a predicate that re-weights no span of the window's graph is an error, not the unchanged path. scale is required.
 -- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
