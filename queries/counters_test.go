@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -796,4 +797,41 @@ func TestQueueLengthReportChart(t *testing.T) {
 	ctWantRows(t, db.SQL, "SELECT t_ms, queue_length FROM ("+strings.TrimSuffix(strings.TrimSpace(src), ";")+")", [][]string{
 		{"0", "5"}, {"0.018", "0"}, {"18.909", "1"}, {"19", "0"},
 	})
+}
+
+// TestPotentialStragglersTieOrder: with more than 16 ranks HTA's sort of the flag counts (pandas' quicksort of the
+// reversed Series) does not keep tied ranks in rank order, so compat mode's candidates were another set of ranks.
+// The 20 ranks and HTA's answers are those of testdata/hta/ct_stragglers_20ranks.py.
+func TestPotentialStragglersTieOrder(t *testing.T) {
+	dir := t.TempDir()
+	late := map[int][]int{1: {3, 11}, 2: {5, 17}}
+	for r := range 20 {
+		var evs []string
+		for _, s := range []int{1, 2} {
+			b := 1000 * s
+			delay := r
+			if slices.Contains(late[s], r) {
+				delay += 300
+			}
+			evs = append(evs,
+				fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":1000,"args":{}}`, s, b),
+				fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":5,"args":{"correlation":%d}}`, b+10, s),
+				fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":%d,"dur":200,"args":{"stream":7,"correlation":%d,"device":0}}`, b+100+delay, s))
+		}
+		trace := fmt.Sprintf(`{"distributedInfo": {"rank": %d, "world_size": 20}, "traceEvents": [%s]}`, r, strings.Join(evs, ","))
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank-%d.json", r)), []byte(trace), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := ctOpen(t, dir)
+	for k, want := range []string{"[11]", "[11, 3]", "[19, 11, 3]", "[19, 11, 18, 3]", "[19, 11, 18, 3, 17]"} {
+		var got string
+		q := fmt.Sprintf(`SELECT list(rank ORDER BY seq)::VARCHAR FROM potential_stragglers(num_candidates := %d, hta_compat := true)`, k+1)
+		if err := db.SQL.QueryRow(q).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("num_candidates %d: compat %s, HTA %s", k+1, got, want)
+		}
+	}
 }

@@ -17,7 +17,8 @@
 -- (default mode) the later mean start past each step's threshold, then rank number; the first num_candidates.
 -- Default mode: communication kernels = kernel_type COMMUNICATION (kernel_classes: ncclDevKernel, RCCL, … — HTA only
 -- knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
--- equally often go latest first (HTA: by rank number, so with num_candidates := 3 the latest rank came last).
+-- equally often go latest first (HTA: by rank number up to 16 ranks, so with num_candidates := 3 the latest rank came
+-- last, and in numpy's quicksort order above).
 -- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
 -- ranks than num_candidates) the result is empty / every rank is flagged.
 CREATE OR REPLACE MACRO potential_stragglers(num_candidates := 2, profiler_steps := NULL, hta_compat := NULL) AS TABLE
@@ -86,10 +87,20 @@ flags AS (
            avg(c.start_metric - t.th) AS lateness
     FROM cand c JOIN threshold t USING (label, iteration)
     GROUP BY ALL
+),
+-- compat: HTA's Series(flag count, index rank ascending).sort_values(ascending=False), which pandas does as numpy's
+-- quicksort of the reversed values, reversed back: ties above 16 ranks do not come in rank order, and the first
+-- num_candidates are another set of ranks
+hta_order AS (
+    SELECT label, ranks_rev[p + 1] AS rank, n - 1 - i AS seq
+    FROM (SELECT label, unnest(_np_argsort(list(flagged_steps ORDER BY rank DESC))) AS p, unnest(range(count(*))) AS i,
+                 list(rank ORDER BY rank DESC) AS ranks_rev, count(*) AS n
+          FROM flags GROUP BY label)
 )
 SELECT label, rank, flagged_steps, seq FROM (
-    SELECT *, row_number() OVER (PARTITION BY label ORDER BY flagged_steps DESC,
-                                 CASE WHEN NOT _hta_mode(hta_compat) THEN lateness END DESC, rank) - 1 AS seq FROM flags
+    SELECT f.*, CASE WHEN _hta_mode(hta_compat) THEN h.seq
+                     ELSE row_number() OVER (PARTITION BY f.label ORDER BY f.flagged_steps DESC, f.lateness DESC, f.rank) - 1 END AS seq
+    FROM flags f LEFT JOIN hta_order h USING (label, rank)
 ), (SELECT _arg_check(_int_arg(num_candidates, 2, 'potential_stragglers: num_candidates') >= 1, 'potential_stragglers: num_candidates', num_candidates, 'an integer >= 1') AS args_ok) args_check
 WHERE seq < (SELECT k FROM k) AND args_check.args_ok
 ORDER BY label, seq;
