@@ -2,12 +2,10 @@ package engine
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,27 +74,10 @@ func TestInflate(t *testing.T) {
 		t.Error("same seed, different output")
 	}
 	// HTA reads a file's rank with `"rank":\s+(\d+)` (hta-spec.md §1.1): compact JSON made it rank 0.
-	head := readGzipHead(t, paths[2], 4096)
+	head := string(gunzipFile(t, paths[2])[:4096])
 	if m := regexp.MustCompile(`"rank":\s+(\d+)`).FindStringSubmatch(head); m == nil || m[1] != "2" {
 		t.Errorf("rank 2's distributedInfo as HTA reads it: %v\n%.300s", m, head)
 	}
-}
-
-// readGzipHead returns the first n bytes of a gzip file, decompressed.
-func readGzipHead(t *testing.T, path string, n int) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, n)
-	k, _ := io.ReadFull(zr, b)
-	return string(b[:k])
 }
 
 func TestInflateErrors(t *testing.T) {

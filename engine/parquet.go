@@ -317,8 +317,13 @@ type queryer interface {
 
 // tableColumns lists a main-schema table's columns and their types, in order.
 func tableColumns(ctx context.Context, q queryer, table string) ([]ParquetColumn, error) {
-	rows, err := q.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
+	return queryColumns(ctx, q, `SELECT column_name, data_type FROM duckdb_columns()
 		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? ORDER BY column_index`, table)
+}
+
+// queryColumns runs a query of (name, type) rows.
+func queryColumns(ctx context.Context, q queryer, query string, args ...any) ([]ParquetColumn, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -529,20 +534,7 @@ func checkFileColumns(ctx context.Context, q queryer, dir string, t ParquetTable
 
 // parquetColumns are the columns of one Parquet file, as DuckDB reads them.
 func parquetColumns(ctx context.Context, q queryer, path string) ([]ParquetColumn, error) {
-	rows, err := q.QueryContext(ctx, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = false))`, duckPath(path))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ParquetColumn
-	for rows.Next() {
-		var c ParquetColumn
-		if err := rows.Scan(&c.Name, &c.Type); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryColumns(ctx, q, `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = false))`, duckPath(path))
 }
 
 func columnNames(cols []ParquetColumn) string {
