@@ -38,7 +38,7 @@ func RuleError(ctx context.Context, db *DB, err error) error {
 		return err
 	}
 	rows, qerr := db.SQL.QueryContext(context.WithoutCancel(ctx), `SELECT 'kernel_classes', priority, pattern FROM kernel_classes
-		UNION ALL SELECT 'phase_rules', priority, pattern FROM phase_rules ORDER BY 1, 2`)
+		UNION ALL SELECT 'phase_rules', priority, pattern FROM phase_rules ORDER BY 1, 2 NULLS FIRST`)
 	if qerr != nil {
 		return err
 	}

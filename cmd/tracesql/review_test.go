@@ -154,9 +154,9 @@ func TestSchemaOfMacro(t *testing.T) {
 // next load fail with RE2's bare "missing ): (": the error now names the rule, in the REPL and when loading.
 func TestBadRulePatternNamed(t *testing.T) {
 	const hint = `(kernel_classes rule of priority 1: pattern "(" is not a regular expression: error parsing regexp: missing closing ): ` + "`(`" + `; correct or delete that row)`
-	// A rule with a NULL pattern beside it (it stopped the search), and an error DuckDB follows with the
-	// statement's context (the name went after it, and the one-line error left both out).
-	_, errOut, code := runCLI(t, "INSERT INTO kernel_classes VALUES (1, '(', 'COMMUNICATION', 'all'), (0, NULL, 'MEMORY', 'all');\n"+
+	// A rule turned off (NULL priority and pattern: their scan stopped the search), and an error DuckDB
+	// follows with the statement's context (the name went after it, and the one-line error left both out).
+	_, errOut, code := runCLI(t, "INSERT INTO kernel_classes VALUES (1, '(', 'COMMUNICATION', 'all'), (NULL, NULL, 'MEMORY', 'all');\n"+
 		"SELECT * FROM kernel_type_breakdown();\nSELECT * FROM critical_path_summary();\n.load "+outOfOrder+"/after_fix_trace.json --label other\n",
 		"--db", filepath.Join(t.TempDir(), "k.duckdb"), backwardJSON)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
