@@ -121,6 +121,10 @@ func (db *DB) connOutsideTransaction(ctx context.Context) (*sql.Conn, error) {
 	return conn, nil
 }
 
+// Catalog is DuckDB's name of this database ("memory", or the file's stem): the catalog that holds
+// tracesql's tables and views whatever database a user's USE made the default.
+func (db *DB) Catalog() string { return db.catalog }
+
 // CheckNoTransaction is ErrTransactionOpen when the connection the pool hands out next (the session's)
 // is inside the user's transaction, for a change that is refused there before it starts work.
 func (db *DB) CheckNoTransaction(ctx context.Context) error {

@@ -69,6 +69,33 @@ func dotCommandName(typed string) (string, error) {
 	return "", fmt.Errorf("ambiguous command .%s: .%s", typed, strings.Join(matches, ", ."))
 }
 
+// homeCommands name the dot commands that read or change tracesql's own tables: they run with
+// tracesql's database as the default one, whatever a user's USE chose (their queries name the tables
+// unqualified, and after `USE other` they failed with "Table with name traces does not exist").
+var homeCommands = map[string]bool{"load": true, "unload": true, "ranks": true, "describe": true, "report": true}
+
+// atHome runs fn with the session's default database and schema set to tracesql's (its catalog, main),
+// and sets the user's search path back afterwards (DuckDB's USE is a setting of the search path).
+func (s *session) atHome(ctx context.Context, fn func() error) error {
+	var database, schema, path string
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT current_database(), current_schema(), current_setting('search_path')`).Scan(&database, &schema, &path); err != nil {
+		return err
+	}
+	home := s.db.Catalog()
+	if home == "" || database == home && schema == "main" {
+		return fn()
+	}
+	if _, err := s.db.SQL.ExecContext(ctx, "USE "+quoteIdent(home)+".main"); err != nil {
+		return err
+	}
+	err := fn()
+	// (not ctx: a cancelled command must still give the user's default back)
+	if _, backErr := s.db.SQL.ExecContext(context.Background(), "SET search_path = '"+strings.ReplaceAll(path, "'", "''")+"'"); backErr != nil && err == nil {
+		err = fmt.Errorf("set the search path back to %q: %w", path, backErr)
+	}
+	return err
+}
+
 // freeText names the dot commands whose argument is text taken verbatim (SQL), not words:
 // splitting `.chart SELECT 'a' AS x` on spaces and quotes would change the SQL.
 var freeText = map[string]bool{"chart": true}
@@ -112,7 +139,11 @@ func (s *session) dot(ctx context.Context, line string) error {
 	// Dot commands print with fmt, which drops write errors: a full disk must still fail the command.
 	cw := &checkedWriter{w: s.out}
 	s.out = cw
-	err = cmd.run(s, cctx, args)
+	if homeCommands[name] {
+		err = s.atHome(cctx, func() error { return cmd.run(s, cctx, args) })
+	} else {
+		err = cmd.run(s, cctx, args)
+	}
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, errReported) {
 		err = errCancelled
 	}
@@ -201,7 +232,7 @@ const catalogObjects = `
 SELECT CASE WHEN database_name IN (current_database(), 'temp') AND schema_name = 'main' THEN name
             WHEN database_name IN (current_database(), 'temp') THEN schema_name || '.' || name
             ELSE database_name || '.' || schema_name || '.' || name END AS name,
-       name AS bare, kind, sql, params, body
+       name AS bare, database_name, schema_name, kind, sql, params, body
 FROM (
     SELECT database_name, schema_name, table_name AS name, 'table' AS kind, sql, NULL AS params, NULL AS body
         FROM duckdb_tables() WHERE NOT internal
@@ -220,8 +251,12 @@ func catalogMatch(pattern string) string {
 	return "(name ILIKE " + lit + ` ESCAPE '\' OR bare ILIKE ` + lit + ` ESCAPE '\')`
 }
 
-// catalogHidden leaves tracesql's internal _* relations out of listings without a pattern.
-const catalogHidden = `NOT (bare LIKE '\_%' ESCAPE '\' AND name = bare)`
+// catalogHidden is the condition that leaves internal _* relations out of listings without a pattern:
+// those named bare and, after a user's USE of another database, tracesql's own (home: its catalog).
+func catalogHidden(home string) string {
+	return `NOT (bare LIKE '\_%' ESCAPE '\' AND (name = bare OR database_name = '` +
+		strings.ReplaceAll(home, "'", "''") + `' AND schema_name = 'main'))`
+}
 
 // dotTables is .tables [PATTERN]: the names matching a LIKE pattern (as DuckDB's and SQLite's shells do),
 // every name without one.
@@ -229,7 +264,7 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 	if len(args) > 1 {
 		return fmt.Errorf("usage: .tables [PATTERN]")
 	}
-	query := "SELECT name, kind AS type FROM (" + catalogObjects + ") WHERE kind <> 'macro' AND " + catalogHidden
+	query := "SELECT name, kind AS type FROM (" + catalogObjects + ") WHERE kind <> 'macro' AND " + catalogHidden(s.db.Catalog())
 	if len(args) == 1 {
 		query += " AND " + catalogMatch(args[0])
 		// A pattern that matches nothing prints nothing, as in DuckDB's shell (not a box with no rows).
@@ -267,7 +302,7 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 	if len(args) == 1 {
 		q += catalogMatch(args[0])
 	} else {
-		q += "kind IN ('table', 'view') AND " + catalogHidden
+		q += "kind IN ('table', 'view') AND " + catalogHidden(s.db.Catalog())
 	}
 	rows, err := s.db.SQL.QueryContext(ctx, q+" ORDER BY name")
 	if err != nil {

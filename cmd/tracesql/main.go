@@ -227,9 +227,19 @@ func parsePositionals(fs *flag.FlagSet, args []string) ([]string, error) {
 // cancelStatus is 130 (a shell's status for SIGINT) when ctx was cancelled by a signal, else status.
 func cancelStatus(ctx context.Context, status int) int {
 	if status != 0 && ctx.Err() != nil {
-		return 130
+		_, code := stopSignal(ctx)
+		return code
 	}
 	return status
+}
+
+// stopSignal names the signal that cancelled a signal.NotifyContext, and the exit status a shell reports
+// for it: a kill or a job scheduler's SIGTERM is not the user's Ctrl-C (143, where SIGINT is 130).
+func stopSignal(ctx context.Context) (name string, status int) {
+	if cause := context.Cause(ctx); cause != nil && strings.HasPrefix(cause.Error(), syscall.SIGTERM.String()+" ") {
+		return "SIGTERM", 143
+	}
+	return "Ctrl-C", 130
 }
 
 func main() {
@@ -311,8 +321,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			removeDBFile(o.dbPath)
 		}
 		if lctx.Err() != nil && ctx.Err() == nil {
-			fmt.Fprintln(stderr, "tracesql: cancelled (Ctrl-C) while opening the database")
-			return 130
+			name, code := stopSignal(lctx)
+			fmt.Fprintf(stderr, "tracesql: cancelled (%s) while opening the database\n", name)
+			return code
 		}
 		fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 		return 1
@@ -359,8 +370,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := loadTraces(lctx, s, set.paths, opts); err != nil {
 			if lctx.Err() != nil && ctx.Err() == nil {
 				discardNewDB()
-				fmt.Fprintln(stderr, "tracesql: load cancelled (Ctrl-C); a file not loaded in full left nothing behind")
-				return 130
+				name, code := stopSignal(lctx)
+				fmt.Fprintf(stderr, "tracesql: load cancelled (%s); a file not loaded in full left nothing behind\n", name)
+				return code
 			}
 			s.reportErr(err)
 			if len(o.scripts) > 0 {

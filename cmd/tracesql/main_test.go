@@ -1041,6 +1041,38 @@ func TestDotTablesOtherSchemas(t *testing.T) {
 	}
 }
 
+// TestAfterUseOfOtherDatabase: after `USE other` the analyses (macros whose bodies name tracesql's tables
+// unqualified), .ranks, .load and .unload still work, .tables still hides the internal _* names, and a
+// new table still goes to the database USE chose; each failed before with "does not exist".
+func TestAfterUseOfOtherDatabase(t *testing.T) {
+	other := filepath.Join("..", "..", "testdata", "traces", "alexnet")
+	script := "ATTACH ':memory:' AS other;\nUSE other;\n" +
+		"SELECT count(*) > 0 AS ok FROM kernel_breakdown();\n" +
+		".load " + other + " --label second\n" +
+		"SELECT label FROM traces ORDER BY label;\n" +
+		".unload --label second\n" +
+		".ranks\n" +
+		"CREATE TABLE mine(a INT);\n" +
+		"SELECT database_name FROM duckdb_tables() WHERE table_name = 'mine';\n" +
+		".tables\n"
+	out, errOut, code := runCLI(t, script, backwardJSON, "--format", "csv")
+	if code != 0 || errOut != "unloaded 1 file(s)\n" {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"ok\ntrue\n", "label\nsecond\ntrace\n", "label,rank,trace_id,file,", "\ndatabase_name\nother\n",
+		"\nmemory.main.temporal_breakdown,view\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if ranks := out[strings.Index(out, "label,rank,trace_id"):]; strings.Contains(ranks, "second") {
+		t.Errorf(".ranks after .unload --label second still lists it:\n%s", ranks)
+	}
+	if listing := out[strings.LastIndex(out, "name,type\n"):]; strings.Contains(listing, "._") {
+		t.Errorf(".tables lists internal names:\n%s", listing)
+	}
+}
+
 // TestPipedStatementsAfterFailedLoad: piped statements go on after a file fails to load, over what
 // did load, and the exit status is still 1; -c stops at the failed load.
 func TestPipedStatementsAfterFailedLoad(t *testing.T) {

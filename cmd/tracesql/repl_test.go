@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -507,8 +508,8 @@ func ctrlCScript(t *testing.T, script string) {
 	}
 }
 
-// TestCtrlCWhileLoading: Ctrl-C while a new --db opens and loads ends the run with 130 and one line, and
-// leaves no half-made database: either no file, or one whose every trace is complete (a file's load is
+// TestCtrlCWhileLoading: Ctrl-C while a new --db opens and loads ends the run with 130 and one line
+// (SIGTERM: 143, and the line names SIGTERM, not Ctrl-C), and leaves no half-made database: either no file, or one whose every trace is complete (a file's load is
 // one transaction). Before, the signal killed the process and left the file behind.
 func TestCtrlCWhileLoading(t *testing.T) {
 	if testing.Short() {
@@ -520,7 +521,13 @@ func TestCtrlCWhileLoading(t *testing.T) {
 	}
 	perTrace := []string{"--format", "csv", "-c", "SELECT path, (SELECT count(*) FROM events e WHERE e.trace_id = t.trace_id) AS n FROM traces t"}
 	full := mustRun(t, "", append([]string{"../../testdata/traces/dlrm_8ranks"}, perTrace...)...)
-	for _, wait := range []time.Duration{0, 150 * time.Millisecond} {
+	for _, c := range []struct {
+		wait   time.Duration
+		signal os.Signal
+		status int
+		name   string
+	}{{0, os.Interrupt, 130, "(Ctrl-C)"}, {150 * time.Millisecond, os.Interrupt, 130, "(Ctrl-C)"}, {50 * time.Millisecond, syscall.SIGTERM, 143, "(SIGTERM)"}} {
+		wait := c.wait
 		db := filepath.Join(t.TempDir(), "new.duckdb")
 		cmd := exec.Command(bin, "--db", db, "../../testdata/traces/dlrm_8ranks", "-c", "SELECT 1")
 		cmd.Env = append(os.Environ(), asCLI+"=1")
@@ -535,15 +542,16 @@ func TestCtrlCWhileLoading(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		time.Sleep(wait)
-		cmd.Process.Signal(os.Interrupt)
+		cmd.Process.Signal(c.signal)
 		err := cmd.Wait()
 		var exit *exec.ExitError
 		if err == nil {
 			t.Logf("wait %v: the load finished before the signal", wait)
 			continue
 		}
-		if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.HasPrefix(errOut.String(), "tracesql: ") || strings.Count(errOut.String(), "\n") != 1 {
-			t.Fatalf("wait %v: %v, stderr %q; want exit 130 and one line", wait, err, errOut.String())
+		if !errors.As(err, &exit) || exit.ExitCode() != c.status || !strings.HasPrefix(errOut.String(), "tracesql: ") ||
+			strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), c.name) {
+			t.Fatalf("%v after %v: %v, stderr %q; want exit %d and one line naming %s", c.signal, wait, err, errOut.String(), c.status, c.name)
 		}
 		if _, err := os.Stat(db); err != nil {
 			continue // removed: nothing had loaded

@@ -202,10 +202,36 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if statementKeyword(stmt) == "USE" {
+		rows.Close()
+		if err := s.keepHomeOnPath(qctx); err != nil {
+			return err
+		}
+	}
 	if s.timer {
 		fmt.Fprintf(s.errOut, "Run Time: %.3f s\n", time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// keepHomeOnPath follows a user's USE: DuckDB's search path is then that database only, and tracesql's
+// macros, whose bodies name its tables and helper macros unqualified, failed after `USE other`
+// ("Table Function with name _bd_fold does not exist"), even called qualified. Appending tracesql's
+// main schema to the path keeps them working while new tables still go to the database USE chose.
+func (s *session) keepHomeOnPath(ctx context.Context) error {
+	home := s.db.Catalog()
+	var path string
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT current_setting('search_path')`).Scan(&path); err != nil || home == "" {
+		return err
+	}
+	entry := quoteIdent(home) + ".main"
+	for _, p := range strings.Split(path, ",") {
+		if p == home+".main" || p == entry {
+			return nil
+		}
+	}
+	_, err := s.db.SQL.ExecContext(ctx, "SET search_path = '"+strings.ReplaceAll(path+","+entry, "'", "''")+"'")
+	return err
 }
 
 // commandKeywords start the statements whose result is only a status (DuckDB answers them with
