@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -496,11 +497,15 @@ func (s *session) dotUnload(ctx context.Context, args []string) error {
 		}
 	}
 	var ids []int64
+	var labels []string // of the files picked, in order of first pick
 	picked := map[int64]bool{}
 	pick := func(f engine.LoadedFile) {
 		if !picked[f.TraceID] {
 			picked[f.TraceID] = true
 			ids = append(ids, f.TraceID)
+			if !slices.Contains(labels, f.Label) {
+				labels = append(labels, f.Label)
+			}
 		}
 	}
 	// A path names the files loaded through it or through any other name of the same file or directory
@@ -558,7 +563,17 @@ func (s *session) dotUnload(ctx context.Context, args []string) error {
 		}
 	}
 	s.sampleIDs = kept
-	fmt.Fprintf(s.errOut, "unloaded %d file(s)\n", len(ids))
+	// A path loaded under several labels (a baseline and a test of one file) is unloaded from every one:
+	// say so, since the user may have meant one (.unload PATH --label L).
+	from := ""
+	if len(labels) > 1 {
+		quoted := make([]string, len(labels))
+		for i, l := range labels {
+			quoted[i] = strconv.Quote(l)
+		}
+		from = ", from trace sets " + strings.Join(quoted, ", ") + " (--label L unloads from one)"
+	}
+	fmt.Fprintf(s.errOut, "unloaded %d file(s)%s\n", len(ids), from)
 	return nil
 }
 

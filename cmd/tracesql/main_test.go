@@ -1216,6 +1216,9 @@ func TestReplaceAndUnload(t *testing.T) {
 		{".unload\n", "", "usage: .unload", 1},
 		{".unload " + traces + "\n" + "SELECT count(*) AS n FROM events;\n", "n\n0\n", "unloaded 2 file(s)\n", 0},
 		{".load " + traces + "\n.unload --label trace\nSELECT count(*) AS n FROM traces;\n", "n\n0\n", "unloaded 4 file(s)\n", 0},
+		{".load " + traces + " --label a\n.load " + traces + " --label b\n.unload " + files[0] + "\nSELECT label FROM traces WHERE path = '" + files[0] + "';\n",
+			"label\n", "unloaded 2 file(s), from trace sets \"a\", \"b\" (--label L unloads from one)\n", 0},
+		{".unload " + files[1] + " --label b\nSELECT label FROM traces WHERE path = '" + files[1] + "';\n", "label\na\n", "unloaded 1 file(s)\n", 0},
 	} {
 		out, errOut, code := runCLI(t, c.script, "--db", db, "--format", "csv")
 		if code != c.code || out != c.wantOut || !strings.Contains(errOut, c.wantErr) {
