@@ -54,6 +54,24 @@ type parquetManifest struct {
 	Written  string         `json:"written"` // UTC time of the export
 }
 
+// checkComplete refuses a manifest that lacks the tables every export has: without its events entry an
+// import made traces with no events (every analysis empty, and no error said why).
+func (m *parquetManifest) checkComplete() error {
+	rows := map[string]int64{}
+	for _, t := range m.Tables {
+		rows[t.Name] = t.Rows
+	}
+	for _, name := range []string{"traces", "events"} {
+		if _, ok := rows[name]; !ok {
+			return fmt.Errorf("lists no %s table: the export is incomplete (every export has traces and events)", name)
+		}
+	}
+	if rows["traces"] != m.Traces {
+		return fmt.Errorf("its traces table has %d rows, but it counts %d traces", rows["traces"], m.Traces)
+	}
+	return nil
+}
+
 // ParquetTable is one table of an export: its name, layout and row count.
 type ParquetTable struct {
 	Name string `json:"name"`
@@ -572,6 +590,9 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 	}
 	if man.Format != 1 && man.Format != parquetFormat {
 		return fail(fmt.Errorf("%s: format %d is not supported (this tracesql reads formats 1 and %d)", manifestName, man.Format, parquetFormat))
+	}
+	if err := man.checkComplete(); err != nil {
+		return fail(fmt.Errorf("%s: %w", manifestName, err))
 	}
 	names, _, err := db.traceTables(ctx)
 	if err != nil {

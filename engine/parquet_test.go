@@ -436,6 +436,11 @@ func TestParquetDamagedExport(t *testing.T) {
 			}
 			return os.WriteFile(filepath.Join(d, "counters", "rank=3", "data_0.parquet"), b, 0o644)
 		}, "file counters/rank=3/data_0.parquet"},
+		{"manifest without events", editManifest(func(m *parquetManifest) {
+			m.Tables = slices.DeleteFunc(m.Tables, func(t ParquetTable) bool { return t.Name == "events" })
+		}), "tracesql_export.json: lists no events table: the export is incomplete"},
+		{"manifest miscounts traces", editManifest(func(m *parquetManifest) { m.Traces = 3 }),
+			"tracesql_export.json: its traces table has 2 rows, but it counts 3 traces"},
 		// DuckDB reads a list of files with the first one's schema: these came in as NULL args for every
 		// rank, and every rank's ts through a DOUBLE.
 		{"column dropped", rewritePart(src, "events/rank=0/data_0.parquet", "* EXCLUDE (args)"),
@@ -491,6 +496,26 @@ func TestParquetDamagedExport(t *testing.T) {
 	}
 	if got := queryInt(t, fresh, `SELECT count(*) FROM my_single`); got != 2 {
 		t.Errorf("my_single: %d rows, want 2", got)
+	}
+}
+
+// editManifest returns a damage that rewrites an export's manifest with edit applied.
+func editManifest(edit func(*parquetManifest)) func(dir string) error {
+	return func(dir string) error {
+		p := filepath.Join(dir, manifestName)
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var man parquetManifest
+		if err := json.Unmarshal(raw, &man); err != nil {
+			return err
+		}
+		edit(&man)
+		if raw, err = json.Marshal(man); err != nil {
+			return err
+		}
+		return os.WriteFile(p, raw, 0o644)
 	}
 }
 
