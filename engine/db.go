@@ -183,7 +183,8 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 	}
 	db, err := openInstance(ctx, path, readOnly)
 	if err != nil {
-		if !readOnly && (strings.Contains(err.Error(), "Permission denied") || strings.Contains(err.Error(), "Operation not permitted")) {
+		if !readOnly && (strings.Contains(err.Error(), "Permission denied") || strings.Contains(err.Error(), "Operation not permitted") ||
+			strings.Contains(err.Error(), "Read-only file system")) {
 			err = fmt.Errorf("%w (a file you may only read opens with --readonly)", err)
 		}
 		return nil, err
@@ -209,6 +210,10 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 		dsn = "?" + q.Encode()
 	}
 	connector, err := duckdb.NewConnector(dsn, nil)
+	if v := strings.TrimSpace(os.Getenv(MemoryLimitEnv)); err == nil && strings.HasPrefix(v, "-") {
+		// DuckDB takes a negative size for "its default" (80 % of RAM, more than tracesql's own).
+		err = errors.New("memory_limit: a size must be positive")
+	}
 	if err != nil {
 		if v := os.Getenv(MemoryLimitEnv); v != "" && strings.Contains(err.Error(), "memory_limit") {
 			err = fmt.Errorf("%s=%q is not a memory size (e.g. 4GB, 512MiB or 60%%): %w", MemoryLimitEnv, v, err)

@@ -314,6 +314,46 @@ func MemoryLimit() (limit, source string) {
 	return "", ""
 }
 
+// MemoryError returns err with the memory limit in force and how to raise it when err is DuckDB's
+// "Out of Memory Error" (whose own words name neither the setting nor the variable); else err itself.
+func MemoryError(ctx context.Context, db *DB, err error) error {
+	if err == nil || db == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+		return err
+	}
+	var current string
+	if db.SQL.QueryRowContext(context.WithoutCancel(ctx), `SELECT current_setting('memory_limit')`).Scan(&current) != nil {
+		return err
+	}
+	from := ""
+	configured, source := MemoryLimit()
+	a, okA := parseDuckDBSize(current)
+	b, okB := parseDuckDBSize(configured)
+	switch {
+	case okA && okB && (a-b > b/50 || b-a > b/50):
+		from = ", as SET in this session"
+	case source != "":
+		from = ", from " + source
+	}
+	return &hintedError{err, fmt.Sprintf(" (memory_limit is %s%s: raise it with %s, e.g. %s=80%%, or SET memory_limit)", current, from, MemoryLimitEnv, MemoryLimitEnv)}
+}
+
+// hintedError is err with a hint put at the end of its first line: DuckDB's messages go on with a
+// paragraph of "Possible solutions", which one-line error reports leave out.
+type hintedError struct {
+	err  error
+	hint string
+}
+
+func (e *hintedError) Error() string {
+	msg := e.err.Error()
+	if first, rest, ok := strings.Cut(msg, "\n"); ok {
+		return first + e.hint + "\n" + rest
+	}
+	return msg + e.hint
+}
+
+func (e *hintedError) Unwrap() error { return e.err }
+
 // memorySettings are the DuckDB options Open sets so that a load larger than RAM spills to disk
 // instead of failing: memory_limit (MemoryLimit), and temp_directory next to the database file, or
 // under the system temporary directory, one per process, for an in-memory database (DuckDB's default,
@@ -361,18 +401,20 @@ func (db *DB) memoryRoom(ctx context.Context) int64 {
 	return n - used
 }
 
-// parseDuckDBSize reads a size as DuckDB prints a setting ("11.2 GiB", "53.4 MiB", "512 bytes").
+// parseDuckDBSize reads a size as DuckDB prints a setting ("11.2 GiB", "53.4 MiB", "512 bytes") or as a
+// user writes one ("100MB", "4gb").
 func parseDuckDBSize(s string) (int64, bool) {
-	num, unit, ok := strings.Cut(strings.TrimSpace(s), " ")
-	if !ok {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
 		return 0, false
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
+	v, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
 		return 0, false
 	}
-	scale := map[string]float64{"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
-		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
+	scale := map[string]float64{"bytes": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(strings.TrimSpace(s[i:]))]
 	if scale == 0 {
 		return 0, false
 	}

@@ -144,9 +144,28 @@ func TestMemorySettings(t *testing.T) {
 			t.Errorf("%s=25%%: memory_limit %s (%s), want a quarter of %d bytes", MemoryLimitEnv, limit, source, usable)
 		}
 	}
-	t.Setenv(MemoryLimitEnv, "lots")
-	if _, err := Open(context.Background(), ""); err == nil || !strings.Contains(err.Error(), MemoryLimitEnv+`="lots" is not a memory size`) {
-		t.Errorf("%s=lots: %v, want an error naming the variable", MemoryLimitEnv, err)
+	// (DuckDB took a negative size for its own default, 80 % of RAM: more than tracesql's)
+	for _, bad := range []string{"lots", "-5GB"} {
+		t.Setenv(MemoryLimitEnv, bad)
+		if _, err := Open(context.Background(), ""); err == nil || !strings.Contains(err.Error(), MemoryLimitEnv+`="`+bad+`" is not a memory size`) {
+			t.Errorf("%s=%s: %v, want an error naming the variable", MemoryLimitEnv, bad, err)
+		}
+	}
+	// A load that cannot fit says which limit stopped it and how to raise it, on the error's first line
+	// (DuckDB's own words name neither, and its "Possible solutions" paragraph is not shown).
+	t.Setenv(MemoryLimitEnv, "20MB")
+	small, err := Open(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	_, err = small.Load(ctx, paths, LoadOptions{})
+	first, _, _ := strings.Cut(fmt.Sprint(MemoryError(ctx, small, err)), "\n")
+	if !strings.Contains(first, "Out of Memory Error") || !strings.Contains(first, "(memory_limit is 19.0 MiB, from "+MemoryLimitEnv+"=20MB: raise it with") {
+		t.Errorf("load over a 20MB limit: %q", first)
+	}
+	if other := errors.New("x"); MemoryError(ctx, small, other) != other {
+		t.Errorf("MemoryError changed another error")
 	}
 	t.Setenv(MemoryLimitEnv, "")
 	// Readers of one file spill apart: DuckDB names its spill files alike in every process, so a shared
@@ -223,7 +242,9 @@ func TestParseDuckDBSize(t *testing.T) {
 		{"2 KiB", 2048, true},
 		{"1.5 TiB", 1649267441664, true},
 		{"", 0, false},
-		{"12GB", 0, false},
+		{"12GB", 12000000000, true},
+		{"100mb", 100000000, true},
+		{"5000MiB", 5242880000, true},
 		{"-1 MiB", 0, false},
 		{"3 parsecs", 0, false},
 	} {

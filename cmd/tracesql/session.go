@@ -106,6 +106,7 @@ func (s *session) reportErr(err error) {
 		return
 	}
 	err = engine.RuleError(context.Background(), s.db, err) // a bad pattern a user put in kernel_classes
+	err = engine.MemoryError(context.Background(), s.db, err)
 	where := ""
 	if s.where != "" {
 		where = s.where + ": "
