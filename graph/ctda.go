@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -871,7 +872,8 @@ func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode 
 // its launch calls are not in the window, so neither are its synchronisation calls. Such work was
 // queued when the window began, so when its stream idles before an orphan event, the stream was
 // waiting; if an event on another stream of the same device ended inside that idle gap, the latest
-// one to end is what it waited for (the stream resumed after it). The orphans of a stream form one
+// one to end is what it waited for (the stream resumed after it). A stream's first event in the window
+// idled from before the window, so any such end before it counts. The orphans of a stream form one
 // run between such waits (a new run starts at the waiting event, and one ends at the event waited
 // for, when that is an orphan too). It returns each row's run (-1: not an orphan) and the inferred
 // edges as (waited-for row, waiting row).
@@ -908,9 +910,9 @@ func orphanWaits(f *Frame, gpuAll []int32, launcher []int32) ([]int32, [][2]int3
 	endsRun := map[int32]bool{}    // a run ends after these rows
 	var edges [][2]int32
 	for _, k := range keys {
-		var prevEnd int64
+		prevEnd := int64(math.MinInt64) // the stream's first event: it idled from before the window
 		for i, w := range byStream[k] {
-			if i > 0 && launcher[w] < 0 && f.TS[w] > prevEnd {
+			if launcher[w] < 0 && f.TS[w] > prevEnd {
 				// The latest end on another stream of the device inside (prevEnd, ts].
 				src := int32(-1)
 				for _, o := range keys {

@@ -332,6 +332,30 @@ func TestCTDAOrphanWaits(t *testing.T) {
 	}
 }
 
+// TestCTDAFirstOrphanWaits: a stream's first GPU event in the window, launched before it, that starts
+// well into the window idled until then: it waited too, for the latest event of another stream that
+// ended before it started. Before, only a stream's later orphans were matched, and this one began
+// the path with no predecessor: the walk stopped there and the window's first 122 ms were off the
+// path (hta/negative_queue_length_values_check, an NCCL kernel queued behind the compute stream).
+func TestCTDAFirstOrphanWaits(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 400)
+	a1 := b.orphan(1, "a1", 0, 100)  // stream 1 busy 0..100
+	n1 := b.orphan(2, "n1", 101, 99) // stream 2's first event: waited for a1
+	b.cpu(1, "cpu_op", "aten::mm", 30, 20)
+	_, k := b.launch(1, "cudaLaunchKernel", 35, 5, 2, "mm_kernel", 201, 99) // queued behind n1
+	c := buildCTDA(t, b.frame(), true)
+	nA1, nN1 := c.nodeOf(t, a1), c.nodeOf(t, n1)
+	if e := c.G.Edge(nA1, nN1); e < 0 || c.G.Type[e] != EdgeSyncDependency {
+		t.Fatalf("no inferred wait edge a1 → n1")
+	}
+	for _, v := range []int32{nA1, nN1, c.nodeOf(t, k)} {
+		if !onPath(c, v) {
+			t.Errorf("node %d not on the path %v", v, pathNames(c))
+		}
+	}
+}
+
 // TestCTDAStreamWaitCall: without cuda_sync records, a cudaStreamWaitEvent ends the CPU node and
 // the work launched after it (on the stream launched onto next) depends on the latest-ending GPU
 // node of another stream that was launched before the call and ended before that work started.
