@@ -22,9 +22,9 @@ const (
 	marginL    = 78.0
 	marginR    = 16.0
 	marginT    = 14.0
-	maxCats    = 60 // categories drawn by one bar chart
-	maxFacets  = 16 // charts drawn by one section
-	labelChars = 26 // category labels longer than this are cut (the full text is the tooltip)
+	maxCats    = 128 // categories drawn by one bar chart (a 64-rank job's per-rank charts lost ranks 60-63 at 60)
+	maxFacets  = 16  // charts drawn by one section
+	labelChars = 26  // category labels longer than this are cut (the full text is the tooltip)
 )
 
 // palette is colour-blind-friendly (Tableau 10); series beyond it reuse its colours.
@@ -104,6 +104,22 @@ func drawCharts(sec queries.ReportSection, t *resultTable) ([]chartOut, error) {
 	if len(facet) > 0 {
 		names, groups = groupRows(t, facet, all, true)
 	}
+	// A section cut at maxSectionRows: the chart of the last row read lacks the rows after it (a
+	// queue-length chart drew 2 of a rank's 12 streams), so it is left out, and the charts say so.
+	cutNote := ""
+	if t.truncated {
+		cutNote = fmt.Sprintf("The section has more than %d rows: the charts are drawn from the first %d.", maxSectionRows, len(t.rows))
+		if len(groups) > 1 {
+			last := len(t.rows) - 1
+			for i, g := range groups {
+				if slices.Contains(g, last) {
+					cutNote += fmt.Sprintf(" %s, cut there, is not drawn.", names[i])
+					groups, names = slices.Delete(groups, i, i+1), slices.Delete(names, i, i+1)
+					break
+				}
+			}
+		}
+	}
 	if len(groups) == 1 {
 		names = []string{""} // one chart: the section's title names it
 	}
@@ -131,6 +147,9 @@ func drawCharts(sec queries.ReportSection, t *resultTable) ([]chartOut, error) {
 		}
 		c.Facet = names[i]
 		out = append(out, c)
+	}
+	if cutNote != "" && len(out) > 0 {
+		out[len(out)-1].Note = strings.TrimSpace(out[len(out)-1].Note + " " + cutNote)
 	}
 	return out, nil
 }
@@ -622,12 +641,19 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 	// Category axis.
 	b.WriteString(`<g class="axis axis-x">`)
 	fmt.Fprintf(&b, `<line class="domain" x1="%s" x2="%s" y1="%s" y2="%s"/>`, px(marginL), px(svgW-marginR), px(y.at(0)), px(y.at(0)))
+	shorts := shortLabels(cats)
+	// Slanted labels closer than ~21 px apart overlap (11 px text, rotated 35°: 11.1 px apart left their
+	// baselines 6.4 px apart), so only every labelEvery-th is written; each bar's tooltip names it.
+	labelEvery := 1
+	if slant {
+		labelEvery = int(math.Ceil(21 / band))
+	}
 	for c, name := range cats {
-		cx := marginL + (float64(c)+0.5)*band
-		short := name
-		if r := []rune(name); len(r) > labelChars {
-			short = string(r[:labelChars-1]) + "…"
+		if c%labelEvery != 0 {
+			continue
 		}
+		cx := marginL + (float64(c)+0.5)*band
+		short := shorts[c]
 		if slant {
 			fmt.Fprintf(&b, `<text class="tick" transform="translate(%s %s) rotate(-35)" text-anchor="end">%s<title>%s</title></text>`,
 				px(cx), px(bottom+12), esc(short), esc(name))
@@ -642,6 +668,61 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 	out.SVG = b.String()
 	out.Legend = legendOf(ser)
 	return out, nil
+}
+
+// shortLabels cuts category labels to labelChars runes. Labels that the cut makes equal (kernels of one
+// template: "void at::native::vectoriz…" three times, told apart only by a tooltip that paper and PDFs do not
+// show) show the part after what their full names share instead, from the word it begins in; any still equal
+// get a number.
+func shortLabels(cats []string) []string {
+	cut := func(r []rune, from int) string {
+		prefix := ""
+		if from > 0 {
+			prefix = "…"
+		}
+		if len(r)-from+len([]rune(prefix)) <= labelChars {
+			return prefix + string(r[from:])
+		}
+		return prefix + string(r[from:from+labelChars-1-len([]rune(prefix))]) + "…"
+	}
+	out := make([]string, len(cats))
+	same := map[string][]int{}
+	for i, c := range cats {
+		out[i] = cut([]rune(c), 0)
+		same[out[i]] = append(same[out[i]], i)
+	}
+	for _, group := range same {
+		if len(group) < 2 {
+			continue
+		}
+		first := []rune(cats[group[0]])
+		common := len(first)
+		for _, i := range group[1:] {
+			r := []rune(cats[i])
+			n := 0
+			for n < common && n < len(r) && r[n] == first[n] {
+				n++
+			}
+			common = n
+		}
+		if common == len(first) {
+			continue // the same name (of two label sets) or one the start of another: numbered below
+		}
+		// back to the start of the word the names part in
+		for common > 0 && !strings.ContainsRune(" :<>(),_", first[common-1]) {
+			common--
+		}
+		for _, i := range group {
+			out[i] = cut([]rune(cats[i]), common)
+		}
+	}
+	seen := map[string]int{}
+	for i := range out {
+		if seen[out[i]]++; seen[out[i]] > 1 {
+			out[i] = fmt.Sprintf("%s #%d", out[i], seen[out[i]])
+		}
+	}
+	return out
 }
 
 func tooltip(cat string, ser []string, s int, v float64, unit string) string {

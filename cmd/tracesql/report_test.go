@@ -1100,3 +1100,90 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		t.Errorf("cells:\n%.400s\nwant %s", page[max(i, 0):], want)
 	}
 }
+
+// TestReportManyStreamsAndCutSections: a section is read up to maxSectionRows rows. The queue-length
+// section of 6 ranks × 12 streams (200 buckets: 28,800 rows) was cut there, and its charts drew rank 4
+// with 2 of its 12 streams and rank 5 not at all, with no word said: it now takes fewer buckets when there
+// are many streams, so every chart is whole. A user's section that is still cut leaves out the chart the
+// cut went through, and says so.
+func TestReportManyStreamsAndCutSections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	traces := t.TempDir()
+	for rank := 0; rank < 6; rank++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"distributedInfo":{"rank":%d,"world_size":6},"traceEvents":[`, rank)
+		corr := 0
+		for s := 0; s < 12; s++ {
+			for i := 0; i < 300; i++ { // the stream's queue: 1, 0, 1, 0, ...
+				corr++
+				ts := float64(i)*20 + float64(s)*0.5
+				if corr > 1 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, `{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":%g,"dur":1,"args":{"correlation":%d}},`, ts, corr)
+				fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":%d,"ts":%g,"dur":3,"args":{"stream":%d,"device":0,"correlation":%d}}`, s, 10+s, ts+5, 10+s, corr)
+			}
+		}
+		b.WriteString("]}")
+		if err := os.WriteFile(filepath.Join(traces, fmt.Sprintf("rank%d.json", rank)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reports := t.TempDir()
+	cut := "-- @title Cut\n-- @chart line\n-- @facet f\n-- @x x\n-- @y y\n" +
+		"SELECT r // 9000 AS f, r % 9000 AS x, r AS y FROM range(27000) t(r) ORDER BY r;\n"
+	if err := os.WriteFile(filepath.Join(reports, "90_cut.sql"), []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, stderr, code := runCLI(t, "", "report", traces, "-o", out, "--reports-dir", reports); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := rpParse(t, string(b))
+	q := secs["Queue length over time"]
+	if len(q.charts) != 6 {
+		t.Fatalf("queue length: %d charts (%v), want one per rank", len(q.charts), q.facets)
+	}
+	for i, c := range q.charts {
+		streams := map[string]bool{}
+		for _, m := range c.marks {
+			streams[m.series] = true
+		}
+		if len(streams) != 12 {
+			t.Errorf("queue length, %s: %d streams drawn, want 12", q.facets[i], len(streams))
+		}
+	}
+	c := secs["Cut"]
+	if len(c.charts) != 2 || !strings.Contains(string(b), "The section has more than 20000 rows: the charts are drawn from the first 20000. f 2, cut there, is not drawn.") {
+		t.Errorf("cut section: %d charts (%v); want f 0 and f 1 and a note on f 2", len(c.charts), c.facets)
+	}
+}
+
+// TestShortLabels: category labels cut to the same text show where their names differ.
+func TestShortLabels(t *testing.T) {
+	cats := []string{
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, MulFunctor<float> > >(int)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int)",
+		"sgemm_128x64",
+		"abcdefghijklmnopqrstuvwxyz0123456789_a",
+		"abcdefghijklmnopqrstuvwxyz0123456789_a", // twice (two label sets): numbered
+	}
+	got := shortLabels(cats)
+	want := []string{"…CUDAFunctor_add<float>, …", "…BinaryFunctor<float, flo…", "…FillFunctor<float>, at::…", "sgemm_128x64",
+		"abcdefghijklmnopqrstuvwxy…", "abcdefghijklmnopqrstuvwxy… #2"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("label %d: %q, want %q", i, got[i], want[i])
+		}
+		if n := len([]rune(got[i])); n > labelChars+3 {
+			t.Errorf("label %d: %d runes", i, n)
+		}
+	}
+}
