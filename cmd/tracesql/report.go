@@ -326,9 +326,15 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 	if restore, err = saveVariables(ctx, conn, each.cols); err != nil {
 		return nil, nil, fmt.Errorf("@foreach: %w", err)
 	}
-	res = &resultTable{}
+	// Rows past the cap: the @foreach rows that were not read, or those of the rows after the section's
+	// own rows reached it (they ran, and were thrown away), make the section truncated, and it says so.
+	res = &resultTable{truncated: each.truncated}
 	var firstErr error
 	for _, row := range each.rows {
+		if len(res.rows) >= maxSectionRows {
+			res.truncated = true
+			break
+		}
 		for i, c := range each.cols {
 			lit, err := sqlLiteral(row[i])
 			if err != nil {

@@ -378,7 +378,12 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, step float64) {
 		ticks = append(ticks, i*step)
 	}
 	if len(ticks) < 2 || math.IsInf(ticks[0], 0) || math.IsInf(ticks[len(ticks)-1], 0) {
-		return []float64{0, 1}, 1 // no finite range (callers index the first and last tick)
+		// Rounded out to whole steps, the range left float64's: its own ends are the ticks (a fallback
+		// of [0, 1] put values near ±1.8e308 at ±Inf coordinates). Callers index the first and last.
+		if lo == hi {
+			return []float64{0, 1}, 1
+		}
+		return []float64{lo, hi}, hi/2 - lo/2
 	}
 	return ticks, step
 }
@@ -390,7 +395,8 @@ func (s linear) at(v float64) float64 {
 	if s.d1 == s.d0 {
 		return s.r0
 	}
-	return s.r0 + (v-s.d0)/(s.d1-s.d0)*(s.r1-s.r0)
+	// (halved first: v − d0 and d1 − d0 overflow near ±1.8e308; halving is exact, so the result is the same)
+	return s.r0 + (v/2-s.d0/2)/(s.d1/2-s.d0/2)*(s.r1-s.r0)
 }
 
 // axisTitle is the @xlabel/@ylabel, or the axis's columns with their unit.

@@ -1060,6 +1060,12 @@ func TestReportCellsAndInfinities(t *testing.T) {
 			"SELECT 'a' AS k, 'inf'::DOUBLE AS v UNION ALL SELECT 'b', 2.0 UNION ALL SELECT 'c', 'nan'::DOUBLE ORDER BY k;\n",
 		"92_line.sql": "-- @title Inf line\n-- @chart line\n-- @x x\n-- @y v\n" +
 			"SELECT 1.0 AS x, '-inf'::DOUBLE AS v UNION ALL SELECT 2.0, -1.7e308 UNION ALL SELECT 3.0, 1.7e308 ORDER BY x;\n",
+		// x all equal and y near float64's ends: the scale overflowed, and the line had ±Inf points
+		"94_step.sql": "-- @title Huge step\n-- @chart step\n-- @x t\n-- @y v\n" +
+			"SELECT * FROM (VALUES (1.0, 1e308), (1.0, -1e308), (1.0, 1.7976931348623157e308)) t(t, v);\n",
+		// @foreach rows past the cap: the iterations stop there, and the note says "more than"
+		"95_foreach.sql": "-- @title Many\n-- @foreach SELECT * FROM range(30) t(report_i)\n" +
+			"SELECT getvariable('report_i') AS i, r FROM range(1000) t(r);\n",
 		"93_cells.sql": "-- @title Cells\nSELECT 1712195495789354574::BIGINT AS ts, [1, 2] AS l, {'a': 1} AS s, " +
 			"TIMESTAMP '2024-01-02 03:04:05.123456' AS t, INTERVAL 90 MINUTE AS i, '\\xAA'::BLOB AS b, 'nan'::DOUBLE AS n, " +
 			"1.5::DECIMAL(10,3) AS d, 18446744073709551615::UBIGINT AS u;\n",
@@ -1083,6 +1089,15 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		if s := secs[title]; s.na != "" || len(s.charts) != 1 {
 			t.Errorf("%s: not available %q, %d charts", title, s.na, len(s.charts))
 		}
+	}
+	if !strings.Contains(page, "The first 200 of more than 20000 rows are shown") {
+		t.Errorf("@foreach past the row cap: no note saying so")
+	}
+	if regexp.MustCompile(`points="[^"]*(Inf|NaN)`).MatchString(page) {
+		t.Errorf("a line has a non-finite point")
+	}
+	if c := secs["Huge step"]; len(c.charts) != 1 || len(c.charts[0].marks) != 1 || len(c.charts[0].marks[0].points) < 3 {
+		t.Errorf("Huge step: %+v", c.charts)
 	}
 	if m := secs["Inf bars"].charts[0].marks; len(m) != 1 || html.UnescapeString(m[0].cat) != "b" {
 		t.Errorf("Inf bars: marks %+v, want only b's", m)
