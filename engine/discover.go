@@ -82,9 +82,12 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
 		}
-		var found []string
+		var found, subdirs []string
 		for _, e := range entries {
 			n := e.Name()
+			if e.IsDir() {
+				subdirs = append(subdirs, n)
+			}
 			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
 				if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") {
 					abs, _ := filepath.Abs(filepath.Join(a, n))
@@ -93,7 +96,13 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			}
 		}
 		if len(found) == 0 {
-			return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory", a)
+			// Subdirectories are not searched (one directory is one trace set): name them.
+			sub := ""
+			if len(subdirs) > 0 {
+				sort.Slice(subdirs, func(i, j int) bool { return naturalLess(subdirs[i], subdirs[j]) })
+				sub = fmt.Sprintf(" (its subdirectories, such as %s, are not searched: name them, with --label for each set)", filepath.Join(a, subdirs[0]))
+			}
+			return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory%s", a, sub)
 		}
 		sort.Slice(found, func(i, j int) bool { return naturalLess(found[i], found[j]) })
 		var exports []LoadResult

@@ -118,11 +118,18 @@ func TestLoadPathErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("x"), 0o644)
 	unreadable := filepath.Join(t.TempDir(), "locked")
 	os.Mkdir(unreadable, 0o000)
+	nested := t.TempDir() // A/rank0.json, B/rank0.json: two runs side by side
+	for _, d := range []string{"B", "A"} {
+		os.MkdirAll(filepath.Join(nested, d), 0o755)
+		os.WriteFile(filepath.Join(nested, d, "rank0.json"), []byte(`{"traceEvents":[]}`), 0o644)
+	}
 	for _, c := range []struct {
 		name, path, want string
 	}{
 		{"missing file", "/no/such/trace.json", "load /no/such/trace.json: no such file or directory"},
 		{"empty dir", empty, "no *.json or *.json.gz trace files in the directory"},
+		{"only subdirectories", nested, "load " + nested + ": no *.json or *.json.gz trace files in the directory (its subdirectories, such as " +
+			filepath.Join(nested, "A") + ", are not searched: name them, with --label for each set)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := db.Load(context.Background(), []string{c.path}, LoadOptions{})
@@ -213,9 +220,17 @@ func TestRankDiscovery(t *testing.T) {
 	q := filepath.Join(dir, "rank6.json")
 	os.WriteFile(q, []byte(`{"traceEvents":[]}`), 0o644)
 	db := openTestDB(t)
-	res := mustLoad(t, db, p, q)
+	var warnings []string
+	res, err := db.Load(context.Background(), []string{p, q}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res[0].Rank != 2 || res[1].Rank != 6 {
 		t.Fatalf("ranks %d, %d; want 2 (distributedInfo), 6 (name)", res[0].Rank, res[1].Rank)
+	}
+	// ... and the disagreement is said (a rank5.json that is rank 2 surprised only when a later file clashed)
+	if want := p + ": distributedInfo.rank is 2, its name says rank 5: loaded as rank 2 (--rank-from file takes the name's)"; !slices.Contains(warnings, want) || len(warnings) != 3 { // and the two "no events"
+		t.Errorf("warnings %q, want [%q]", warnings, want)
 	}
 	// The 8-rank DLRM job: ranks from distributedInfo, world_size and backend kept.
 	db2 := openTestDB(t)

@@ -749,6 +749,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if err != nil {
 		return res, err
 	}
+	if named, nerr := pickRank(RankFile, info, path, index); opts.Warn != nil && opts.RankFrom == RankAuto && info.rank != nil && nerr == nil && named != rank {
+		// (a renamed or copied file: the clash with the file that is rank 5 by name came later, and
+		// only its error showed the disagreement)
+		opts.Warn(fmt.Sprintf("%s: distributedInfo.rank is %d, its name says rank %d: loaded as rank %d (--rank-from file takes the name's)", path, rank, named, rank))
+	}
 	if replaces >= 0 && rankFromOrder(opts.RankFrom, info, path) {
 		// Its place in this load's file order says nothing (named alone, it is first): the replacement
 		// keeps the rank its older version was given.

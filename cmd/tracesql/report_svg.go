@@ -326,6 +326,10 @@ func fmtTick(v, step, maxAbs float64) string {
 	if v == 0 {
 		return "0"
 	}
+	if maxAbs >= 1e13 {
+		// past 10,000 G: 5e+28, not 50000000000000004512668450816G across the margin
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 	dec, s := 0, step/div
 	for dec < 9 && math.Abs(s*math.Pow(10, float64(dec))-math.Round(s*math.Pow(10, float64(dec)))) > 1e-6 {
 		dec++

@@ -691,6 +691,8 @@ func TestNiceTicks(t *testing.T) {
 		{-3, 7, 5, "-4 -2 0 2 4 6 8"},
 		{0, 43294205, 5, "0 10M 20M 30M 40M 50M"},
 		{0, 0.0042, 5, "0 0.001 0.002 0.003 0.004 0.005"},
+		{0, 2e29, 4, "0 5e+28 1e+29 1.5e+29 2e+29"},             // (a HUGEINT sum: 50000000000000004512668450816G)
+		{-1e308, 1.7976931348623157e308, 5, "-1e+308 1.8e+308"}, // rounded out, past float64: its own ends
 	} {
 		ticks, step := niceTicks(c.lo, c.hi, c.n)
 		if got := strings.Join(tickLabels(ticks, step), " "); got != c.want {
