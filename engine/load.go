@@ -334,25 +334,8 @@ func MemoryError(ctx context.Context, db *DB, err error) error {
 	case source != "":
 		from = ", from " + source
 	}
-	return &hintedError{err, fmt.Sprintf(" (memory_limit is %s%s: raise it with %s, e.g. %s=80%%, or SET memory_limit)", current, from, MemoryLimitEnv, MemoryLimitEnv)}
+	return &hintedError{err: err, hint: fmt.Sprintf(" (memory_limit is %s%s: raise it with %s, e.g. %s=80%%, or SET memory_limit)", current, from, MemoryLimitEnv, MemoryLimitEnv)}
 }
-
-// hintedError is err with a hint put at the end of its first line: DuckDB's messages go on with a
-// paragraph of "Possible solutions", which one-line error reports leave out.
-type hintedError struct {
-	err  error
-	hint string
-}
-
-func (e *hintedError) Error() string {
-	msg := e.err.Error()
-	if first, rest, ok := strings.Cut(msg, "\n"); ok {
-		return first + e.hint + "\n" + rest
-	}
-	return msg + e.hint
-}
-
-func (e *hintedError) Unwrap() error { return e.err }
 
 // memorySettings are the DuckDB options Open sets so that a load larger than RAM spills to disk
 // instead of failing: memory_limit (MemoryLimit), and temp_directory next to the database file, or

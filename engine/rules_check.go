@@ -58,26 +58,27 @@ func RuleError(ctx context.Context, db *DB, err error) error {
 			if priority.Valid {
 				prio = fmt.Sprint(priority.Int64)
 			}
-			return &namedRuleError{err: err, rule: fmt.Sprintf("(%s rule of priority %s: pattern %q is not a regular expression: %v; correct or delete that row)",
+			return &hintedError{err: err, hint: fmt.Sprintf(" (%s rule of priority %s: pattern %q is not a regular expression: %v; correct or delete that row)",
 				table, prio, pattern.String, cerr)}
 		}
 	}
 	return err
 }
 
-// namedRuleError is err with the bad rule named on its first line: DuckDB's message may go on with the
-// statement's context (a blank line, "LINE 1: …"), which the one-line error leaves out.
-type namedRuleError struct {
+// hintedError is err with a hint put at the end of its first line: DuckDB's messages go on after it (a
+// blank line and the statement's context, "LINE 1: …", or a paragraph of "Possible solutions"), which the
+// one-line error reports leave out. The hint starts with its own space.
+type hintedError struct {
 	err  error
-	rule string
+	hint string
 }
 
-func (e *namedRuleError) Error() string {
+func (e *hintedError) Error() string {
 	first, rest, more := strings.Cut(e.err.Error(), "\n")
 	if !more {
-		return first + " " + e.rule
+		return first + e.hint
 	}
-	return first + " " + e.rule + "\n" + rest
+	return first + e.hint + "\n" + rest
 }
 
-func (e *namedRuleError) Unwrap() error { return e.err }
+func (e *hintedError) Unwrap() error { return e.err }

@@ -911,7 +911,7 @@ func orphanWaits(f *Frame, gpuAll []int32, launcher []int32) ([]int32, [][2]int3
 	var edges [][2]int32
 	for _, k := range keys {
 		prevEnd := int64(math.MinInt64) // the stream's first event: it idled from before the window
-		for i, w := range byStream[k] {
+		for _, w := range byStream[k] {
 			if launcher[w] < 0 && f.TS[w] > prevEnd {
 				// The latest end on another stream of the device inside (prevEnd, ts].
 				src := int32(-1)
@@ -932,9 +932,6 @@ func orphanWaits(f *Frame, gpuAll []int32, launcher []int32) ([]int32, [][2]int3
 						endsRun[src] = true
 					}
 				}
-			}
-			if i == 0 {
-				prevEnd = end(w)
 			}
 			prevEnd = max(prevEnd, end(w))
 		}
