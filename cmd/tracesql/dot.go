@@ -91,7 +91,7 @@ func (s *session) atHome(ctx context.Context, fn func() error) error {
 	}
 	err := fn()
 	// (not ctx: a cancelled command must still give the user's default back)
-	if _, backErr := s.db.SQL.ExecContext(context.Background(), "SET search_path = '"+strings.ReplaceAll(path, "'", "''")+"'"); backErr != nil && err == nil {
+	if _, backErr := s.db.SQL.ExecContext(context.Background(), "SET search_path = "+mustLiteral(path)); backErr != nil && err == nil {
 		err = fmt.Errorf("set the search path back to %q: %w", path, backErr)
 	}
 	return err
@@ -255,8 +255,7 @@ func catalogMatch(pattern string) string {
 // catalogHidden is the condition that leaves internal _* relations out of listings without a pattern:
 // those named bare and, after a user's USE of another database, tracesql's own (home: its catalog).
 func catalogHidden(home string) string {
-	return `NOT (bare LIKE '\_%' ESCAPE '\' AND (name = bare OR database_name = '` +
-		strings.ReplaceAll(home, "'", "''") + `' AND schema_name = 'main'))`
+	return `NOT (bare LIKE '\_%' ESCAPE '\' AND (name = bare OR database_name = ` + mustLiteral(home) + ` AND schema_name = 'main'))`
 }
 
 // dotTables is .tables [PATTERN]: the names matching a LIKE pattern (as DuckDB's and SQLite's shells do),

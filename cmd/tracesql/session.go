@@ -231,7 +231,7 @@ func (s *session) keepHomeOnPath(ctx context.Context) error {
 			return nil
 		}
 	}
-	_, err := s.db.SQL.ExecContext(ctx, "SET search_path = '"+strings.ReplaceAll(path+","+entry, "'", "''")+"'")
+	_, err := s.db.SQL.ExecContext(ctx, "SET search_path = "+mustLiteral(path+","+entry))
 	return err
 }
 
