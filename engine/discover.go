@@ -139,7 +139,8 @@ func writtenBy(name string) string {
 
 // rankInName matches rank3, rank-3, rank_3, worker3, worker_3, "worker 3"; rankSpans keeps those that
 // start a word (not frank7, not prerank2; trainRank3 in camel case does). The last one in the base name
-// wins (directories do not count).
+// wins (directories do not count), a rank over a worker: in rank6_worker9 the worker is a local number
+// (a DataLoader's or a host's), the rank the job's.
 var rankInName = regexp.MustCompile(`(?i)(?:rank|worker)[-_ ]?(\d+)`)
 
 // rankSpans returns the index pairs of rankInName's matches in name that start a word: at the start,
@@ -190,6 +191,12 @@ func rankDigitsInName(path string) (string, bool) {
 		return "", false
 	}
 	last := spans[len(spans)-1]
+	for i := len(spans) - 1; i >= 0; i-- {
+		if strings.EqualFold(base[spans[i][0]:spans[i][0]+4], "rank") {
+			last = spans[i]
+			break
+		}
+	}
 	return base[last[2]:last[3]], true
 }
 

@@ -207,6 +207,9 @@ func TestRankDiscovery(t *testing.T) {
 		{"rank1rank2.json", 2, true}, // the last one, also right after another
 		{"trainRank3.json", 3, true}, // camel case
 		{"localrank3.json", 0, false},
+		{"rank6worker9.json", 6, true}, // a rank over a worker, wherever each is
+		{"worker9_rank6.json", 6, true},
+		{"worker2_worker3.json", 3, true},
 	} {
 		r, ok := RankFromName(c.name)
 		if ok != c.ok || r != c.rank {
