@@ -199,23 +199,31 @@ func (s *ReportSection) set(key, val string) error {
 			}
 		}
 		return fmt.Errorf("@chart %s: unknown chart (want %s)", val, strings.Join(ChartKinds, ", "))
-	case "x":
-		s.X.Cols, s.X.Unit = parseCols(val)
-	case "y":
-		s.Y.Cols, s.Y.Unit = parseCols(val)
+	case "x", "y", "series", "facet", "range":
+		// a parenthesis left open would end up in a column's name, which the result then lacks
+		if strings.Count(val, "(") != strings.Count(val, ")") {
+			return fmt.Errorf("@%s %s: parentheses do not pair (a unit is written after the columns: b (µs))", key, val)
+		}
+		cols, unit := parseCols(val)
+		switch key {
+		case "x":
+			s.X.Cols, s.X.Unit = cols, unit
+		case "y":
+			s.Y.Cols, s.Y.Unit = cols, unit
+		case "series":
+			s.Series = cols
+		case "facet":
+			s.Facet = cols
+		case "range":
+			s.Range = cols
+			if len(s.Range) != 2 {
+				return fmt.Errorf("@range wants two columns (lo, hi), got %d", len(s.Range))
+			}
+		}
 	case "xlabel":
 		s.X.Label = val
 	case "ylabel":
 		s.Y.Label = val
-	case "series":
-		s.Series, _ = parseCols(val)
-	case "facet":
-		s.Facet, _ = parseCols(val)
-	case "range":
-		s.Range, _ = parseCols(val)
-		if len(s.Range) != 2 {
-			return fmt.Errorf("@range wants two columns (lo, hi), got %d", len(s.Range))
-		}
 	case "foreach":
 		s.Foreach = val
 	default:
