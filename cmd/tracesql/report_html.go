@@ -54,6 +54,7 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 	page := reportPage{Title: title}
 	db.QueryRowContext(ctx, "SELECT hta_compat()").Scan(&page.Compat) // false when it cannot say
 	ids := map[string]int{}
+	colours := colourBook{}
 	for _, sec := range secs {
 		rs := reportSection{Title: sec.Title, About: sec.About, File: filepath.Base(sec.File), Path: sec.File, Chart: sec.Chart, Source: sec.Source}
 		rs.ID = anchorID(sec.Title, ids)
@@ -65,7 +66,7 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 		case len(res.rows) == 0:
 			rs.Empty = true
 		default:
-			charts, err := drawCharts(sec, res)
+			charts, err := drawCharts(sec, res, colours)
 			if err != nil {
 				rs.Err = oneLine(err)
 				break

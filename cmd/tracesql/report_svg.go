@@ -30,7 +30,45 @@ const (
 // palette is colour-blind-friendly (Tableau 10); series beyond it reuse its colours.
 var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
-func colour(i int) string { return palette[i%len(palette)] }
+// colourBook gives a series (or pie slice) name the colour it had in the report's earlier charts, unless
+// another series of the chart took that colour first: the critical path's bound_by causes were coloured
+// by their order in each chart, so one cause had two colours in the HTA and the CTDA chart.
+type colourBook map[string]int
+
+// pick returns the colours of a chart's series names: booked ones where still free in the chart, then the
+// free palette colours in order (past the palette's 10, colours repeat), booking names seen first.
+func (b colourBook) pick(names []string) []string {
+	used := make([]bool, len(palette))
+	idx := make([]int, len(names))
+	for i, n := range names {
+		idx[i] = -1
+		if c, ok := b[n]; ok && !used[c] {
+			used[c], idx[i] = true, c
+		}
+	}
+	next := 0
+	for i, n := range names {
+		if idx[i] >= 0 {
+			continue
+		}
+		for next < len(palette) && used[next] {
+			next++
+		}
+		if next < len(palette) {
+			used[next], idx[i] = true, next
+		} else {
+			idx[i] = i % len(palette)
+		}
+		if _, ok := b[n]; !ok && b != nil {
+			b[n] = idx[i]
+		}
+	}
+	out := make([]string, len(names))
+	for i, c := range idx {
+		out[i] = palette[c]
+	}
+	return out
+}
 
 // esc escapes text for an SVG inside HTML. Characters XML does not allow (C0 controls but tab, newline and
 // carriage return; a kernel name may hold a NUL) become U+FFFD, so that the SVG stays well-formed XML.
@@ -66,7 +104,8 @@ type legendItem struct {
 }
 
 // drawCharts draws a section's result: one chart per @facet value.
-func drawCharts(sec queries.ReportSection, t *resultTable) ([]chartOut, error) {
+// book keeps a series' colour the same from chart to chart.
+func drawCharts(sec queries.ReportSection, t *resultTable, book colourBook) ([]chartOut, error) {
 	need := func(cols []string) ([]int, error) {
 		idx := make([]int, len(cols))
 		for i, c := range cols {
@@ -78,7 +117,7 @@ func drawCharts(sec queries.ReportSection, t *resultTable) ([]chartOut, error) {
 	}
 	var sp chartSpec
 	var err error
-	sp.sec = sec
+	sp.sec, sp.colours = sec, book
 	if sp.x, err = need(sec.X.Cols); err != nil {
 		return nil, err
 	}
@@ -161,8 +200,9 @@ type chartSpec struct {
 	xTitle, yTitle, title string
 	// xShown: the positions in @x of the columns a category chart's labels show (shownKeyColumns); nil when
 	// all are shown.
-	xShown []int
-	xNames []string // the @x columns' names
+	xShown  []int
+	xNames  []string // the @x columns' names
+	colours colourBook
 }
 
 // showX records which @x columns the category labels of rows show (xShown).
@@ -426,26 +466,35 @@ func (sp *chartSpec) num(t *resultTable, r, c int) float64 {
 	return v
 }
 
-// undrawable counts the values of the rows' columns cols that are there (not NULL) but cannot be drawn: not a
-// finite number (NaN, ±Inf, text). A chart leaves them out and its note says how many.
-func (sp *chartSpec) undrawable(t *resultTable, rows []int, cols []int) int {
-	n := 0
-	for _, r := range rows {
-		for _, c := range cols {
-			if t.rows[r][c] != nil && math.IsNaN(sp.num(t, r, c)) {
-				n++
+// undrawableNote says which values of the rows' columns cols are there (not NULL) but cannot be drawn, per
+// column: text (a column of names given as @x or @y) or not a finite number (NaN, ±Inf). A chart leaves them
+// out; "" when there are none.
+func (sp *chartSpec) undrawableNote(t *resultTable, rows []int, cols []int) string {
+	var parts []string
+	for _, c := range cols {
+		text, nonFinite := 0, 0
+		for _, r := range rows {
+			v := t.rows[r][c]
+			if v == nil {
+				continue
+			}
+			if f, ok := toFloat(v); !ok {
+				text++
+			} else if math.IsNaN(f) || math.IsInf(f, 0) {
+				nonFinite++
 			}
 		}
+		if text > 0 {
+			parts = append(parts, fmt.Sprintf("%d value(s) of %s that are not numbers", text, t.cols[c]))
+		}
+		if nonFinite > 0 {
+			parts = append(parts, fmt.Sprintf("%d value(s) of %s that are not finite", nonFinite, t.cols[c]))
+		}
 	}
-	return n
-}
-
-// undrawableNote is the note for n values undrawable leaves out ("" for none).
-func undrawableNote(n int) string {
-	if n == 0 {
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d value(s) that are not finite numbers are not drawn.", n)
+	return "Not drawn: " + strings.Join(parts, ", ") + "."
 }
 
 // svgFrame writes the <svg> element's start and its accessible title.
@@ -502,13 +551,13 @@ func (sp *chartSpec) seriesOf(t *resultTable, rows []int) (names []string, ofRow
 	return names, nil
 }
 
-func legendOf(names []string) []legendItem {
+func legendOf(names, colours []string) []legendItem {
 	if len(names) < 2 {
 		return nil
 	}
 	out := make([]legendItem, len(names))
 	for i, n := range names {
-		out[i] = legendItem{Colour: colour(i), Label: n}
+		out[i] = legendItem{Colour: colours[i], Label: n}
 	}
 	return out
 }
@@ -527,8 +576,9 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 	if len(catRows) > 0 {
 		drawn = slices.Concat(catRows...)
 	}
-	out.Note = strings.TrimSpace(out.Note + " " + undrawableNote(sp.undrawable(t, drawn, sp.y)))
+	out.Note = strings.TrimSpace(out.Note + " " + sp.undrawableNote(t, drawn, sp.y))
 	ser, ofRow := sp.seriesOf(t, rows)
+	pal := sp.colours.pick(ser)
 	pos := map[int]int{}
 	for k, r := range rows {
 		pos[r] = k
@@ -631,7 +681,7 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 			}
 			top, bot := math.Min(y.at(y0), y.at(y1)), math.Max(y.at(y0), y.at(y1))
 			fmt.Fprintf(&b, `<rect class="mark" data-cat="%s" data-series="%s" data-value="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-				esc(name), esc(ser[s]), strconv.FormatFloat(v, 'g', -1, 64), px(bx), px(top), px(bw), px(bot-top), colour(s),
+				esc(name), esc(ser[s]), strconv.FormatFloat(v, 'g', -1, 64), px(bx), px(top), px(bw), px(bot-top), pal[s],
 				esc(tooltip(name, ser, s, v, unit)))
 		}
 		if len(sp.rng) == 2 && !math.IsNaN(rlo[c]) && !math.IsNaN(rhi[c]) {
@@ -676,7 +726,7 @@ func (sp *chartSpec) bars(t *resultTable, rows []int) (chartOut, error) {
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
 	out.SVG = b.String()
-	out.Legend = legendOf(ser)
+	out.Legend = legendOf(ser, pal)
 	return out, nil
 }
 
@@ -746,6 +796,7 @@ func tooltip(cat string, ser []string, s int, v float64, unit string) string {
 // histogram draws bins from @x lo to hi on a numeric axis, series stacked.
 func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	ser, ofRow := sp.seriesOf(t, rows)
+	pal := sp.colours.pick(ser)
 	type bin struct{ lo, hi float64 }
 	var bins []bin
 	at := map[bin]int{}
@@ -801,7 +852,7 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 			x0, x1 := x.at(math.Min(bn.lo, bn.hi)), x.at(math.Max(bn.lo, bn.hi))
 			y0, y1 := y.at(base+v), y.at(base)
 			fmt.Fprintf(&b, `<rect class="mark" data-cat="%s" data-series="%s" data-value="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-				esc(name), esc(ser[s]), strconv.FormatFloat(v, 'g', -1, 64), px(x0), px(y0), px(math.Max(x1-x0-0.5, 0.5)), px(y1-y0), colour(s),
+				esc(name), esc(ser[s]), strconv.FormatFloat(v, 'g', -1, 64), px(x0), px(y0), px(math.Max(x1-x0-0.5, 0.5)), px(y1-y0), pal[s],
 				esc(tooltip(name, ser, s, v, unit)))
 			base += v
 		}
@@ -809,7 +860,7 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	return chartOut{SVG: b.String(), Legend: legendOf(ser)}, nil
+	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal)}, nil
 }
 
 // numericXAxis draws a linear horizontal axis with nice ticks along the plot's bottom.
@@ -832,6 +883,7 @@ func (sp *chartSpec) numericXAxis(b *strings.Builder, lo, hi, bottom float64) li
 // polyline goes across, then up or down: points 0, 2, 4, … are the data.
 func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, error) {
 	ser, ofRow := sp.seriesOf(t, rows)
+	pal := sp.colours.pick(ser)
 	type pt struct{ x, y float64 }
 	pts := make([][]pt, len(ser))
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), 0.0, 0.0
@@ -878,12 +930,12 @@ func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, erro
 			values[i] = strconv.FormatFloat(q.y, 'g', -1, 64)
 		}
 		fmt.Fprintf(&b, `<polyline class="mark-line" data-series="%s" data-values="%s" points="%s" fill="none" stroke="%s"><title>%s</title></polyline>`,
-			esc(ser[s]), strings.Join(values, " "), strings.Join(coords, " "), colour(s), esc(ser[s]))
+			esc(ser[s]), strings.Join(values, " "), strings.Join(coords, " "), pal[s], esc(ser[s]))
 	}
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	return chartOut{SVG: b.String(), Legend: legendOf(ser), Note: undrawableNote(sp.undrawable(t, rows, append([]int{sp.x[0]}, sp.y...)))}, nil
+	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal), Note: sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...))}, nil
 }
 
 // pie draws one slice per category (@x) sized by @y; rows with a value ≤ 0 cannot be a slice and are
@@ -892,6 +944,7 @@ func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 	var out chartOut
 	cats, catRows := groupRows(t, sp.x, rows, false)
 	sp.showX(t, rows)
+	pal := sp.colours.pick(cats)
 	vals := make([]float64, len(cats))
 	total := 0.0
 	skipped := 0
@@ -925,7 +978,7 @@ func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 		tip := esc(fmt.Sprintf("%s: %s %s (%.1f%%)", cats[c], fmtNum(v), unit, 100*frac))
 		if frac >= 1-1e-12 {
 			fmt.Fprintf(&b, `<circle class="mark" data-cat="%s" data-value="%s" data-angle="360" cx="%s" cy="%s" r="%s" fill="%s"><title>%s</title></circle>`,
-				esc(cats[c]), strconv.FormatFloat(v, 'g', -1, 64), px(cx), px(cy), px(r), colour(c), tip)
+				esc(cats[c]), strconv.FormatFloat(v, 'g', -1, 64), px(cx), px(cy), px(r), pal[c], tip)
 			break
 		}
 		a1 := angle + 2*math.Pi*frac
@@ -936,7 +989,7 @@ func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 		fmt.Fprintf(&b, `<path class="mark" data-cat="%s" data-value="%s" data-angle="%s" d="M%s %s L%s %s A%s %s 0 %d 1 %s %s Z" fill="%s"><title>%s</title></path>`,
 			esc(cats[c]), strconv.FormatFloat(v, 'g', -1, 64), px(360*frac), px(cx), px(cy),
 			px(cx+r*math.Cos(angle)), px(cy+r*math.Sin(angle)), px(r), px(r), large,
-			px(cx+r*math.Cos(a1)), px(cy+r*math.Sin(a1)), colour(c), tip)
+			px(cx+r*math.Cos(a1)), px(cy+r*math.Sin(a1)), pal[c], tip)
 		angle = a1
 	}
 	b.WriteString(`</g>`)
@@ -945,7 +998,7 @@ func (sp *chartSpec) pie(t *resultTable, rows []int) (chartOut, error) {
 		esc("slices: "+sp.xTitleText()+" · size: "+axisTitle(sp.sec.Y)))
 	b.WriteString(`</svg>`)
 	for c, v := range vals {
-		item := legendItem{Colour: colour(c), Label: cats[c], Value: fmtNum(v) + " " + unit}
+		item := legendItem{Colour: pal[c], Label: cats[c], Value: fmtNum(v) + " " + unit}
 		if total > 0 && v > 0 {
 			item.Value += fmt.Sprintf(" (%.1f%%)", 100*v/total)
 		}

@@ -29,6 +29,7 @@ import (
 type rpMark struct {
 	kind        string // rect, path, circle, polyline
 	cat, series string
+	fill        string // the mark's colour (a line's stroke)
 	value       float64
 	x, y, w, h  float64
 	d           string       // path data (pie slices)
@@ -159,7 +160,8 @@ func rpParseSVG(t *testing.T, title, svg string) rpChart {
 			if class == "mark" || class == "mark-line" {
 				m := rpMark{kind: e.Name.Local, cat: rpAttr(e, "data-cat"), series: rpAttr(e, "data-series"),
 					value: rpFloat(rpAttr(e, "data-value")), x: rpFloat(rpAttr(e, "x")), y: rpFloat(rpAttr(e, "y")),
-					w: rpFloat(rpAttr(e, "width")), h: rpFloat(rpAttr(e, "height")), d: rpAttr(e, "d")}
+					w: rpFloat(rpAttr(e, "width")), h: rpFloat(rpAttr(e, "height")), d: rpAttr(e, "d"),
+					fill: rpAttr(e, "fill") + rpAttr(e, "stroke")}
 				if e.Name.Local == "polyline" {
 					for _, p := range strings.Fields(rpAttr(e, "points")) {
 						xy := strings.Split(p, ",")
@@ -569,9 +571,47 @@ func TestReportOneRank(t *testing.T) {
 		want[[2]string{fmt.Sprintf("0 (CPCR %.2f)", rpF(t, r[2])), fmt.Sprint(r[0])}] = rpF(t, r[1])
 	}
 	checkBars(t, secs["Critical path by cause (HTA algorithm)"], want)
+	// One cause, one colour, in both critical-path charts (each chart coloured its causes in its own order).
+	fills := map[string]string{}
+	for _, title := range []string{"Critical path by cause (HTA algorithm)", "Critical path by cause (CTDA algorithm)"} {
+		for _, m := range secs[title].charts[0].marks {
+			if f, ok := fills[m.series]; ok && f != m.fill {
+				t.Errorf("%s: %s is %s, earlier %s", title, m.series, m.fill, f)
+			}
+			fills[m.series] = m.fill
+		}
+	}
+	if len(fills) < 2 {
+		t.Errorf("critical path causes %v: want at least 2", fills)
+	}
 	// alexnet has no communication: the overlap is NULL, so no bar.
 	if s := secs["Communication–computation overlap per rank"]; len(s.charts) != 1 || len(s.charts[0].marks) != 0 {
 		t.Errorf("overlap without communication: %+v", s)
+	}
+}
+
+func TestColourBook(t *testing.T) {
+	book := colourBook{}
+	for _, c := range []struct {
+		names []string
+		want  []int // palette positions
+	}{
+		{[]string{"a", "b", "c"}, []int{0, 1, 2}},
+		{[]string{"c", "a"}, []int{2, 0}}, // booked colours kept whatever the order
+		{[]string{"d", "b"}, []int{0, 1}}, // d takes the first colour b leaves free
+		{[]string{"d", "a"}, []int{0, 1}}, // a's colour is d's (d comes first): a takes the first free one
+		{[]string{"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0}},
+	} {
+		got := book.pick(c.names)
+		for i, w := range c.want {
+			if got[i] != palette[w] {
+				t.Errorf("pick(%v) = %v, want palette positions %v", c.names, got, c.want)
+				break
+			}
+		}
+	}
+	if got := colourBook(nil).pick([]string{"a", "b"}); got[0] != palette[0] || got[1] != palette[1] {
+		t.Errorf("nil book: %v", got)
 	}
 }
 
@@ -1068,6 +1108,14 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		// @foreach rows past the cap: the iterations stop there, and the note says "more than"
 		"95_foreach.sql": "-- @title Many\n-- @foreach SELECT * FROM range(30) t(report_i)\n" +
 			"SELECT getvariable('report_i') AS i, r FROM range(1000) t(r);\n",
+		// series named alike keep their colour from chart to chart (they took their position's colour)
+		"97_colour1.sql": "-- @title Colours 1\n-- @chart stacked_bar\n-- @x k\n-- @y v\n-- @series s\n" +
+			"SELECT * FROM (VALUES ('x', 'a', 1.0), ('x', 'b', 2.0)) t(k, s, v);\n",
+		"98_colour2.sql": "-- @title Colours 2\n-- @chart stacked_bar\n-- @x k\n-- @y v\n-- @series s\n" +
+			"SELECT * FROM (VALUES ('x', 'b', 1.0), ('x', 'c', 2.0)) t(k, s, v);\n",
+		// a line whose x is text: what is not drawn is named
+		"96_textx.sql": "-- @title Text x\n-- @chart line\n-- @x k\n-- @y v\n" +
+			"SELECT * FROM (VALUES ('a', 1.0), ('b', 2.0), (NULL, 3.0)) t(k, v);\n",
 		"93_cells.sql": "-- @title Cells\nSELECT 1712195495789354574::BIGINT AS ts, [1, 2] AS l, {'a': 1} AS s, " +
 			"TIMESTAMP '2024-01-02 03:04:05.123456' AS t, INTERVAL 90 MINUTE AS i, '\\xAA'::BLOB AS b, 'nan'::DOUBLE AS n, " +
 			"1.5::DECIMAL(10,3) AS d, 18446744073709551615::UBIGINT AS u;\n",
@@ -1104,8 +1152,14 @@ func TestReportCellsAndInfinities(t *testing.T) {
 	if m := secs["Inf bars"].charts[0].marks; len(m) != 1 || html.UnescapeString(m[0].cat) != "b" {
 		t.Errorf("Inf bars: marks %+v, want only b's", m)
 	}
+	c1, c2 := secs["Colours 1"].charts[0].marks, secs["Colours 2"].charts[0].marks
+	if len(c1) != 2 || len(c2) != 2 || c1[1].series != "b" || c2[0].series != "b" || c1[1].fill != c2[0].fill || c2[1].fill != c1[0].fill {
+		t.Errorf("series colours from chart to chart: %+v then %+v (want b's colour kept, c in a's freed one)", c1, c2)
+	}
 	// What is left out is said under the chart (it vanished without a word).
-	for _, want := range []string{`<p class="note">2 value(s) that are not finite numbers are not drawn.</p>`, `<p class="note">1 value(s) that are not finite numbers are not drawn.</p>`} {
+	for _, want := range []string{`<p class="note">Not drawn: 2 value(s) of v that are not finite.</p>`,
+		`<p class="note">Not drawn: 1 value(s) of v that are not finite.</p>`,
+		`<p class="note">Not drawn: 2 value(s) of k that are not numbers.</p>`} {
 		if strings.Count(page, want) != 1 {
 			t.Errorf("page lacks %s", want)
 		}
