@@ -15,20 +15,41 @@ import (
 // and sorts object keys. For those columns the query is run again with the column cast to
 // VARCHAR inside DuckDB, which prints exactly what the DuckDB CLI prints.
 
-// castReason says why a column of type t must be cast to VARCHAR to be shown: "unreadable" when
-// the driver fails on it, "imprecise" when it reads a wrong value, "" when it reads it fine.
-// Only a top-level TIME or JSON is "imprecise": casting a LIST or STRUCT to text for the sake
-// of a 24:00:00 inside it would turn a JSON array into a string. A JSON column's text is JSON,
-// which the renderer embeds as it is (see newResult).
+// castReason says why a column of type t must be cast to be shown: "unreadable" when the driver fails
+// on it, "imprecise" when it reads a wrong value, "json" for a JSON column (its VARCHAR text is the JSON
+// as written), "nested json" for a LIST, STRUCT, MAP or UNION holding JSON, which is cast with to_json
+// (its VARCHAR text would be DuckDB's struct syntax, not JSON), "" when the driver reads it fine. The
+// renderer embeds the text of both JSON kinds as it is (see newResult). A TIME inside a LIST is left
+// as it is: casting the list for its sake would turn the JSON format's array into a string.
 func castReason(t *sqlType) string {
-	if unreadable(t) {
+	switch {
+	case unreadable(t):
 		return "unreadable"
-	}
 	// TIMESTAMPTZ arrives in UTC: DuckDB's text shows it in the session's TimeZone, as DuckDB's shell does.
-	if t.is("TIME") || t.is("JSON") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE") {
+	case t.is("TIME") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE"):
 		return "imprecise"
+	case t.is("JSON"):
+		return "json"
+	case holdsJSON(t):
+		return "nested json"
 	}
 	return ""
+}
+
+// holdsJSON reports a JSON type at any depth of t.
+func holdsJSON(t *sqlType) bool {
+	if t == nil {
+		return false
+	}
+	if t.is("JSON") || holdsJSON(t.elem) || holdsJSON(t.key) {
+		return true
+	}
+	for _, f := range t.fields {
+		if holdsJSON(f.typ) {
+			return true
+		}
+	}
+	return false
 }
 
 // unreadable reports types duckdb-go fails to scan: ones it has no name for (TIME_NS), and MAPs
@@ -145,12 +166,12 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 			types = append(types, t)
 		}
 	}
-	cast := make([]bool, len(types))
+	cast := make([]string, len(types))
 	need := false
 	for i, t := range types {
 		name, _ := t.(string)
-		cast[i] = castReason(parseType(name)) != ""
-		need = need || cast[i]
+		cast[i] = castReason(parseType(name))
+		need = need || cast[i] != ""
 	}
 	if !need {
 		rows, err := conn.QueryContext(ctx, "EXECUTE "+preparedName)
@@ -178,7 +199,7 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		return nil, err
 	}
 	for i := range typeNames {
-		if !cast[i] {
+		if cast[i] == "" {
 			typeNames[i] = "" // the driver's own name, as for any other column
 		}
 	}
@@ -204,9 +225,9 @@ func describe(ctx context.Context, q queryer, stmt string) (names, types []strin
 	return names, types, rows.Err()
 }
 
-// castQuery wraps body (a SELECT-like statement ending in a newline) so that the columns marked in cast
-// come out as DuckDB's VARCHAR text, under the names given.
-func castQuery(body string, names []string, cast []bool) string {
+// castQuery wraps body (a SELECT-like statement ending in a newline) so that the columns with a
+// castReason come out as DuckDB's VARCHAR text (of to_json, for a "nested json"), under the names given.
+func castQuery(body string, names []string, cast []string) string {
 	var sel, alias strings.Builder
 	for i, name := range names {
 		if i > 0 {
@@ -215,7 +236,11 @@ func castQuery(body string, names []string, cast []bool) string {
 		}
 		col := fmt.Sprintf("c%d", i+1)
 		alias.WriteString(col)
-		if cast[i] {
+		switch cast[i] {
+		case "":
+		case "nested json":
+			col = "CAST(to_json(" + col + ") AS VARCHAR)"
+		default:
 			col = "CAST(" + col + " AS VARCHAR)"
 		}
 		sel.WriteString(col + " AS " + quoteIdent(name))
@@ -234,18 +259,14 @@ func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows
 	if err != nil {
 		return rows, nil, nil // the renderer reports it
 	}
-	cast := make([]bool, len(cts))
+	cast := make([]string, len(cts))
 	need, unreadable := false, -1
 	for i, ct := range cts {
-		switch castReason(parseType(ct.DatabaseTypeName())) {
-		case "unreadable":
-			if unreadable < 0 {
-				unreadable = i
-			}
-			cast[i], need = true, true
-		case "imprecise":
-			cast[i], need = true, true
+		cast[i] = castReason(parseType(ct.DatabaseTypeName()))
+		if cast[i] == "unreadable" && unreadable < 0 {
+			unreadable = i
 		}
+		need = need || cast[i] != ""
 	}
 	if !need {
 		return rows, nil, nil
@@ -265,7 +286,7 @@ func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows
 	names := make([]string, len(cts))
 	for i, ct := range cts {
 		names[i] = ct.DatabaseTypeName()
-		if cast[i] && castReason(parseType(names[i])) == "unreadable" {
+		if cast[i] == "unreadable" {
 			names[i] = typeNameOf(ctx, db, stmt, i, cts)
 		}
 	}

@@ -146,9 +146,13 @@ func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
 		} else {
 			r.dbTypes = append(r.dbTypes, ct.DatabaseTypeName())
 		}
-		// A JSON column castForDisplay read as VARCHAR holds DuckDB's own JSON text: each
-		// scans it as []byte, which appendText and appendJSON copy as it is.
-		raw := t.is("VARCHAR") && i < len(typeNames) && parseType(typeNames[i]).is("JSON")
+		// A JSON column (or one holding JSON) castForDisplay read as VARCHAR holds DuckDB's own JSON
+		// text: each scans it as []byte, which appendText and appendJSON copy as it is.
+		raw := false
+		if t.is("VARCHAR") && i < len(typeNames) && typeNames[i] != "" {
+			reason := castReason(parseType(typeNames[i]))
+			raw = reason == "json" || reason == "nested json"
+		}
 		if raw {
 			t = parseType("JSON")
 		}

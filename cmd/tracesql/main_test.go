@@ -664,6 +664,13 @@ func TestStatements(t *testing.T) {
 		{name: "a query with a JSON or TIME column runs once", args: []string{backwardJSON, "--format", "csv", "-c",
 			`CREATE SEQUENCE s; SELECT nextval('s') AS n, '{"b":1,"a":12345678901234567890}'::JSON AS j; SELECT nextval('s') AS n, TIME '24:00:00' AS t; SELECT nextval('s') AS n`},
 			stdout: "n,j\n1,\"{\"\"b\"\":1,\"\"a\"\":12345678901234567890}\"\nn,t\n2,24:00:00\nn\n3\n"},
+		// the driver decodes JSON inside a list or struct with encoding/json: 9007199254740993 became …992,
+		// keys sorted; to_json's text keeps the digits and the order, and the header the JSON type
+		{name: "JSON inside a LIST or STRUCT keeps its digits and key order", args: []string{backwardJSON, "--format", "json", "-c",
+			`SELECT ['{"id": 9007199254740993, "b": 1, "a": 2}'::JSON] AS l, {'k': '123456789012345678901234'::JSON, 'n': 2} AS s`},
+			stdout: `[{"l":[{"id":9007199254740993,"b":1,"a":2}],"s":{"k":123456789012345678901234,"n":2}}]` + "\n"},
+		{name: "and in the table, its type", args: []string{backwardJSON, "-c", `SELECT ['{"id": 9007199254740993}'::JSON] AS l`},
+			stdout: "┌───────────────────────────┐\n│             l             │\n│          json[]           │\n├───────────────────────────┤\n│ [{\"id\":9007199254740993}] │\n└───────────────────────────┘\n"},
 		{name: "a prepared statement of the user's own survives", args: []string{backwardJSON, "--format", "csv", "-c",
 			`PREPARE mine AS SELECT 7 AS x, '[1]'::JSON AS j; SELECT 1 AS a; EXECUTE mine; PREPARE _tracesql_display AS SELECT 42 AS y; SELECT 2 AS b; EXECUTE _tracesql_display`},
 			stdout: "a\n1\nx,j\n7,[1]\nb\n2\ny\n42\n"},
