@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/chzyer/readline"
 
@@ -72,20 +75,29 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 
 // repl is the interactive loop: multi-line statements ended by ';', history in
 // ~/.tracesql_history (one line per statement), completion of names, Ctrl-C clears the line or
-// cancels the running query, Ctrl-D exits.
+// cancels the running query, Ctrl-D exits (dropping a statement not ended by ';').
 func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	historyFile := ""
 	if home, err := os.UserHomeDir(); err == nil {
 		historyFile = filepath.Join(home, ".tracesql_history")
+		privateHistory(historyFile)
 	} // else no history file: "" would put it in the current directory
+	// With stdout redirected (tracesql T > out.txt), the prompt and the echo of what is typed go to the
+	// terminal on stderr: in the file they were readline's redraw codes between the results.
+	lineOut := stdout
+	if !isTerminal(stdout) && isTerminal(stderr) {
+		lineOut = stderr
+	}
+	in := &pasteAwareStdin{r: readline.NewCancelableStdin(readline.Stdin)}
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:                 prompt,
 		HistoryFile:            historyFile,
 		DisableAutoSaveHistory: true,
-		AutoComplete:           &completer{s: s},
+		AutoComplete:           &completer{s: s, pasted: in},
 		InterruptPrompt:        "^C",
 		EOFPrompt:              ".quit",
-		Stdout:                 stdout,
+		Stdin:                  in,
+		Stdout:                 lineOut,
 		Stderr:                 stderr,
 	})
 	if err != nil {
@@ -96,9 +108,12 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	// One writer for both: readline makes a new one per Stdout() call, and the table format fits the
 	// screen only while s.out is s.stdout.
 	w := rl.Stdout()
+	if lineOut != stdout {
+		w = stdout
+	}
 	s.stdout, s.out = w, w
 	s.errOut, s.terminal = rl.Stderr(), true
-	fmt.Fprintln(s.out, `Enter ".help" for usage hints; statements end with ";".`)
+	fmt.Fprintln(rl.Stdout(), `Enter ".help" for usage hints; statements end with ";".`)
 	var buf stmtBuffer
 	var entry []string
 	for !s.quit {
@@ -110,11 +125,14 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			continue
 		}
 		if err != nil { // io.EOF: Ctrl-D
-			// A statement typed without its ';' runs, as piped input's last one does.
-			if err := s.runPending(ctx, &buf); err != nil {
-				s.reportErr(err)
-			} else if h := historyLine(strings.Join(entry, "\n")); h != "" {
-				rl.SaveHistory(h)
+			// A statement typed without its ';' is not run: Ctrl-D ends the session, and a half-typed
+			// DELETE FROM t (its WHERE still to come) would have run and been committed. History keeps
+			// it, to be finished next time.
+			if buf.Pending() != "" {
+				fmt.Fprintln(s.errOut, "tracesql: the statement not ended by ';' was not run (it is in the history)")
+				if h := historyLine(strings.Join(entry, "\n")); h != "" {
+					rl.SaveHistory(h)
+				}
 			}
 			break
 		}
@@ -133,6 +151,57 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		}
 	}
 	return s.quitStatus(0)
+}
+
+// privateHistory makes the history file readable by its owner only, creating it if need be: it holds
+// every statement typed, CREATE SECRET and ATTACH … (PASSWORD …) included, and readline creates it
+// with the umask's mode (0644).
+func privateHistory(path string) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return // readline goes on without a history it cannot write
+	}
+	f.Close()
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		os.Chmod(path, fi.Mode().Perm()&0o700)
+	}
+}
+
+// pasteAwareStdin counts the tab characters that arrive with other input in one read: pasted text
+// (a terminal delivers a paste at once), not the Tab key, which arrives alone. readline takes every
+// tab for a completion request, so a pasted 'a<TAB>b' lost its tab; the completer inserts these.
+type pasteAwareStdin struct {
+	r    io.ReadCloser
+	mu   sync.Mutex
+	tabs int
+}
+
+func (p *pasteAwareStdin) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 1 {
+		if tabs := bytes.Count(b[:n], []byte{'\t'}); tabs > 0 {
+			p.mu.Lock()
+			p.tabs += tabs
+			p.mu.Unlock()
+		}
+	}
+	return n, err
+}
+
+func (p *pasteAwareStdin) Close() error { return p.r.Close() }
+
+// takePastedTab reports whether the tab being handled came with a paste (and counts it off).
+func (p *pasteAwareStdin) takePastedTab() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tabs == 0 {
+		return false
+	}
+	p.tabs--
+	return true
 }
 
 // historyLine makes one history line of a (multi-line) entry. The history file holds a line per
@@ -167,34 +236,64 @@ func historyLine(text string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// completer completes table, view, macro and function names, SQL keywords and dot commands.
+// completer completes table, view, macro and function names, SQL keywords, dot commands, .mode's
+// formats and file names (after .read, .load, .once, .output and .report, and inside a '…' string).
 type completer struct {
-	s *session
+	s      *session
+	pasted *pasteAwareStdin
 }
 
 var sqlKeywords = []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "JOIN", "LEFT JOIN",
 	"USING", "WITH", "AS", "AND", "OR", "NOT", "DESC", "HAVING", "DISTINCT", "COUNT", "CREATE TABLE", "DESCRIBE",
 	"SUMMARIZE", "INSERT INTO", "UPDATE", "QUALIFY", "OVER", "PARTITION BY"}
 
+// literalTab is the completion that inserts a tab character.
+var literalTab = [][]rune{{'\t'}}
+
+// fileArgCommands are the dot commands whose arguments are file or directory names.
+var fileArgCommands = map[string]bool{"read": true, "load": true, "once": true, "output": true, "report": true}
+
 func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
-	text := string(line[:pos])
-	start := strings.LastIndexAny(text, " \t(,.=<>") + 1
-	if strings.HasPrefix(strings.TrimSpace(text), ".") && !strings.Contains(strings.TrimSpace(text), " ") {
-		start = strings.Index(text, ".") + 1
-		var out [][]rune
-		for name := range dotCommands {
-			if strings.HasPrefix(name, text[start:]) {
-				out = append(out, []rune(name[len(text[start:]):]+" "))
-			}
-		}
-		return out, len(text) - start
+	if c.pasted.takePastedTab() {
+		return literalTab, 0
 	}
-	word := text[start:]
-	if word == "" {
+	text := string(line[:pos])
+	trimmed := strings.TrimLeft(text, " \t")
+	if strings.HasPrefix(trimmed, ".") {
+		cmd, args, hasArgs := strings.Cut(trimmed[1:], " ")
+		if !hasArgs {
+			var out [][]rune
+			for name := range dotCommands {
+				if strings.HasPrefix(name, cmd) {
+					out = append(out, []rune(name[len(cmd):]+" "))
+				}
+			}
+			sortRunes(out)
+			return out, len(cmd)
+		}
+		word := args[strings.LastIndexAny(args, " ")+1:]
+		switch name, _ := dotCommandName(cmd); {
+		case name == "mode":
+			return completeWords(Formats, word), len(word)
+		case fileArgCommands[name]:
+			return completeFiles(word), len(word)
+		}
 		return nil, 0
 	}
-	var out [][]rune
-	seen := map[string]bool{}
+	// Inside a quoted string: a file name ('sample.json', read_csv('data/x.csv')), or a tab.
+	if quote := openQuote(text); quote >= 0 {
+		word := text[quote+1:]
+		if out := completeFiles(word); len(out) > 0 {
+			return out, len(word)
+		}
+		return literalTab, 0
+	}
+	start := strings.LastIndexAny(text, " \t\n(,.=<>") + 1
+	word := text[start:]
+	if word == "" {
+		return literalTab, 0 // indentation
+	}
+	var names []string
 	for _, cand := range c.candidates() {
 		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || sqlfuncs.IsInternal(cand) {
 			// Internal names (_hta_frame, …) are the public ones' machinery, not offered to someone typing a
@@ -202,13 +301,80 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 			// refused (sqlfuncs.RefuseInternalCall).
 			continue
 		}
-		if strings.HasPrefix(strings.ToLower(cand), strings.ToLower(word)) && !seen[cand] {
-			seen[cand] = true
-			out = append(out, []rune(cand[len(word):]+" "))
+		names = append(names, cand)
+	}
+	return completeWords(names, word), len(word)
+}
+
+// completeWords returns the rest of each of names that starts with word, ignoring case, followed by a
+// space. The rest takes the case word is typed in (sel → select, SEL → SELECT; selECT before), where word
+// has one.
+func completeWords(names []string, word string) [][]rune {
+	lower, upper := strings.ToLower(word), strings.ToUpper(word)
+	var out [][]rune
+	seen := map[string]bool{}
+	for _, cand := range names {
+		if len(cand) < len(word) || !strings.EqualFold(cand[:len(word)], word) {
+			continue
+		}
+		rest := cand[len(word):]
+		switch {
+		case word == lower && word != upper:
+			rest = strings.ToLower(rest)
+		case word == upper && word != lower:
+			rest = strings.ToUpper(rest)
+		}
+		if !seen[rest] {
+			seen[rest] = true
+			out = append(out, []rune(rest+" "))
 		}
 	}
+	sortRunes(out)
+	return out
+}
+
+// completeFiles returns the rest of each file or directory name that starts with word, a path: a
+// directory's rest ends in "/", a file's in nothing (a closing quote or more arguments may follow).
+func completeFiles(word string) [][]rune {
+	dir, base := filepath.Split(word)
+	entries, err := os.ReadDir(cmp.Or(dir, "."))
+	if err != nil {
+		return nil
+	}
+	var out [][]rune
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".") {
+			continue
+		}
+		rest := name[len(base):]
+		if e.IsDir() {
+			rest += "/"
+		}
+		out = append(out, []rune(rest))
+	}
+	sortRunes(out)
+	return out
+}
+
+// openQuote returns the position of the ' that opens a string still open at the end of text, or -1
+// (also for a "…" identifier or a comment).
+func openQuote(text string) int {
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
+		if end < 0 {
+			if kind == queries.TokenQuoted && text[i] != '"' && text[i] != '$' {
+				return strings.IndexByte(text[i:], '\'') + i
+			}
+			return -1
+		}
+		i = end
+	}
+	return -1
+}
+
+func sortRunes(out [][]rune) {
 	sort.Slice(out, func(i, j int) bool { return string(out[i]) < string(out[j]) })
-	return out, len(word)
 }
 
 func (c *completer) candidates() []string {

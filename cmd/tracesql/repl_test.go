@@ -297,14 +297,32 @@ func TestTerminalREPL(t *testing.T) {
 		}
 	}
 
-	// Ctrl-D at the continuation prompt runs the statement typed so far, then exits.
+	// A pasted tab is kept (readline took every tab for Tab, and dropped it where nothing completed).
+	s.typeText("SELECT length('a\tb') AS n,\tlength('x\t\ty') AS m;")
+	s.key("Enter")
+	s.waitFor(`│\s+3 │\s+4 │\n└─+┴─+┘\ntracesql>$`)
+
+	// Completion keeps the case typed; .mode completes its formats.
+	s.typeText("sel")
+	s.key("Tab")
+	s.waitFor(`tracesql> select$`)
+	s.key("C-c")
+	s.waitFor(`\^C\ntracesql>$`)
+	s.typeText(".mode ma")
+	s.key("Tab")
+	s.waitFor(`tracesql> \.mode markdown$`)
+	s.key("C-c")
+	s.waitFor(`\^C\ntracesql>$`)
+
+	// Ctrl-D at the continuation prompt does not run the statement typed so far (a DELETE whose WHERE
+	// was still to come ran): it goes to the history, and the session ends.
 	s.typeText("SELECT 9 AS nine")
 	s.key("Enter")
 	s.waitFor(`\n     \.\.\.>$`)
 	s.key("C-d")
 	scr = s.waitFor(`EXIT=\d+`)
-	if !regexp.MustCompile(`│\s+9 │`).MatchString(scr) {
-		t.Errorf("Ctrl-D dropped the pending statement:\n%s", scr)
+	if regexp.MustCompile(`│\s+nine\s+│`).MatchString(scr) || !strings.Contains(scr, "tracesql: the statement not ended by ';' was not run") {
+		t.Errorf("Ctrl-D ran the pending statement, or said nothing:\n%s", scr)
 	}
 	if !strings.Contains(scr, "EXIT=0") {
 		t.Errorf("exit status not 0:\n%s", scr)
@@ -316,11 +334,16 @@ func TestTerminalREPL(t *testing.T) {
 		}
 	}
 
-	hist, err := os.ReadFile(filepath.Join(home, ".tracesql_history"))
+	histFile := filepath.Join(home, ".tracesql_history")
+	hist, err := os.ReadFile(histFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT 1 + FROM x;\nSELECT " + strings.Join(cols, ", ") + ";\nSELECT 9 AS nine\n"
+	if fi, err := os.Stat(histFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode %v (%v), want 0600: it holds every statement typed", fi.Mode(), err)
+	}
+	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT 1 + FROM x;\nSELECT " + strings.Join(cols, ", ") + ";\n" +
+		"SELECT length('a\tb') AS n,\tlength('x\t\ty') AS m;\nSELECT 9 AS nine\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
 	}
