@@ -1028,7 +1028,7 @@ func appendTime(b []byte, v time.Time, t *sqlType) []byte {
 	}
 	switch name {
 	case "DATE":
-		return v.AppendFormat(b, "2006-01-02")
+		return appendDate(b, v)
 	case "TIME":
 		return v.AppendFormat(b, "15:04:05.999999999")
 	case "TIMETZ":
@@ -1037,10 +1037,19 @@ func appendTime(b []byte, v time.Time, t *sqlType) []byte {
 		}
 		return appendOffset(v.AppendFormat(b, "15:04:05.999999999"), v)
 	case "TIMESTAMPTZ":
-		return append(v.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999999"), "+00"...)
+		return append(v.UTC().AppendFormat(appendDate(b, v.UTC()), " 15:04:05.999999999"), "+00"...)
 	default:
-		return v.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999999")
+		return v.UTC().AppendFormat(appendDate(b, v.UTC()), " 15:04:05.999999999")
 	}
+}
+
+// appendDate writes v's date as DuckDB does: a year before 1 as the year BC with " (BC)" (DuckDB's
+// 0044-03-15 (BC) is Go's year -43, which printed as -0043-03-15).
+func appendDate(b []byte, v time.Time) []byte {
+	if y := v.Year(); y <= 0 {
+		return fmt.Appendf(b, "%04d-%02d-%02d (BC)", 1-y, int(v.Month()), v.Day())
+	}
+	return v.AppendFormat(b, "2006-01-02")
 }
 
 // infinities are the values duckdb-go makes of DuckDB's infinity and -infinity, by type: the

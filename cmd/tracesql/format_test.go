@@ -362,6 +362,9 @@ func TestRenderMatchesDuckDBText(t *testing.T) {
 		`'infinity'::TIMESTAMP_S`, `'-infinity'::TIMESTAMP_S`, `'infinity'::DATE`, `'-infinity'::DATE`,
 		`['infinity'::TIMESTAMP, '-infinity'::TIMESTAMP]`, `DATE '5881580-07-10'`, `TIMESTAMP '294247-01-10 04:00:54.775806'`,
 		`TIMETZ '24:00:00+05'`,
+		// before year 1: Go's year -43 printed as -0043-03-15
+		`DATE '0044-03-15 (BC)'`, `DATE '0001-01-01' - 1`, `(DATE '0044-03-15 (BC)')::TIMESTAMP + INTERVAL 90 MINUTE`,
+		`(DATE '0044-03-15 (BC)')::TIMESTAMPTZ`, `[DATE '0001-01-01' - 1]`,
 	}
 	for _, e := range exprs {
 		got := render(t, db, "SELECT "+e+" AS v", "csv", 0, 1)
