@@ -35,6 +35,7 @@ func init() {
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
 		"mode":     {".mode [FORMAT]", "output format: " + strings.Join(Formats, ", ") + " (no FORMAT: show the current one)", (*session).dotMode},
+		"headers":  {".headers on|off", "whether csv, tsv and list output start with the column names (as --no-header)", (*session).dotHeaders},
 		"maxrows":  {".maxrows [N]", "rows the table format shows, the first and last halves (0: all; no N: show the current number)", (*session).dotMaxRows},
 		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
@@ -358,6 +359,14 @@ func (s *session) dotTimer(_ context.Context, args []string) error {
 		return fmt.Errorf("usage: .timer on|off")
 	}
 	s.timer = args[0] == "on"
+	return nil
+}
+
+func (s *session) dotHeaders(_ context.Context, args []string) error {
+	if len(args) != 1 || (args[0] != "on" && args[0] != "off") {
+		return fmt.Errorf("usage: .headers on|off")
+	}
+	s.noHeader = args[0] == "off"
 	return nil
 }
 

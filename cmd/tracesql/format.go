@@ -65,13 +65,14 @@ func RenderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int) (i
 // has a non-empty entry: the query behind rows cast the columns the driver cannot read to
 // VARCHAR (see castForDisplay), and the header shows the type the user's query has.
 func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, typeNames []string) (int64, error) {
-	return renderRowsWidth(w, format, rows, maxTableRows, 0, typeNames)
+	return renderRowsWidth(w, format, rows, maxTableRows, 0, typeNames, true)
 }
 
 // renderRowsWidth is renderRows whose table fits in screenWidth terminal cells (0 = any width): as DuckDB's
 // duckbox does, wide columns are narrowed and, if that is not enough, middle columns are left out, a "…"
-// column in their place.
-func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string) (int64, error) {
+// column in their place. headers false leaves out the header line of csv, tsv and list (.headers off); the
+// table, markdown, line and JSON formats name the columns whatever it says, as in DuckDB's shell.
+func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string, headers bool) (int64, error) {
 	format, ok := CanonicalFormat(format)
 	if !ok {
 		return 0, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
@@ -80,7 +81,7 @@ func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, s
 	if err != nil {
 		return 0, err
 	}
-	r.screenWidth = screenWidth
+	r.screenWidth, r.noHeader = screenWidth, !headers
 	bw := bufio.NewWriter(w)
 	var n int64
 	switch format {
@@ -130,6 +131,7 @@ type result struct {
 	buf     []byte // scratch for one cell or one output line
 	// screenWidth, if > 0, is the terminal's width, which the table format fits.
 	screenWidth int
+	noHeader    bool // csv, tsv and list write no header line
 }
 
 func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
@@ -408,7 +410,9 @@ func (r *result) csv(w *bufio.Writer) (int64, error) {
 		}
 		line = appendCSVField(line, name)
 	}
-	if _, err := w.Write(append(line, '\n')); err != nil {
+	if r.noHeader {
+		line = line[:0]
+	} else if _, err := w.Write(append(line, '\n')); err != nil {
 		return 0, err
 	}
 	return r.each(func(int64) error {
@@ -450,12 +454,17 @@ var tsvEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\
 // whose escapes tsvEscaper follows, so that it differs from the empty string (an empty field).
 func (r *result) tsv(w *bufio.Writer) (int64, error) {
 	for i, name := range r.names {
+		if r.noHeader {
+			break
+		}
 		if i > 0 {
 			w.WriteByte('\t')
 		}
 		tsvEscaper.WriteString(w, name)
 	}
-	w.WriteByte('\n')
+	if !r.noHeader {
+		w.WriteByte('\n')
+	}
 	var line []byte
 	return r.each(func(int64) error {
 		line = line[:0]
@@ -477,7 +486,9 @@ func (r *result) tsv(w *bufio.Writer) (int64, error) {
 // list writes DuckDB's list mode: a header line, then one line per row, values separated by '|' as they
 // are (no quoting), NULL as NULL.
 func (r *result) list(w *bufio.Writer) (int64, error) {
-	w.WriteString(strings.Join(r.names, "|") + "\n")
+	if !r.noHeader {
+		w.WriteString(strings.Join(r.names, "|") + "\n")
+	}
 	var line []byte
 	return r.each(func(int64) error {
 		line = line[:0]

@@ -582,7 +582,7 @@ func TestTableFitsScreen(t *testing.T) {
 		}
 		defer rows.Close()
 		var b bytes.Buffer
-		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil); err != nil {
+		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -634,7 +634,7 @@ func TestTableFitKeepsNumbers(t *testing.T) {
 	}
 	defer rows.Close()
 	var b bytes.Buffer
-	if _, err := renderRowsWidth(&b, "table", rows, 40, 50, nil); err != nil {
+	if _, err := renderRowsWidth(&b, "table", rows, 40, 50, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -99,6 +99,7 @@ type options struct {
 	label    string // the last --label given (default "trace"): also the label .load uses
 	rankFrom string
 	maxRows  int
+	noHeader bool
 	traces   []tracePath
 	// ncclOffset is --nccl-clock-offset: NCCL profiler-plugin → Kineto clock offset(s), ns.
 	ncclOffset string
@@ -120,6 +121,7 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error)")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
+	fs.BoolVar(&o.noHeader, "no-header", false, "csv, tsv and list output without the header line (as .headers off)")
 	fs.Usage = func() {}
 	var err error
 	if o.traces, err = parseWithPaths(fs, args, &o.label, &labels); err != nil {
@@ -339,7 +341,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		db.Close()
 		removeDBFile(o.dbPath)
 	}
-	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows}
+	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows, noHeader: o.noHeader}
 	if isTerminal(stdout) {
 		s.screen = readline.GetScreenWidth
 	}

@@ -681,6 +681,9 @@ func TestStatements(t *testing.T) {
 			args: []string{"--format", "csv"}, stdout: "n\n1\ne\ntrue\n", stderr: "^unloaded 1 file\\(s\\)\n$"},
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
 			"SELECT min(rank) AS lo, max(rank) AS hi, count(DISTINCT rank) AS n FROM traces"}, stdout: "lo,hi,n\n0,7,8\n"},
+		{name: "--no-header and .headers", args: []string{backwardJSON, "--no-header", "--format", "csv", "-c",
+			"SELECT 1 AS a, 'x,y' AS b; .mode tsv\nSELECT 2 AS c; .mode list\nSELECT 3 AS d; .headers on\nSELECT 4 AS e; .mode table\n.headers off\nSELECT 5 AS f"},
+			stdout: "1,\"x,y\"\n2\n3\ne\n4\n┌─────────┐\n│    f    │\n│ integer │\n├─────────┤\n│       5 │\n└─────────┘\n"},
 		{name: "--maxrows", args: []string{backwardJSON, "--maxrows", "2", "-c", "SELECT * FROM range(5) t(i)"},
 			stdout: "┌────────┐\n│   i    │\n│ bigint │\n├────────┤\n│      0 │\n│   …    │\n│      4 │\n└────────┘\n5 rows (2 shown)\n"},
 	}

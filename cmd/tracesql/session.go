@@ -26,6 +26,7 @@ type session struct {
 	errOut    io.Writer
 	format    string
 	maxRows   int
+	noHeader  bool // .headers off / --no-header
 	timer     bool
 	outFile   *os.File // current .output file
 	once      bool     // restore stdout after the next statement
@@ -197,7 +198,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 				return err
 			}
 		}
-	} else if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames); err != nil {
+	} else if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames, !s.noHeader); err != nil {
 		return err
 	}
 	if err := rows.Err(); err != nil {
