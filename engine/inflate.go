@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,8 +39,9 @@ type InflateOptions struct {
 // every copy; the events after a last copy cut short follow its end. 4: the steps are the loader's
 // (cpu_op steps, names with text after N; no step without a category), the 2021 spellings of the
 // external id and of launch flows are renumbered and replicated with their launch, top-level keys are
-// JSON-quoted.
-const InflateVersion = 4
+// JSON-quoted. 5: the CPU events leading into the window are copied with it; strings are those the loader
+// reads (a backslash that starts no escape, raw control characters, invalid UTF-8).
+const InflateVersion = 5
 
 // inflateGap separates two replicated step windows, ns; per-copy jitter stays below it so copies
 // never overlap.
@@ -101,10 +103,13 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	if len(tr.steps) == 0 {
 		return nil, fmt.Errorf("inflate %s: no ProfilerStep#N events to replicate", src)
 	}
+	if err := tr.checkRange(opts); err != nil {
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
+	}
 	// Fail now rather than after hours of writing (a typo in --ranks or --steps).
 	if need, free := tr.estimateBytes(opts), freeBytes(opts.OutDir); free >= 0 && need > float64(free) {
-		return nil, fmt.Errorf("inflate %s: %d ranks × %d steps need about %.1f GB, and %s has %.1f GB free",
-			src, opts.Ranks, opts.Steps, need/1e9, opts.OutDir, float64(free)/1e9)
+		return nil, fmt.Errorf("inflate %s: %d ranks × %d steps need about %s, and %s has %s free",
+			src, opts.Ranks, opts.Steps, sizeText(need), opts.OutDir, sizeText(float64(free)))
 	}
 	writing = true
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src), ".gz"), ".json")
@@ -113,25 +118,56 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	if base == "" {
 		base = "trace"
 	}
-	var out []string
+	// Each rank is written under a .part name that no load takes, and renamed once all are written: a
+	// run killed where it cannot clean up (kill -9, out of memory) leaves no files that pass for a job
+	// of fewer ranks.
+	var out, parts []string
+	fail := func(err error) ([]string, error) {
+		// A truncated file would fail the load of the whole directory, and the ranks already written
+		// would pass for a smaller job: the directory is left as it was found.
+		for _, p := range append(out, parts...) {
+			os.Remove(p)
+		}
+		outdir.RemoveEmpty(created)
+		return nil, fmt.Errorf("inflate %s: %w", src, err)
+	}
 	for r := 0; r < opts.Ranks; r++ {
 		name := fmt.Sprintf("%s_rank%d.json", base, r)
 		if opts.Gzip {
 			name += ".gz"
 		}
 		path := filepath.Join(opts.OutDir, name)
-		if err := tr.writeRank(ctx, path, r, opts); err != nil {
-			// A truncated file would fail the load of the whole directory, and the ranks already written
-			// would pass for a smaller job: the directory is left as it was found.
-			for _, p := range append(out, path) {
-				os.Remove(p)
-			}
-			outdir.RemoveEmpty(created)
-			return nil, fmt.Errorf("inflate %s: write %s: %w", src, path, err)
+		parts = append(parts, path+".part")
+		if err := tr.writeRank(ctx, path+".part", r, opts); err != nil {
+			return fail(fmt.Errorf("write %s: %w", path, unwrapPath(err)))
+		}
+	}
+	for _, p := range parts {
+		path := strings.TrimSuffix(p, ".part")
+		if err := os.Rename(p, path); err != nil {
+			return fail(err)
 		}
 		out = append(out, path)
 	}
 	return out, nil
+}
+
+// sizeText writes a byte count in GB, or in MB below 1 GB (both sides of "need 0.0 GB, 0.0 GB free").
+func sizeText(b float64) string {
+	if b < 1e9 {
+		return fmt.Sprintf("%.1f MB", b/1e6)
+	}
+	return fmt.Sprintf("%.1f GB", b/1e9)
+}
+
+// unwrapPath drops the *os.PathError around err, whose message names the file again ("write x: write
+// x: no space left on device").
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // freeBytes is diskFree, replaced in tests.
@@ -184,6 +220,44 @@ func (tr *wholeTrace) estimateBytes(opts InflateOptions) float64 {
 	return total
 }
 
+// leadsIn reports a CPU event that starts shortly before the window and ends inside it: the Python frames
+// of the profiler.step() call that opened the step (sglang's trace has seven). Each copy of the window
+// gets one, as each step of a real job does; written once, the copies' events sat seven levels
+// shallower than the original's.
+func (tr *wholeTrace) leadsIn(ev *inflEvent) bool {
+	ph, _ := ev.fields["ph"].(string)
+	return ph == "X" && ev.corr() < 0 && ev.end > tr.winStart && ev.end < tr.winEnd &&
+		tr.winStart-ev.ts <= tr.winEnd-tr.winStart
+}
+
+// maxRankOffset bounds the per-rank offset writeRank adds to every time, ns.
+const maxRankOffset = 50_000
+
+// period is the time between two copies of the window, ns (before jitter): the window's events, those
+// leading into it and a gap.
+func (tr *wholeTrace) period() int64 { return tr.extEnd - tr.winStart + tr.lead + inflateGap }
+
+// checkRange refuses a job whose last copy would end past what the loader takes (an end in ns that fits
+// int64): a trace already near the end of that range, or with a huge dur, overflowed into negative times
+// or a file the loader refused, after an exit status 0.
+func (tr *wholeTrace) checkRange(opts InflateOptions) error {
+	copies := int64((opts.Steps + len(tr.steps) - 1) / len(tr.steps))
+	maxEnd := int64(math.MinInt64)
+	for i := range tr.events {
+		maxEnd = max(maxEnd, tr.events[i].end)
+	}
+	period := tr.period()
+	if period > 0 && copies-1 > (math.MaxInt64-maxRankOffset-inflateGap)/period {
+		return fmt.Errorf("%d steps of %d ms each go past the times a trace can hold (ns in int64)", opts.Steps, period/1_000_000)
+	}
+	shift := maxRankOffset + (copies-1)*period + inflateGap/2
+	if maxEnd > math.MaxInt64-shift {
+		return fmt.Errorf("%d steps would end past the times a trace can hold (ns in int64): the source's events end at %s µs, and the copies add %s µs",
+			opts.Steps, nsToUs(maxEnd), nsToUs(shift))
+	}
+	return nil
+}
+
 // inflEvent is one source event, decoded, with the facts replication needs.
 type inflEvent struct {
 	fields map[string]any
@@ -204,6 +278,7 @@ type wholeTrace struct {
 	winStart int64
 	winEnd   int64
 	extEnd   int64 // end of the last event of the window, GPU work included: the next copy starts after it
+	lead     int64 // how long before the window the events leading into it start (leadsIn), ns
 	srcBytes int64 // size of the decompressed source JSON
 	corrSpan int64 // ids are offset by copy·span
 	extSpan  int64
@@ -227,6 +302,7 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			return nil, err
 		}
 	}
+	raw = loaderStrings(raw)
 	tr := &wholeTrace{top: map[string]json.RawMessage{}, srcBytes: int64(len(raw))}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var evRaw []json.RawMessage
@@ -264,6 +340,7 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 	tr.winStart, tr.winEnd = 1<<62, -1<<62
 	tr.stepLo, tr.stepHi = 1<<62, -1
 	stepStart := map[int64]int64{} // step number → earliest start
+	beSteps := 0                   // steps written as B/E pairs
 	for i, r := range evRaw {
 		d := json.NewDecoder(bytes.NewReader(r))
 		d.UseNumber()
@@ -283,10 +360,19 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 				ev.end = ev.ts + dur
 			}
 		}
-		if name, _ := m["name"].(string); m["ph"] == "X" && ev.hasTS && isStepEvent(m, name) {
+		name, _ := m["name"].(string)
+		if m["ph"] == "B" && ev.hasTS && isStepEvent(m, name) {
+			beSteps++
+		}
+		if m["ph"] == "X" && ev.hasTS && isStepEvent(m, name) {
 			dur, err := usToNs([]byte(fmt.Sprint(m["dur"])))
 			if err != nil {
 				return nil, fmt.Errorf("event %d: step without a dur", i)
+			}
+			if dur < 0 {
+				// the loader keeps it in other_events, outside every step
+				tr.events = append(tr.events, ev)
+				continue
 			}
 			// The loader takes any N that fits int64; a copy adds hi-lo+1 to it, so N is kept small.
 			n := profilerStep([]byte(name))
@@ -315,6 +401,9 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			}
 		}
 		tr.events = append(tr.events, ev)
+	}
+	if len(stepStart) == 0 && beSteps > 0 {
+		return nil, fmt.Errorf("its %d ProfilerStep#N are written as B/E pairs: inflate replicates steps written as complete (X) events only", beSteps)
 	}
 	for _, t := range stepStart {
 		tr.steps = append(tr.steps, t)
@@ -345,6 +434,9 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		switch {
 		case !ev.hasTS || ev.fields["ph"] == "M":
 			ev.phase = 0
+		case ev.anchor < tr.winStart && tr.leadsIn(ev):
+			ev.phase = 1
+			tr.lead = max(tr.lead, tr.winStart-ev.ts)
 		case ev.anchor < tr.winStart:
 			ev.phase = 0
 		case ev.anchor < tr.winEnd:
@@ -357,6 +449,51 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		}
 	}
 	return tr, nil
+}
+
+// loaderStrings rewrites what the loader takes and encoding/json refuses or reads otherwise, so that the
+// copies hold the strings the loader reads in the source: a backslash that starts no JSON escape
+// ("C:\Users", loaded as written) is escaped itself, a raw control character becomes its \u escape, and a
+// run of invalid UTF-8 one U+FFFD (encoding/json made one per byte). Text with none is returned as it is.
+func loaderStrings(raw []byte) []byte {
+	raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	isHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+	var out []byte // nil until the first change
+	done := 0      // raw[:done] is in out
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !inString {
+			inString = c == '"'
+			continue
+		}
+		var repl []byte
+		switch {
+		case c == '"':
+			inString = false
+			continue
+		case c < 0x20:
+			repl = fmt.Appendf(nil, `\u%04x`, c)
+		case c == '\\':
+			if i+1 < len(raw) && bytes.IndexByte([]byte(`"\/bfnrt`), raw[i+1]) >= 0 {
+				i++
+				continue
+			}
+			if i+5 < len(raw) && raw[i+1] == 'u' && isHex(raw[i+2]) && isHex(raw[i+3]) && isHex(raw[i+4]) && isHex(raw[i+5]) {
+				i += 5
+				continue
+			}
+			repl = []byte(`\\`)
+		default:
+			continue
+		}
+		out = append(append(out, raw[done:i]...), repl...)
+		done = i + 1
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[done:]...)
 }
 
 // anchorGPUAnnotations anchors each GPU-side annotation (gpu_user_annotation: a range on a stream,
@@ -475,8 +612,8 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(rank)))
-	rankOffset := rng.Int64N(50_000) // ns
-	period := tr.extEnd - tr.winStart + inflateGap
+	rankOffset := rng.Int64N(maxRankOffset) // ns
+	period := tr.period()
 	perCopy := len(tr.steps)
 	copies := (opts.Steps + perCopy - 1) / perCopy
 	lastCopySteps := opts.Steps - (copies-1)*perCopy

@@ -110,6 +110,14 @@ func TestInflateErrors(t *testing.T) {
 		// loaded together with this one.
 		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: filepath.Dir(noSteps)}, "is not empty"},
 		{noSteps, InflateOptions{Ranks: 1, Steps: 1, OutDir: noSteps}, "not a directory"},
+		// copies past int64 ns: they overflowed into negative times (exit 0), or into a file the loader refused
+		{bad("late.json", `{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":9223372036000000,"dur":100}]}`),
+			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "3 steps would end past the times a trace can hold"},
+		{bad("be.json", `{"traceEvents":[{"ph":"B","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":9}]}`),
+			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "written as B/E pairs"},
+		// a step of negative dur is no step to the loader (other_events)
+		{bad("neg.json", `{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":10,"dur":-5}]}`),
+			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "no ProfilerStep"},
 	} {
 		_, err := Inflate(context.Background(), c.src, c.opts)
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
@@ -418,7 +426,7 @@ func TestInflateDiskSpace(t *testing.T) {
 	freeBytes = func(string) int64 { return written / 2 }
 	out := filepath.Join(t.TempDir(), "full")
 	_, err = Inflate(context.Background(), src, InflateOptions{Ranks: 3, Steps: 40, OutDir: out})
-	if err == nil || !strings.Contains(err.Error(), "GB free") {
+	if err == nil || !regexp.MustCompile(`\d MB free`).MatchString(err.Error()) {
 		t.Fatalf("error %v, want one about free space", err)
 	}
 	if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
@@ -483,7 +491,7 @@ func TestInflateOutputNotWritable(t *testing.T) {
 
 	// A refused job removes the directories it made, parents included, and the probe file.
 	missing := filepath.Join(tmp, "new", "deeper", "out")
-	if _, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: missing}); err == nil || !strings.Contains(err.Error(), "GB free") {
+	if _, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: missing}); err == nil || !regexp.MustCompile(`\d MB free`).MatchString(err.Error()) {
 		t.Fatalf("error %v, want one about free space", err)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "new")); !os.IsNotExist(err) {
@@ -771,5 +779,78 @@ func TestInflateStepsOnTwoThreads(t *testing.T) {
 	}
 	if want := "1:10,11,12,13 2:10,11,12,13"; got != want {
 		t.Errorf("steps per thread %q, want %q", got, want)
+	}
+}
+
+// TestInflateLoaderStrings: names the loader takes as written (a backslash that starts no escape, a raw
+// tab) are copied, not refused ("invalid character 'U' in string escape code"), and invalid UTF-8 reads as
+// in the source (encoding/json made one U+FFFD per byte, the loader one per run).
+func TestInflateLoaderStrings(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "s.json")
+	text := `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"C:\Users\op","pid":1,"tid":1,"ts":10,"dur":5},
+{"ph":"X","cat":"cpu_op","name":"tab` + "\t" + `here \u00e9","pid":1,"tid":1,"ts":20,"dur":5},
+{"ph":"X","cat":"cpu_op","name":"bad` + "\xff\xfe" + `bytes","pid":1,"tid":1,"ts":30,"dur":5}]}`
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, inf := openTestDB(t), openTestDB(t)
+	mustLoad(t, orig, src)
+	mustLoad(t, inf, paths...)
+	names := func(db *DB) string {
+		var s string
+		if err := db.SQL.QueryRow(`SELECT string_agg(hex(name), ' ' ORDER BY ts) FROM events WHERE cat = 'cpu_op' AND step = 1`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if a, b := names(orig), names(inf); a != b || a == "" {
+		t.Errorf("names of step 1: source %s, copy %s", a, b)
+	}
+	if n := queryInt(t, inf, "SELECT count(*) FROM events WHERE cat = 'cpu_op'"); n != 6 {
+		t.Errorf("%d cpu_ops in 2 copies, want 6", n)
+	}
+}
+
+// TestInflateLeadingFrames: CPU events that start before the step and end inside it (the Python frames of
+// the profiler.step() call that opened it) are copied with each step, so that every copy nests as the
+// source does (written once, the copies' events sat as many levels shallower). No .part file is left.
+func TestInflateLeadingFrames(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "lead.json")
+	text := `{"traceEvents":[
+{"ph":"X","cat":"python_function","name":"profiler.py: step","pid":1,"tid":1,"ts":90,"dur":30},
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":105,"dur":10},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":150,"dur":10}]}`
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 2, Steps: 3, OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*.part")); len(m) > 0 {
+		t.Errorf("left %v", m)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, paths...)
+	var got string
+	if err := db.SQL.QueryRow(`SELECT string_agg(s, ' ' ORDER BY step) FROM (
+		SELECT step, step || ':' || string_agg(name || '@' || depth, ',' ORDER BY ts) AS s FROM events
+		WHERE rank = 1 AND cat = 'cpu_op' GROUP BY step)`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	// as in the source: the step and mm inside the frame (the loader nests the step, which starts inside it)
+	if want := "1:aten::mm@2,aten::add@2 2:aten::mm@2,aten::add@2 3:aten::mm@2,aten::add@2"; got != want {
+		t.Errorf("cpu_ops by step, name@depth: %s, want %s", got, want)
+	}
+	if n := queryInt(t, db, "SELECT count(*) FROM events WHERE rank = 1 AND name = 'profiler.py: step'"); n != 3 {
+		t.Errorf("%d copies of the leading frame, want 3", n)
 	}
 }
