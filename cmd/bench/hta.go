@@ -32,14 +32,24 @@ func findHTA() htaRunner {
 	if _, err := exec.LookPath("python3"); err != nil {
 		return htaRunner{reason: "python3 not found"}
 	}
-	cmd := exec.Command("python3", "-c", "import pandas, networkx, hta")
+	// An import that never returns (a broken site-packages, a network file system) must not hang the bench
+	// before it has done anything: -hta-timeout bounds the runs, this the probe.
+	ctx, cancel := context.WithTimeout(context.Background(), htaProbeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "python3", "-c", "import pandas, networkx, hta")
 	cmd.Env = pythonEnv(os.Environ(), src)
+	cmd.WaitDelay = time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		return htaRunner{reason: "python3 cannot import pandas, networkx and hta from " + src + ": " + lines[len(lines)-1]}
+		if ctx.Err() != nil {
+			return htaRunner{reason: fmt.Sprintf("python3 did not import pandas, networkx and hta from %s within %v", src, htaProbeTimeout)}
+		}
+		return htaRunner{reason: "python3 cannot import pandas, networkx and hta from " + src + ": " + pythonError(string(out))}
 	}
 	return htaRunner{src: src}
 }
+
+// htaProbeTimeout bounds findHTA's import of HTA and its libraries (a few seconds when they are there).
+const htaProbeTimeout = 2 * time.Minute
 
 // pythonEnv is env with src put first on PYTHONPATH: a PYTHONPATH already set (where pandas may be
 // found) is kept behind it, not replaced.
@@ -95,8 +105,9 @@ for step, f in calls:
         emit(step, 0, repr(e)[:80])
 `
 
-// run analyses the directory of paths with HTA and fills rows' htaMS where HTA has the same step.
-func (h htaRunner) run(ctx context.Context, paths []string, runs int, rows []row, errOut io.Writer) {
+// run analyses the directory of paths with HTA and fills rows' htaMS where HTA has the same step (a step
+// HTA failed gets a note). It returns why HTA stopped early, or "".
+func (h htaRunner) run(ctx context.Context, paths []string, runs int, rows []row, errOut io.Writer) string {
 	fmt.Fprintf(errOut, "bench: running HTA on %s\n", filepath.Dir(paths[0]))
 	cmd := exec.CommandContext(ctx, "python3", "-c", htaScript, filepath.Dir(paths[0]), strconv.Itoa(runs),
 		strconv.FormatFloat(repeatBelow.Seconds(), 'f', -1, 64))
@@ -107,6 +118,7 @@ func (h htaRunner) run(ctx context.Context, paths []string, runs int, rows []row
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	byStep := map[string]float64{}
+	failed := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		var r struct {
@@ -114,22 +126,46 @@ func (h htaRunner) run(ctx context.Context, paths []string, runs int, rows []row
 			MS    float64 `json:"ms"`
 			Error *string `json:"error"`
 		}
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Error == nil {
+		switch {
+		case json.Unmarshal(sc.Bytes(), &r) != nil:
+		case r.Error == nil:
 			byStep[r.Step] = r.MS
+		default:
+			failed[r.Step] = *r.Error
 		}
 	}
+	stopped := ""
 	switch {
 	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(errOut, "bench: HTA stopped at -hta-timeout; the steps it finished keep their times\n")
+		stopped = "HTA stopped at -hta-timeout; the steps it finished keep their times"
 	case err != nil:
-		fmt.Fprintf(errOut, "bench: HTA failed: %v: %s\n", err, lastLine(stderr.String()))
+		stopped = fmt.Sprintf("HTA failed (%v): %s", err, pythonError(stderr.String()))
+	}
+	if stopped != "" {
+		fmt.Fprintf(errOut, "bench: %s\n", stopped)
 	}
 	for i := range rows {
 		rows[i].htaMS = byStep[rows[i].name]
+		if e, ok := failed[rows[i].name]; ok {
+			rows[i].note = strings.TrimSpace(rows[i].note + " HTA: " + e)
+		}
 	}
+	return stopped
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+// pythonError is the exception line of a Python traceback in out (its first line, for a message of
+// several), else out's last line.
+func pythonError(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "Traceback (most recent call last):") {
+			continue
+		}
+		for _, l := range lines[i+1:] {
+			if l != "" && l[0] != ' ' && l[0] != '\t' {
+				return l
+			}
+		}
+	}
 	return lines[len(lines)-1]
 }

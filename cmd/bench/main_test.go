@@ -136,6 +136,24 @@ class TraceAnalysis:
 	if rows[1].htaMS != 0 || rows[2].htaMS != 0 {
 		t.Errorf("a failed or absent step got a time: %+v", rows[1:])
 	}
+	// the step HTA failed says so in its row (the table showed only "–")
+	if !strings.Contains(rows[1].note, "HTA: ValueError('no GPU')") {
+		t.Errorf("failed step's note %q", rows[1].note)
+	}
+}
+
+// TestPythonError: the exception of a traceback, also when its message has several lines (the last line
+// was reported).
+func TestPythonError(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"Traceback (most recent call last):\n  File \"x\", line 1, in <module>\n    f()\nRuntimeError: first line\nsecond line\n", "RuntimeError: first line"},
+		{"Traceback (most recent call last):\n  File \"x\", line 1\nKeyError: 'a'", "KeyError: 'a'"},
+		{"killed\n", "killed"},
+	} {
+		if got := pythonError(c.out); got != c.want {
+			t.Errorf("pythonError(%q) = %q, want %q", c.out, got, c.want)
+		}
+	}
 }
 
 func TestMedian(t *testing.T) {

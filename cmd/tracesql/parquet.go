@@ -53,7 +53,20 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
 		return 2
 	}
-	if export && *out == "" || !export && (*dbPath == "" || len(traces) != 1) {
+	// What is wrong first, on a line of its own; then the usage.
+	missing := ""
+	switch {
+	case export && *out == "":
+		missing = "no output directory (-o DIR)"
+	case !export && *dbPath == "":
+		missing = "no database to import into (--db F)"
+	case !export && len(traces) == 0:
+		missing = "no directory to import (written by export-parquet)"
+	case !export && len(traces) > 1:
+		missing = fmt.Sprintf("one directory to import, not %d", len(traces))
+	}
+	if missing != "" {
+		fmt.Fprintf(stderr, "tracesql: %s: %s\n", cmd, missing)
 		fs.Usage()
 		return 2
 	}

@@ -67,8 +67,10 @@ func TestParquetCommands(t *testing.T) {
 		msg    string
 		absent string
 	}{
-		{[]string{"import-parquet", dir}, 2, "usage: tracesql import-parquet", ""},
-		{[]string{"export-parquet", trace}, 2, "usage: tracesql export-parquet", ""},
+		// what is wrong on a line of its own, then the usage
+		{[]string{"import-parquet", dir}, 2, "tracesql: import-parquet: no database to import into (--db F)\nusage: tracesql import-parquet", ""},
+		{[]string{"import-parquet", "--db", filepath.Join(dir, "w.duckdb"), dir, dir}, 2, "tracesql: import-parquet: one directory to import, not 2\nusage:", ""},
+		{[]string{"export-parquet", trace}, 2, "tracesql: export-parquet: no output directory (-o DIR)\nusage: tracesql export-parquet", ""},
 		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), dir}, 1, "tracesql: import parquet " + dir + ": no tracesql_export.json", filepath.Join(dir, "y.duckdb")},
 		{[]string{"export-parquet", "--db", missing, "-o", filepath.Join(dir, "pq2")}, 1, "tracesql: export parquet " + filepath.Join(dir, "pq2") + ": database " + missing + " does not exist", missing},
 		// flags that would be ignored
