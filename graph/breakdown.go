@@ -78,17 +78,9 @@ func (r BoundRules) gpuBound(name string) string {
 // when the name is a collective (rules.Comm), else compute). "" for dependency and sync edges and for
 // edges without an attributed event.
 func (g *CPGraph) BoundBy(e int32, rules BoundRules) string {
-	switch g.G.Type[e] {
-	case EdgeKernelKernel:
-		return BoundKernelKernel
-	case EdgeLaunchDelay:
-		return BoundLaunch
-	case EdgeDependency, EdgeSyncDependency, EdgeCrossThread:
-		return ""
-	}
-	r := g.Attr[e]
+	label, r := g.boundByEdge(e)
 	if r < 0 {
-		return ""
+		return label
 	}
 	name := g.F.Syms[g.F.Name[r]]
 	if g.F.Stream[r] < 0 {
@@ -101,6 +93,20 @@ func (g *CPGraph) BoundBy(e int32, rules BoundRules) string {
 		return BoundCPU
 	}
 	return rules.gpuBound(name)
+}
+
+// boundByEdge returns the label an edge gets from its type alone (r < 0), or else the event whose name
+// decides it.
+func (g *CPGraph) boundByEdge(e int32) (label string, r int32) {
+	switch g.G.Type[e] {
+	case EdgeKernelKernel:
+		return BoundKernelKernel, -1
+	case EdgeLaunchDelay:
+		return BoundLaunch, -1
+	case EdgeDependency, EdgeSyncDependency, EdgeCrossThread:
+		return "", -1
+	}
+	return "", g.Attr[e]
 }
 
 // Bounder is BoundBy with the classification of each attributed event's name memoised (the
@@ -121,17 +127,9 @@ func (g *CPGraph) NewBounder(rules BoundRules) *Bounder {
 // BoundBy is CPGraph.BoundBy(e, rules).
 func (b *Bounder) BoundBy(e int32) string {
 	g := b.g
-	switch g.G.Type[e] {
-	case EdgeKernelKernel:
-		return BoundKernelKernel
-	case EdgeLaunchDelay:
-		return BoundLaunch
-	case EdgeDependency, EdgeSyncDependency, EdgeCrossThread:
-		return ""
-	}
-	r := g.Attr[e]
+	label, r := g.boundByEdge(e)
 	if r < 0 {
-		return ""
+		return label
 	}
 	k := 2 * int(g.F.Name[r])
 	if g.F.Stream[r] < 0 {
