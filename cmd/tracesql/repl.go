@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 
@@ -94,6 +95,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		HistoryFile:            historyFile,
 		DisableAutoSaveHistory: true,
 		AutoComplete:           &completer{s: s, pasted: in},
+		Listener:               readline.FuncListener(in.insertPaste),
 		InterruptPrompt:        "^C",
 		EOFPrompt:              ".quit",
 		Stdin:                  in,
@@ -116,8 +118,15 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	fmt.Fprintln(rl.Stdout(), `Enter ".help" for usage hints; statements end with ";".`)
 	var buf stmtBuffer
 	var entry []string
+	markPastes := isTerminal(lineOut)
 	for !s.quit {
+		if markPastes {
+			io.WriteString(lineOut, bracketOn)
+		}
 		line, err := rl.Readline()
+		if markPastes {
+			io.WriteString(lineOut, bracketOff)
+		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			buf.Reset()
 			entry = entry[:0]
@@ -167,25 +176,171 @@ func privateHistory(path string) {
 	}
 }
 
-// pasteAwareStdin counts the tab characters that arrive with other input in one read: pasted text
-// (a terminal delivers a paste at once), not the Tab key, which arrives alone. readline takes every
-// tab for a completion request, so a pasted 'a<TAB>b' lost its tab; the completer inserts these.
+// pasteAwareStdin looks at what the terminal sends before readline does, for two kinds of paste.
+//
+// A bracketed paste (the terminal marks it with ESC[200~ … ESC[201~ once the REPL asks for that,
+// as bash and zsh do) is taken out of the input: each of its lines is queued, readline gets one
+// pasteMark rune in its place (and Enter between lines), and the listener puts the queued text where
+// the mark landed. readline redraws the whole line for every rune it is given, so a 20,000-character
+// line pasted rune by rune took 22 s, and longer ones minutes; this way each line is drawn twice.
+// The pasted text is inserted as it is: a tab is not a completion request, nor ESC or Ctrl-C keys.
+//
+// Without the brackets (a terminal that does not mark pastes) it counts the tab characters that arrive
+// with other input in one read: pasted text (a terminal delivers a paste at once), not the Tab key,
+// which arrives alone. readline takes every tab for a completion request, so a pasted 'a<TAB>b' lost
+// its tab; the completer inserts these.
 type pasteAwareStdin struct {
-	r    io.ReadCloser
-	mu   sync.Mutex
-	tabs int
+	r  io.ReadCloser
+	mu sync.Mutex // guards tabs and pieces: the listener and completer run on readline's goroutine
+
+	tabs   int
+	pieces []string // lines of bracketed pastes, each waiting for its pasteMark
+
+	ready   []byte // what readline gets next
+	carry   []byte // the end of the last read, which may be the start of a bracket
+	inPaste bool
+	paste   []byte // the bracketed paste read so far
 }
 
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+	// pasteMark stands in readline's buffer for a pasted line until the listener replaces it (a private-use
+	// character, which neither a terminal nor a paste sends, since control characters are taken out).
+	pasteMark = '\uE000'
+	// bracketOn and bracketOff ask the terminal to mark pastes, and to stop (as bash does between commands:
+	// a paste while a query runs arrives unmarked).
+	bracketOn  = "\x1b[?2004h"
+	bracketOff = "\x1b[?2004l"
+)
+
 func (p *pasteAwareStdin) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 1 {
-		if tabs := bytes.Count(b[:n], []byte{'\t'}); tabs > 0 {
+	for len(p.ready) == 0 {
+		var chunk [4096]byte
+		n, err := p.r.Read(chunk[:])
+		if n > 0 {
+			p.take(chunk[:n])
+		}
+		if err != nil {
+			if len(p.ready) == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	n := copy(b, p.ready)
+	p.ready = p.ready[n:]
+	return n, nil
+}
+
+// take sorts one read into what readline gets and what a bracketed paste holds.
+func (p *pasteAwareStdin) take(in []byte) {
+	data := append(p.carry, in...)
+	p.carry = nil
+	for len(data) > 0 {
+		marker := pasteStart
+		if p.inPaste {
+			marker = pasteEnd
+		}
+		i := bytes.Index(data, []byte(marker))
+		part := data
+		if i >= 0 {
+			part = data[:i]
+		} else if k := partialSuffix(data, marker); k > 0 {
+			// The bracket may be cut between two reads: keep its start for the next one.
+			part = data[:len(data)-k]
+			p.carry = append([]byte(nil), data[len(data)-k:]...)
+		}
+		if p.inPaste {
+			p.paste = append(p.paste, part...)
+		} else {
+			p.pass(part)
+		}
+		if i < 0 {
+			return
+		}
+		data = data[i+len(marker):]
+		if p.inPaste {
+			p.queuePaste()
+		}
+		p.inPaste = !p.inPaste
+	}
+}
+
+// partialSuffix returns the length of the longest end of data that begins marker (shorter than it).
+func partialSuffix(data []byte, marker string) int {
+	for k := min(len(marker)-1, len(data)); k > 0; k-- {
+		if string(data[len(data)-k:]) == marker[:k] {
+			return k
+		}
+	}
+	return 0
+}
+
+// pass hands unbracketed input to readline, counting the tabs of a paste (see the type).
+func (p *pasteAwareStdin) pass(b []byte) {
+	if len(b) > 1 {
+		if tabs := bytes.Count(b, []byte{'\t'}); tabs > 0 {
 			p.mu.Lock()
 			p.tabs += tabs
 			p.mu.Unlock()
 		}
 	}
-	return n, err
+	p.ready = append(p.ready, b...)
+}
+
+// queuePaste queues the lines of the bracketed paste just ended and gives readline a pasteMark for
+// each, with Enter between them.
+func (p *pasteAwareStdin) queuePaste() {
+	text := strings.ToValidUTF8(string(p.paste), "\uFFFD")
+	p.paste = p.paste[:0]
+	text = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text)
+	lines := strings.Split(text, "\n")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, line := range lines {
+		if i > 0 {
+			p.ready = append(p.ready, '\r')
+		}
+		if line == "" {
+			continue
+		}
+		p.pieces = append(p.pieces, pastedText(line))
+		p.ready = utf8.AppendRune(p.ready, pasteMark)
+	}
+}
+
+// pastedText drops the control characters of a pasted line but its tabs: inserted as they are, an
+// escape sequence would move the terminal's cursor under readline's feet.
+func pastedText(line string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && (r < 0x20 || r == 0x7f || r == pasteMark) {
+			return -1
+		}
+		return r
+	}, line)
+}
+
+// insertPaste is readline's listener: when the key is a pasteMark, the mark is replaced by the pasted
+// line it stands for. (In Ctrl-R search the mark goes to the search text instead; the line is dropped.)
+func (p *pasteAwareStdin) insertPaste(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != pasteMark {
+		return nil, 0, false
+	}
+	p.mu.Lock()
+	var text string
+	if len(p.pieces) > 0 {
+		text, p.pieces = p.pieces[0], p.pieces[1:]
+	}
+	p.mu.Unlock()
+	at := pos - 1
+	if at < 0 || at >= len(line) || line[at] != pasteMark {
+		return nil, 0, false
+	}
+	pasted := []rune(text)
+	out := make([]rune, 0, len(line)-1+len(pasted))
+	out = append(append(append(out, line[:at]...), pasted...), line[at+1:]...)
+	return out, at + len(pasted), true
 }
 
 func (p *pasteAwareStdin) Close() error { return p.r.Close() }

@@ -196,6 +196,18 @@ func (s *tmuxSession) typeText(text string) {
 	s.tmux(args...)
 }
 
+// paste pastes text as a terminal does when the application asked for bracketed pastes (tmux
+// brackets it only then: -p), its line breaks sent as carriage returns.
+func (s *tmuxSession) paste(text string) {
+	s.t.Helper()
+	f := filepath.Join(s.t.TempDir(), "paste")
+	if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.tmux("load-buffer", "-b", "p", f)
+	s.tmux("paste-buffer", "-p", "-d", "-b", "p", "-t", "t")
+}
+
 func (s *tmuxSession) key(k string) { s.t.Helper(); s.tmux("send-keys", "-t", "t", k) }
 
 // TestTerminalREPL runs the REPL in tmux: prompts, a two-line statement, Tab completion, Ctrl-C at
@@ -302,6 +314,19 @@ func TestTerminalREPL(t *testing.T) {
 	s.key("Enter")
 	s.waitFor(`│\s+3 │\s+4 │\n└─+┴─+┘\ntracesql>$`)
 
+	// A bracketed paste goes into the line at once: a 20,000-character line took 22 s rune by rune
+	// (readline redraws the line for each). Its tabs and line breaks are kept, a control character is
+	// dropped (not taken for a key: Ctrl-C cleared the line), and its last line waits for the rest.
+	s.typeText("SELECT ")
+	s.paste("length('" + strings.Repeat("abcdefghij", 2000) + "') AS long_line,\n\tlength('p\tq\x03') AS pasted;\nSELECT 6 AS")
+	s.waitFor(`tracesql> SELECT 6 AS$`)
+	s.typeText(" six;")
+	s.key("Enter")
+	scr = s.waitFor(`│\s+six\s+│\n│\s+integer\s+│\n├─+┤\n│\s+6 │\n└─+┘\ntracesql>$`)
+	if !regexp.MustCompile(`│\s+20000 │\s+3 │`).MatchString(scr) {
+		t.Errorf("the pasted statement gave another result:\n%s", scr)
+	}
+
 	// Completion keeps the case typed; .mode completes its formats.
 	s.typeText("sel")
 	s.key("Tab")
@@ -343,7 +368,9 @@ func TestTerminalREPL(t *testing.T) {
 		t.Errorf("history file mode %v (%v), want 0600: it holds every statement typed", fi.Mode(), err)
 	}
 	wantHist := "SELECT 40 + 2 AS answer;\nSELECT count(*) AS n FROM kernel_launches ;\nSELECT 7 AS seven;\nSELECT count(*) FROM range(100000000000) a(x) WHERE x % 7 = 3;\nSELECT 5 AS five /* note */ ;\nSELECT 1 + FROM x;\nSELECT " + strings.Join(cols, ", ") + ";\n" +
-		"SELECT length('a\tb') AS n,\tlength('x\t\ty') AS m;\nSELECT 9 AS nine\n"
+		"SELECT length('a\tb') AS n,\tlength('x\t\ty') AS m;\n" +
+		"SELECT length('" + strings.Repeat("abcdefghij", 2000) + "') AS long_line, \tlength('p\tq') AS pasted;\nSELECT 6 AS six;\n" +
+		"SELECT 9 AS nine\n"
 	if string(hist) != wantHist {
 		t.Errorf("history:\n%s\nwant:\n%s", hist, wantHist)
 	}
@@ -628,5 +655,73 @@ func TestConcurrentNewDB(t *testing.T) {
 		if got := mustRun(t, "", "--db", db, "--format", "csv", "-c", "SELECT count(*) AS n FROM traces"); got != "n\n1\n" {
 			t.Fatalf("try %d: the database after two runs holds %q, want its one trace", try, got)
 		}
+	}
+}
+
+// chunkReader hands out its chunks one per Read, as a terminal delivers input.
+type chunkReader struct{ chunks []string }
+
+func (c *chunkReader) Read(b []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, c.chunks[0])
+	if n < len(c.chunks[0]) {
+		c.chunks[0] = c.chunks[0][n:]
+	} else {
+		c.chunks = c.chunks[1:]
+	}
+	return n, nil
+}
+
+func (c *chunkReader) Close() error { return nil }
+
+// TestPasteBrackets checks what readline gets from bracketed pastes (one mark per pasted line, Enter
+// between lines) and what the listener puts in their place, with brackets cut between reads.
+func TestPasteBrackets(t *testing.T) {
+	const mark = string(pasteMark)
+	cases := []struct {
+		name       string
+		chunks     []string
+		wantInput  string
+		wantPieces []string
+	}{
+		{"typed", []string{"SELECT 1;\r"}, "SELECT 1;\r", nil},
+		{"one line", []string{"SELECT \x1b[200~1 AS a\x1b[201~;\r"}, "SELECT " + mark + ";\r", []string{"1 AS a"}},
+		{"lines", []string{"\x1b[200~a,\r\tb;\r\nc\r\x1b[201~"}, mark + "\r" + mark + "\r" + mark + "\r", []string{"a,", "\tb;", "c"}},
+		{"cut brackets", []string{"x\x1b[2", "00~ab", "c\x1b[20", "1~y"}, "x" + mark + "y", []string{"abc"}},
+		{"control characters", []string{"\x1b[200~'\x03a\x1b[31m\x7f'\x1b[201~"}, mark, []string{"'a[31m'"}},
+		{"arrow key and Esc", []string{"\x1b[A", "\x1b", "b"}, "\x1b[A\x1bb", nil},
+		{"empty paste", []string{"\x1b[200~\x1b[201~z"}, "z", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &pasteAwareStdin{r: &chunkReader{chunks: slices.Clone(tc.chunks)}}
+			got, err := io.ReadAll(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.wantInput {
+				t.Errorf("readline gets %q, want %q", got, tc.wantInput)
+			}
+			if !slices.Equal(p.pieces, tc.wantPieces) {
+				t.Errorf("queued %q, want %q", p.pieces, tc.wantPieces)
+			}
+		})
+	}
+
+	// The listener replaces the mark readline just inserted, and leaves other keys alone.
+	p := &pasteAwareStdin{pieces: []string{"pasted", "lost"}}
+	line := []rune("ab" + mark + "cd")
+	if _, _, ok := p.insertPaste(line, 3, 'x'); ok {
+		t.Error("a typed key changed the line")
+	}
+	out, pos, ok := p.insertPaste(line, 3, pasteMark)
+	if !ok || string(out) != "abpastedcd" || pos != 8 {
+		t.Errorf("insertPaste = %q, %d, %v; want \"abpastedcd\", 8, true", string(out), pos, ok)
+	}
+	// In Ctrl-R search the mark is not in the line: nothing is inserted, and the piece is used up.
+	if _, _, ok := p.insertPaste([]rune("abcd"), 2, pasteMark); ok || len(p.pieces) != 0 {
+		t.Errorf("search mode: changed %v, pieces left %q", ok, p.pieces)
 	}
 }
