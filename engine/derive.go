@@ -22,7 +22,8 @@ import (
 // parent_idx/depth: CPU-side events of one (pid, tid) are nested by an interval stack. Order: ts
 // ascending, then longer first, then lower ev_idx (HTA's call-graph tie rules). An event that starts
 // exactly where the open one ends is its sibling when both have a duration, and its child when
-// either is zero-length (HTA puts the start first in that case).
+// either is zero-length (HTA puts the start first in that case). The parent is the innermost event
+// still open: one that ended under a child that outlived it is no one's parent any more.
 //
 // link_idx: see links.
 func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
@@ -124,6 +125,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 		}
 	}
 	var stack []laneEvent
+	var minEnd []int64 // minEnd[k]: the earliest end among stack[:k+1]
 	for _, lane := range lanes {
 		slices.SortFunc(lane, func(x, y laneEvent) int {
 			switch {
@@ -134,15 +136,26 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 			}
 			return cmpInt64(x.idx, y.idx)
 		})
-		stack = stack[:0]
+		stack, minEnd = stack[:0], minEnd[:0]
 		for _, e := range lane {
-			for len(stack) > 0 {
-				top := stack[len(stack)-1]
-				if top.end < e.ts || (top.end == e.ts && top.end > top.ts && e.end > e.ts) {
-					stack = stack[:len(stack)-1]
-					continue
+			for len(stack) > 0 && endedBefore(stack[len(stack)-1], e) {
+				stack, minEnd = stack[:len(stack)-1], minEnd[:len(minEnd)-1]
+			}
+			if len(stack) > 0 && minEnd[len(minEnd)-1] <= e.ts {
+				// An event below the top has ended: its child outlived it (a record_function range
+				// opened inside a Python frame and closed in a later one: ProfilerStep#3 starts in
+				// the 9 µs _record_function_enter_new called by step(), which began inside
+				// ProfilerStep#2). Left on the stack, it and its ancestors sank every later step
+				// five levels deeper under steps long over; the parent is the innermost event still open.
+				kept := stack[:0]
+				minEnd = minEnd[:0]
+				for _, x := range stack {
+					if !endedBefore(x, e) {
+						kept = append(kept, x)
+						minEnd = append(minEnd, min(x.end, lastOr(minEnd, x.end)))
+					}
 				}
-				break
+				stack = kept
 			}
 			if len(stack) > 0 {
 				top := stack[len(stack)-1]
@@ -150,6 +163,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 			}
 			out[e.b].depth.set(int(e.row), int64(len(stack)))
 			stack = append(stack, e)
+			minEnd = append(minEnd, min(e.end, lastOr(minEnd, e.end)))
 		}
 	}
 
@@ -317,6 +331,19 @@ type stepSpan struct {
 type laneEvent struct {
 	ts, end, idx int64
 	b, row       int32
+}
+
+// endedBefore reports whether x, on the stack, is no longer open when e starts (see derive on ties).
+func endedBefore(x, e laneEvent) bool {
+	return x.end < e.ts || (x.end == e.ts && x.end > x.ts && e.end > e.ts)
+}
+
+// lastOr returns the last element of s, or v when s is empty.
+func lastOr(s []int64, v int64) int64 {
+	if len(s) == 0 {
+		return v
+	}
+	return s[len(s)-1]
 }
 
 func cmpInt64(x, y int64) int {

@@ -84,6 +84,48 @@ func TestDerivedTies(t *testing.T) {
 	}
 }
 
+// TestDerivedOutlivedParent: a record_function range opens inside a short Python frame and closes in
+// a later one, as ProfilerStep#N does under profiler.step(). Its parent is the innermost event open
+// at its start, its depth the number of those; an event that has ended is no one's parent, even under
+// a child that outlives it (each step sank five levels deeper under steps long over).
+func TestDerivedOutlivedParent(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "crossing.json")
+	os.WriteFile(p, []byte(`{"traceEvents":[
+	 {"ph":"X","cat":"python_function","name":"main","pid":1,"tid":1,"ts":0,"dur":1000},
+	 {"ph":"X","cat":"python_function","name":"step1","pid":1,"tid":1,"ts":10,"dur":20},
+	 {"ph":"X","cat":"python_function","name":"enter1","pid":1,"tid":1,"ts":20,"dur":5},
+	 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":22,"dur":378},
+	 {"ph":"X","cat":"cpu_op","name":"op1","pid":1,"tid":1,"ts":100,"dur":10},
+	 {"ph":"X","cat":"python_function","name":"step2","pid":1,"tid":1,"ts":390,"dur":30},
+	 {"ph":"X","cat":"python_function","name":"enter2","pid":1,"tid":1,"ts":405,"dur":5},
+	 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":408,"dur":392},
+	 {"ph":"X","cat":"cpu_op","name":"op2","pid":1,"tid":1,"ts":500,"dur":10}
+	]}`), 0o644)
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	for _, c := range []struct {
+		name, parent string
+		depth        int64
+	}{
+		{"ProfilerStep#1", "enter1", 3},
+		{"op1", "ProfilerStep#1", 2},
+		{"step2", "ProfilerStep#1", 2},
+		{"ProfilerStep#2", "enter2", 3}, // was 4, under ProfilerStep#1
+		{"op2", "ProfilerStep#2", 2},    // was 4
+	} {
+		var parent string
+		var depth int64
+		err := db.SQL.QueryRow(`SELECT p.name, e.depth FROM events e JOIN events p
+			ON p.trace_id = e.trace_id AND p.ev_idx = e.parent_idx WHERE e.name = ?`, c.name).Scan(&parent, &depth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parent != c.parent || depth != c.depth {
+			t.Errorf("%s: parent %s depth %d; want %s %d", c.name, parent, depth, c.parent, c.depth)
+		}
+	}
+}
+
 // TestDerivedInvariants checks on real traces that every parent encloses its child on the same
 // thread one level up, that CPU steps contain the event, and that GPU steps are their launch's.
 func TestDerivedInvariants(t *testing.T) {
