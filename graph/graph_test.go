@@ -169,16 +169,22 @@ func TestNestCPULanes(t *testing.T) {
 	// rows: 0 parent [0,10) tid 1; 1 child [5,30) tid 1 → [5,10); 2 grandchild [6,40) → [6,10) (clipped
 	// to the clipped child); 3 [12,20) tid 1 disjoint; 4 [5,30) tid 2 (other thread); 5 GPU [5,30);
 	// 6 [0,10) and 7 [0,25) tid 3: same start, the longer one encloses; 8 [2,50) tid 1, not in rows.
+	// Tid 4, record_function ranges among Python frames: 9 Python main [0,100); 10 Python
+	// _record_function_enter_new [10,19), which 11, an annotation [15,60), outlives: the frame is cut
+	// where the annotation starts → [10,15), the annotation kept whole; 12 an op [20,30) in it; 13 a
+	// Python frame [50,70) that outlives the annotation it starts in → [50,60); 14 an op [65,80) under main.
 	f := &Frame{
-		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6, 7, 8},
-		Pid:    []int64{1, 1, 1, 1, 1, 0, 1, 1, 1},
-		Tid:    []int64{1, 1, 1, 1, 2, 7, 3, 3, 1},
-		TS:     []int64{0, 5, 6, 12, 5, 5, 0, 0, 2},
-		Dur:    []int64{10, 25, 34, 8, 25, 25, 10, 25, 48},
-		Stream: []int64{-1, -1, -1, -1, -1, 7, -1, -1, -1},
+		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
+		Pid:    []int64{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+		Tid:    []int64{1, 1, 1, 1, 2, 7, 3, 3, 1, 4, 4, 4, 4, 4, 4},
+		TS:     []int64{0, 5, 6, 12, 5, 5, 0, 0, 2, 0, 10, 15, 20, 50, 65},
+		Dur:    []int64{10, 25, 34, 8, 25, 25, 10, 25, 48, 100, 9, 45, 10, 20, 15},
+		Stream: []int64{-1, -1, -1, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+		Cat:    []int32{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 1, 0},
+		Syms:   []string{"cpu_op", "python_function", "user_annotation"},
 	}
-	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7})
-	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48}
+	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14})
+	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48, 100, 5, 45, 10, 10, 15}
 	if !slices.Equal(got.Dur, want) {
 		t.Errorf("durations %v, want %v", got.Dur, want)
 	}
