@@ -76,6 +76,24 @@ func checkQueryArg(text string, i int) error {
 	return RefuseInternalCall(literalText(text[i : end+1]))
 }
 
+// LiteralArg returns the text of the string literal that is the first argument of a call whose name
+// ends just before i (`query('…')`, `query_table('…')`), and whether there is one.
+func LiteralArg(text string, i int) (string, bool) {
+	paren := queries.SkipBlanks(text, i)
+	if paren >= len(text) || text[paren] != '(' {
+		return "", false
+	}
+	i = queries.SkipBlanks(text, paren+1)
+	if i >= len(text) {
+		return "", false
+	}
+	end, kind := queries.TokenEnd(text, i)
+	if end < 0 || kind != queries.TokenQuoted || text[i] == '"' {
+		return "", false
+	}
+	return literalText(text[i : end+1]), true
+}
+
 // literalText returns what a SQL string literal ('…', E'…' or $tag$…$tag$) stands for, closely
 // enough to look for function calls in it: doubled quotes are undone and, in an E'…' string, the
 // character after a backslash is kept as it is.

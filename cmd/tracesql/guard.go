@@ -61,17 +61,46 @@ func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) erro
 	if err != nil {
 		return nil
 	}
-	for i := 0; i < len(stmt); i++ {
-		end, kind := queries.TokenEnd(stmt, i)
+	var found string
+	namesIn(stmt, func(name string) bool {
+		if backed[strings.ToLower(name)] {
+			found = name
+		}
+		return found == ""
+	})
+	if found != "" {
+		return fmt.Errorf("%s reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first", found)
+	}
+	return nil
+}
+
+// namesIn calls visit with each identifier of the SQL text, until visit returns false. The SQL in a
+// query('…') literal is read too, and the name in a query_table('…') literal: through either, a
+// statement reaches the same tables, views and macros as if it named them.
+func namesIn(text string, visit func(name string) bool) bool {
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
 		if end < 0 {
 			break
 		}
-		if name := queries.IdentName(stmt, i, end, kind); name != "" && backed[strings.ToLower(name)] {
-			return fmt.Errorf("%s reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first", name)
+		if name := queries.IdentName(text, i, end, kind); name != "" {
+			if !visit(name) {
+				return false
+			}
+			switch strings.ToLower(name) {
+			case "query":
+				if sql, ok := sqlfuncs.LiteralArg(text, end+1); ok && !namesIn(sql, visit) {
+					return false
+				}
+			case "query_table":
+				if table, ok := sqlfuncs.LiteralArg(text, end+1); ok && !visit(strings.TrimSpace(table)) {
+					return false
+				}
+			}
 		}
 		i = end
 	}
-	return nil
+	return true
 }
 
 // firstWord returns the first identifier of stmt, past white space and comments.
@@ -114,16 +143,10 @@ func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 			ids = map[string]bool{}
 			refs[name] = ids
 		}
-		for i := 0; i < len(def); i++ {
-			end, kind := queries.TokenEnd(def, i)
-			if end < 0 {
-				break
-			}
-			if name := queries.IdentName(def, i, end, kind); name != "" {
-				ids[strings.ToLower(name)] = true
-			}
-			i = end
-		}
+		namesIn(def, func(name string) bool {
+			ids[strings.ToLower(name)] = true
+			return true
+		})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
