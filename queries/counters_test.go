@@ -835,3 +835,27 @@ func TestPotentialStragglersTieOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterSeriesOrdered: queue_length and memory_bw are step functions read row after row, so their
+// rows come in series order; memory_bw's came in no order (the 8-rank trace began at rank 3).
+func TestCounterSeriesOrdered(t *testing.T) {
+	db := ctOpen(t, filepath.Join("..", "testdata", "traces", "dlrm_8ranks"))
+	for _, c := range []struct{ view, order, compat string }{
+		{"queue_length", "label, rank, pid, stream, seq", "false"},
+		{"memory_bw", "label, rank, pid, name, seq", "false"},
+		{"memory_bw", "label, rank, name, seq", "true"}, // compat: a kind's series spans the rank's GPUs
+	} {
+		if _, err := db.SQL.Exec("SET VARIABLE hta_compat = " + c.compat); err != nil {
+			t.Fatal(err)
+		}
+		var n, misplaced int
+		q := `WITH v AS (SELECT *, row_number() OVER () AS pos FROM ` + c.view + `)
+			SELECT count(*), count(*) FILTER (WHERE pos <> rn) FROM (SELECT pos, row_number() OVER (ORDER BY ` + c.order + `) AS rn FROM v)`
+		if err := db.SQL.QueryRow(q).Scan(&n, &misplaced); err != nil {
+			t.Fatal(err)
+		}
+		if n < 100 || misplaced != 0 {
+			t.Errorf("%s (compat %s): %d of %d rows out of (%s) order", c.view, c.compat, misplaced, n, c.order)
+		}
+	}
+}

@@ -355,19 +355,36 @@ func (s *session) dotMode(_ context.Context, args []string) error {
 }
 
 func (s *session) dotTimer(_ context.Context, args []string) error {
-	if len(args) != 1 || (args[0] != "on" && args[0] != "off") {
+	on, ok := onOff(args)
+	if !ok {
 		return fmt.Errorf("usage: .timer on|off")
 	}
-	s.timer = args[0] == "on"
+	s.timer = on
 	return nil
 }
 
 func (s *session) dotHeaders(_ context.Context, args []string) error {
-	if len(args) != 1 || (args[0] != "on" && args[0] != "off") {
+	on, ok := onOff(args)
+	if !ok {
 		return fmt.Errorf("usage: .headers on|off")
 	}
-	s.noHeader = args[0] == "off"
+	s.noHeader = !on
 	return nil
+}
+
+// onOff reads the one on|off argument of a dot command, in any case, and the other spellings DuckDB's
+// shell takes (yes|no, true|false, 1|0).
+func onOff(args []string) (on, ok bool) {
+	if len(args) != 1 {
+		return false, false
+	}
+	switch strings.ToLower(args[0]) {
+	case "on", "yes", "true", "1":
+		return true, true
+	case "off", "no", "false", "0":
+		return false, true
+	}
+	return false, false
 }
 
 // maxReadDepth bounds .read inside .read (sqlite3 allows 25, we keep it smaller): a file that
@@ -466,7 +483,7 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 // subdirectories), of every trace set or of --label's; or, with --label alone, the whole set. A path that
 // names nothing loaded is an error, and then nothing is removed.
 func (s *session) dotUnload(ctx context.Context, args []string) error {
-	const usage = "usage: .unload PATH... [--label L] | .unload --label L"
+	const usage = "usage: .unload PATH... | --label L (PATH... --label L: those files of that trace set)"
 	label, hasLabel := "", false
 	var paths []string
 	for i := 0; i < len(args); i++ {
@@ -637,6 +654,8 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: .describe NAME")
 	}
+	// kernel_breakdown(), as the signatures are written: the name is what is meant
+	args = []string{strings.TrimSuffix(strings.TrimSpace(args[0]), "()")}
 	d, ok := queries.Lookup(args[0])
 	if rest, qualified := strings.CutPrefix(args[0], "main."); !ok && qualified {
 		d, ok = queries.Lookup(rest) // the schema tracesql's own tables and views are in

@@ -682,8 +682,8 @@ func TestStatements(t *testing.T) {
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
 			"SELECT min(rank) AS lo, max(rank) AS hi, count(DISTINCT rank) AS n FROM traces"}, stdout: "lo,hi,n\n0,7,8\n"},
 		{name: "--no-header and .headers", args: []string{backwardJSON, "--no-header", "--format", "csv", "-c",
-			"SELECT 1 AS a, 'x,y' AS b; .mode tsv\nSELECT 2 AS c; .mode list\nSELECT 3 AS d; .headers on\nSELECT 4 AS e; .mode table\n.headers off\nSELECT 5 AS f"},
-			stdout: "1,\"x,y\"\n2\n3\ne\n4\n┌─────────┐\n│    f    │\n│ integer │\n├─────────┤\n│       5 │\n└─────────┘\n"},
+			"SELECT 1 AS a, 'x,y' AS b; .mode tsv\nSELECT 2 AS c; .mode list\nSELECT 3 AS d; .headers ON\nSELECT 4 AS e; .mode table\n.headers off\nSELECT 5 AS f; .mode csv\n.headers no\nSELECT 6 AS g; .headers 1\nSELECT 7 AS h"},
+			stdout: "1,\"x,y\"\n2\n3\ne\n4\n┌─────────┐\n│    f    │\n│ integer │\n├─────────┤\n│       5 │\n└─────────┘\n6\nh\n7\n"},
 		{name: "--maxrows", args: []string{backwardJSON, "--maxrows", "2", "-c", "SELECT * FROM range(5) t(i)"},
 			stdout: "┌────────┐\n│   i    │\n│ bigint │\n├────────┤\n│      0 │\n│   …    │\n│      4 │\n└────────┘\n5 rows (2 shown)\n"},
 	}
@@ -881,6 +881,7 @@ func TestDotListingsShowAll(t *testing.T) {
 		{".describe schema.table", []string{backwardJSON, "--maxrows", "2", "-c", "CREATE SCHEMA s2; CREATE TABLE s2.t(a INT, b INT, c INT);\n.describe s2.t"},
 			[]string{"│ a ", "│ b ", "│ c "}},
 		{".describe main.events", []string{backwardJSON, "-c", ".describe main.events"}, []string{"table events", "  ts "}},
+		{".describe with a signature's parentheses", []string{backwardJSON, "-c", ".describe idle_interval_stats()"}, []string{"macro idle_interval_stats(consecutive_kernel_delay := 30,", "consecutive_kernel_delay in µs"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

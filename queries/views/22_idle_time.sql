@@ -60,7 +60,9 @@ WHERE coalesce(list_contains(streams, stream), true);
 CREATE OR REPLACE MACRO _bd_idle_category(idle_code) AS ['host_wait', 'kernel_wait', 'other'][idle_code + 1];
 
 -- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)  GPU
--- idle time per rank, device, stream and cause. ranks and streams are lists (NULL or [] = all ranks / all streams).
+-- idle time per rank, device, stream and cause. consecutive_kernel_delay, in µs (HTA's docstring says ns, but HTA
+-- compares it with µs): a gap after a kernel shorter than this is kernel_wait, the launch overhead between back-to-back
+-- kernels. ranks and streams are lists (NULL or [] = all ranks / all streams).
 -- hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label            Trace set
 -- @column rank             Rank
@@ -97,7 +99,7 @@ ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 
 -- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)
 -- Distribution of the idle intervals per rank, device, stream and cause (HTA's show_idle_interval_stats; compat:
--- rounded to 2). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- rounded to 2). Parameters as idle_time_breakdown's (consecutive_kernel_delay in µs). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label          Trace set
 -- @column rank           Rank
 -- @column device         GPU (its process id in the trace; compat: NULL when the stream id is on several GPUs)

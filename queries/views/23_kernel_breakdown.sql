@@ -90,7 +90,8 @@ FROM segs s JOIN traces t USING (trace_id)
 WHERE s.len_ns > 0;
 
 -- @macro kernel_type_breakdown(include_memory_kernels := true, hta_compat := NULL)  GPU busy time by exclusive
--- kernel-type label, summed over the ranks of each trace set (HTA's kernel_type_df). hta_compat: true or false
+-- kernel-type label, summed over the ranks of each trace set (HTA's kernel_type_df). include_memory_kernels:
+-- memcpy and memset count as MEMORY kernels (false: they are left out, as HTA's flag). hta_compat: true or false
 -- overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label        Trace set
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or "A overlapping B[ overlapping C]"
@@ -135,7 +136,7 @@ ORDER BY s.label, s.rank, sum_us DESC, s.kernel_type;
 
 -- @macro kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL)
 -- Time per kernel name, per rank and kernel type (COMPUTATION, COMMUNICATION, MEMORY), the tail folded into "others"
--- (HTA's kernel_df). A type with more than num_kernels names keeps the top names by total time: at most
+-- (HTA's kernel_df); include_memory_kernels: memcpy and memset are the MEMORY type (false: left out). A type with more than num_kernels names keeps the top names by total time: at most
 -- num_kernels, and (default) only as many as needed to cover duration_ratio of the type's time, or (compat)
 -- those whose cumulative sum is not above the duration_ratio quantile of the cumulative sums. Default mode
 -- keeps per-launch statistics for every row; compat reproduces HTA's collapse (a kept kernel's max = min =

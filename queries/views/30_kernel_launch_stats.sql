@@ -1,7 +1,7 @@
 -- Kernel launch statistics (HTA get_cuda_kernel_launch_stats); the launch-name vocabulary, _ct_launch_names,
 -- is in 10_hta_frame.sql (the stored GPU frame pairs GPU events with their launch calls at load).
 
--- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL, hta_compat := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. ranks: a list of ranks (NULL or [] = all). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @macro kernel_launch_stats(runtime_cutoff := 50, launch_delay_cutoff := 100, include_memory_events := true, ranks := NULL, hta_compat := NULL)  One row per (launch call, GPU event) pair: how long the CPU call took, how long the GPU work took, and how long the work waited after the call returned. runtime_cutoff and launch_delay_cutoff are in µs (the outlier thresholds below); include_memory_events: memcpy and memset enqueues (cudaMemcpyAsync, …) count as launches, as in HTA. ranks: a list of ranks (NULL or [] = all). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                 Trace set
 -- @column rank                  Rank
 -- @column correlation           Launch correlation id

@@ -70,7 +70,9 @@ SELECT label, rank, ts, pid, name, memory_bw_gbps,
 FROM _memory_bw_values_default;
 
 -- @view memory_bw  One row per change of the memory bandwidth of one kind of memory operation: an operation of
--- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row.
+-- that kind starts (+its bandwidth) or ends (−its bandwidth). A step function: the value holds until the next row of
+-- its series (rows come ordered by label, rank, pid, name and seq; compat: label, rank, name and seq, a kind's
+-- series spanning the rank's GPUs as in HTA).
 -- @column label           Trace set
 -- @column rank            Rank
 -- @column ts              Time of the change, ns
@@ -90,7 +92,8 @@ FROM _memory_bw_values_default;
 -- The view picks the current mode's series (_memory_bw_compat or _default) when the query is bound (query()):
 -- the other is neither planned nor run.
 CREATE OR REPLACE VIEW memory_bw AS
-SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat' ELSE 'FROM _memory_bw_default' END);
+SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _memory_bw_compat ORDER BY label, rank, name, seq'
+                         ELSE 'FROM _memory_bw_default ORDER BY label, rank, pid, name, seq' END);
 
 -- @view memory_bw_summary  One row per (label, rank, device, memory kind): statistics of the memory_bw samples above 0
 -- (one per change, not time-weighted, as HTA's describe(); compat: one row per kind, the rank's GPUs merged as HTA
