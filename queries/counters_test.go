@@ -597,6 +597,26 @@ func TestCountersDefaultFixes(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", q, err, msg)
 		}
 	}
+
+	// A rank with no sample of the series asked for: no row and no file, in both modes (HTA writes none; a copy
+	// named _with_counters holding no counter misled a script looping over ranks).
+	cpu := ctOpenJSON(t, "cpu.json", `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":5}]}`)
+	kernelOnly := ctOpenJSON(t, "kernel.json", `{"traceEvents":[
+		{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},
+		{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":30,"dur":10,"args":{"correlation":1,"stream":7,"device":0}}]}`)
+	empty := filepath.Join(t.TempDir(), "empty")
+	for _, c := range []struct {
+		db   *engine.DB
+		args string
+	}{
+		{cpu, ""}, {cpu, ", hta_compat := true"}, {kernelOnly, ", time_series := 'memory_bw'"},
+	} {
+		ctWantRows(t, c.db.SQL, `FROM export_counters_trace(0, '`+empty+`'`+c.args+`)`, nil)
+	}
+	ctWantRows(t, kernelOnly.SQL, `SELECT counter_events FROM export_counters_trace(0, '`+empty+`')`, [][]string{{"2"}})
+	if files, _ := os.ReadDir(empty); len(files) != 1 {
+		t.Errorf("written: %v, want the kernel trace's queue-length copy alone", files)
+	}
 }
 
 // TestPotentialStragglers: compat equals HTA's trace_filter result (num_candidates=1); default mode recognises

@@ -153,12 +153,13 @@ func registerExportCounters(conn *sql.Conn, env *Env) error {
 			if err != nil {
 				return nil, fmt.Errorf("export_counters_trace: %w", err)
 			}
-			return &oneRow{path: path, n: n}, nil
+			return &oneRow{path: path, n: n, done: path == ""}, nil
 		},
 	}
 	return duckdb.RegisterTableUDF(conn, "_export_counters_trace", f)
 }
 
+// oneRow is export_counters_trace's result: the file written, or no row when none was (done from the start).
 type oneRow struct {
 	path string
 	n    int64
@@ -171,6 +172,9 @@ func (r *oneRow) ColumnInfos() []duckdb.ColumnInfo {
 	return []duckdb.ColumnInfo{{Name: "path", T: s}, {Name: "counter_events", T: i}}
 }
 func (r *oneRow) Cardinality() *duckdb.CardinalityInfo {
+	if r.done {
+		return &duckdb.CardinalityInfo{Cardinality: 0, Exact: true}
+	}
 	return &duckdb.CardinalityInfo{Cardinality: 1, Exact: true}
 }
 func (r *oneRow) Init() {}
@@ -348,6 +352,12 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 		if err := rows.Err(); err != nil {
 			return "", 0, err
 		}
+	}
+
+	if n == 0 {
+		// No sample of the series (a CPU-only rank, or memory_bw where nothing is copied): no file and no
+		// row, as HTA writes none; a copy named _with_counters that held no counter misled scripts.
+		return "", 0, nil
 	}
 
 	// The output file.

@@ -196,7 +196,11 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	}
 	if len(pats) == 0 {
 		// HTA writes no file either: a copy with nothing marked would pass for a result
-		return res, fmt.Errorf("export_kernel_sequences_overlay: no CPU op of rank %d whose name contains %q launches at least min_pattern_len (%d) GPU kernels: no pattern to overlay, no file written", req.Rank, req.OperatorName, req.MinPatternLen)
+		kernels := "GPU kernels"
+		if req.Compat {
+			kernels = "GPU kernels on a stream above 0 (HTA's link of kernel to launch; ROCm kernels run on stream 0: without compat they count)"
+		}
+		return res, fmt.Errorf("export_kernel_sequences_overlay: no CPU op of rank %d whose name contains %q launches at least min_pattern_len (%d) %s: no pattern to overlay, no file written", req.Rank, req.OperatorName, req.MinPatternLen, kernels)
 	}
 	// One JSON object per distinct set of patterns.
 	marks := make(map[int64][]byte, len(evPats))

@@ -6,7 +6,8 @@
 -- bandwidth of every memory kind ("Memcpy HtoD", … with args "Memcpy BW"), viewable in Perfetto / chrome://tracing.
 -- label selects the trace set when the rank is loaded more than once; time_series is a comma-separated subset of
 -- queue_length, memory_bw. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the
--- session's). One row: the file written.
+-- session's). One row: the file written; no row and no file when the rank has no sample of the series (a CPU-only
+-- trace, or memory_bw where nothing is copied), as HTA writes none.
 -- @column path            File written
 -- @column counter_events  Counter events appended
 --
