@@ -50,38 +50,19 @@ func null() sql.NullInt64        { return sql.NullInt64{} }
 // TestDerivedTies: HTA's tie rules. Touching events with durations are siblings; a zero-length event
 // at the boundary is a child; at an equal start the longer event is the parent.
 func TestDerivedTies(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "ties.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[
+	checkNesting(t, `{"traceEvents":[
 	 {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":0,"dur":10},
 	 {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":10,"dur":10},
 	 {"ph":"X","cat":"cpu_op","name":"Z","pid":1,"tid":1,"ts":10,"dur":0},
 	 {"ph":"X","cat":"cpu_op","name":"inner","pid":1,"tid":1,"ts":10,"dur":4},
 	 {"ph":"X","cat":"cpu_op","name":"other_thread","pid":1,"tid":2,"ts":1,"dur":1}
-	]}`), 0o644)
-	db := openTestDB(t)
-	mustLoad(t, db, p)
-	for _, c := range []struct {
-		name   string
-		parent sql.NullString
-		depth  int64
-	}{
-		{"A", sql.NullString{}, 0},
-		{"B", sql.NullString{}, 0},
-		{"inner", sql.NullString{String: "B", Valid: true}, 1},
-		{"Z", sql.NullString{String: "inner", Valid: true}, 2},
-		{"other_thread", sql.NullString{}, 0},
-	} {
-		var parent sql.NullString
-		var depth int64
-		err := db.SQL.QueryRow(`SELECT p.name, e.depth FROM events e LEFT JOIN events p
-			ON p.trace_id = e.trace_id AND p.ev_idx = e.parent_idx WHERE e.name = ?`, c.name).Scan(&parent, &depth)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if parent != c.parent || depth != c.depth {
-			t.Errorf("%s: parent %v depth %d; want %v %d", c.name, parent, depth, c.parent, c.depth)
-		}
-	}
+	]}`, []nesting{
+		{"A", "", 0},
+		{"B", "", 0},
+		{"inner", "B", 1},
+		{"Z", "inner", 2},
+		{"other_thread", "", 0},
+	})
 }
 
 // TestDerivedOutlivedParent: a record_function range opens inside a short Python frame and closes in
@@ -89,8 +70,7 @@ func TestDerivedTies(t *testing.T) {
 // at its start, its depth the number of those; an event that has ended is no one's parent, even under
 // a child that outlives it (each step sank five levels deeper under steps long over).
 func TestDerivedOutlivedParent(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "crossing.json")
-	os.WriteFile(p, []byte(`{"traceEvents":[
+	checkNesting(t, `{"traceEvents":[
 	 {"ph":"X","cat":"python_function","name":"main","pid":1,"tid":1,"ts":0,"dur":1000},
 	 {"ph":"X","cat":"python_function","name":"step1","pid":1,"tid":1,"ts":10,"dur":20},
 	 {"ph":"X","cat":"python_function","name":"enter1","pid":1,"tid":1,"ts":20,"dur":5},
@@ -100,28 +80,40 @@ func TestDerivedOutlivedParent(t *testing.T) {
 	 {"ph":"X","cat":"python_function","name":"enter2","pid":1,"tid":1,"ts":405,"dur":5},
 	 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":408,"dur":392},
 	 {"ph":"X","cat":"cpu_op","name":"op2","pid":1,"tid":1,"ts":500,"dur":10}
-	]}`), 0o644)
-	db := openTestDB(t)
-	mustLoad(t, db, p)
-	for _, c := range []struct {
-		name, parent string
-		depth        int64
-	}{
+	]}`, []nesting{
 		{"ProfilerStep#1", "enter1", 3},
 		{"op1", "ProfilerStep#1", 2},
 		{"step2", "ProfilerStep#1", 2},
 		{"ProfilerStep#2", "enter2", 3}, // was 4, under ProfilerStep#1
 		{"op2", "ProfilerStep#2", 2},    // was 4
-	} {
-		var parent string
+	})
+}
+
+// nesting is the parent (by name, "" for none) and depth an event should get.
+type nesting struct {
+	name, parent string
+	depth        int64
+}
+
+// checkNesting loads the trace text and compares each named event's parent and depth.
+func checkNesting(t *testing.T, trace string, want []nesting) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "nesting.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, p)
+	for _, c := range want {
+		var parent sql.NullString
 		var depth int64
-		err := db.SQL.QueryRow(`SELECT p.name, e.depth FROM events e JOIN events p
+		err := db.SQL.QueryRow(`SELECT p.name, e.depth FROM events e LEFT JOIN events p
 			ON p.trace_id = e.trace_id AND p.ev_idx = e.parent_idx WHERE e.name = ?`, c.name).Scan(&parent, &depth)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if parent != c.parent || depth != c.depth {
-			t.Errorf("%s: parent %s depth %d; want %s %d", c.name, parent, depth, c.parent, c.depth)
+		if parent.String != c.parent || depth != c.depth {
+			t.Errorf("%s: parent %q depth %d; want %q %d", c.name, parent.String, depth, c.parent, c.depth)
 		}
 	}
 }
