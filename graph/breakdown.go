@@ -82,17 +82,22 @@ func (g *CPGraph) BoundBy(e int32, rules BoundRules) string {
 	if r < 0 {
 		return label
 	}
-	name := g.F.Syms[g.F.Name[r]]
-	if g.F.Stream[r] < 0 {
-		s := ShortName(name)
-		for _, re := range rules.DataLoad {
-			if re.MatchString(s) {
-				return BoundDataLoading
-			}
-		}
-		return BoundCPU
+	return rules.nameBound(g.F.Syms[g.F.Name[r]], g.F.Stream[r] < 0)
+}
+
+// nameBound is the bucket of time spent in an event named name: CPU work is data_loading when a
+// data-load pattern finds the shortened name, else cpu_bound; GPU work is communication or compute.
+func (r BoundRules) nameBound(name string, cpu bool) string {
+	if !cpu {
+		return r.gpuBound(name)
 	}
-	return rules.gpuBound(name)
+	s := ShortName(name)
+	for _, re := range r.DataLoad {
+		if re.MatchString(s) {
+			return BoundDataLoading
+		}
+	}
+	return BoundCPU
 }
 
 // boundByEdge returns the label an edge gets from its type alone (r < 0), or else the event whose name
@@ -113,15 +118,42 @@ func (g *CPGraph) boundByEdge(e int32) (label string, r int32) {
 // shortened-name regexps cost ~2 µs per edge otherwise). One per call: not safe for concurrent use.
 type Bounder struct {
 	g     *CPGraph
+	names nameBounds
+}
+
+// nameBounds memoises BoundRules.nameBound per name symbol and side (CPU or GPU).
+type nameBounds struct {
 	rules BoundRules
+	syms  []string
 	memo  []int8 // per symbol*2 + (CPU ? 1 : 0): index into boundNames + 1, 0 = unknown
 }
 
 var boundNames = [...]string{BoundDataLoading, BoundCPU, BoundCommunication, BoundGPUCompute}
 
+func newNameBounds(rules BoundRules, syms []string) nameBounds {
+	return nameBounds{rules: rules, syms: syms, memo: make([]int8, 2*len(syms))}
+}
+
+func (m *nameBounds) of(sym int32, cpu bool) string {
+	k := 2 * int(sym)
+	if cpu {
+		k++
+	}
+	if v := m.memo[k]; v > 0 {
+		return boundNames[v-1]
+	}
+	s := m.rules.nameBound(m.syms[sym], cpu)
+	for i, n := range boundNames {
+		if n == s {
+			m.memo[k] = int8(i + 1)
+		}
+	}
+	return s
+}
+
 // NewBounder returns a memoising BoundBy for g and the given rules.
 func (g *CPGraph) NewBounder(rules BoundRules) *Bounder {
-	return &Bounder{g: g, rules: rules, memo: make([]int8, 2*len(g.F.Syms))}
+	return &Bounder{g: g, names: newNameBounds(rules, g.F.Syms)}
 }
 
 // BoundBy is CPGraph.BoundBy(e, rules).
@@ -131,20 +163,7 @@ func (b *Bounder) BoundBy(e int32) string {
 	if r < 0 {
 		return label
 	}
-	k := 2 * int(g.F.Name[r])
-	if g.F.Stream[r] < 0 {
-		k++
-	}
-	if m := b.memo[k]; m > 0 {
-		return boundNames[m-1]
-	}
-	s := g.BoundBy(e, b.rules)
-	for i, n := range boundNames {
-		if n == s {
-			b.memo[k] = int8(i + 1)
-		}
-	}
-	return s
+	return b.names.of(g.F.Name[r], g.F.Stream[r] < 0)
 }
 
 // DataLoadRegexps compiles data-load patterns as regular expressions (HTA's bound_by uses re.search),

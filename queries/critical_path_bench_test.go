@@ -66,7 +66,8 @@ func BenchmarkCriticalPath(b *testing.B) {
 // timer. Reported: ms per call (graph cache reset each time), the window's events and graph nodes,
 // and peak RSS during the calls (VmHWM after resetting it through /proc/self/clear_refs) next to
 // the RSS before them (DuckDB holding the loaded trace, after returning freed Go memory to the OS)
-// and the difference. Target: < 2 s and < 2 GB.
+// and the difference. Modes: hta (default, compat) and ctda (aggregated, event-level). Target:
+// < 2 s and < 2 GB.
 func BenchmarkCriticalPath1M(b *testing.B) {
 	var src string
 	for _, d := range []string{"df_index_resolver", "trace_diff/control"} {
@@ -100,12 +101,16 @@ func BenchmarkCriticalPath1M(b *testing.B) {
 	if _, err := db.Load(ctx, paths, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
 		b.Fatal(err)
 	}
-	for _, mode := range []string{"default", "compat"} {
-		b.Run(mode, func(b *testing.B) {
-			args := `annotation := '', compat := ` + map[string]string{"compat": "true", "default": "false"}[mode]
+	for _, mode := range []struct{ name, args, frame, nodes string }{
+		{"default", "compat := false", "_hta_frame_default", "cp_graph_nodes(annotation := '', compat := false)"},
+		{"compat", "compat := true", "_hta_frame_compat", "cp_graph_nodes(annotation := '', compat := true)"},
+		{"ctda", "algorithm := 'ctda'", "_hta_frame_default", "cdg_nodes(annotation := '')"},
+		{"ctda_events", "algorithm := 'ctda', aggregate := false", "_hta_frame_default", "cdg_nodes(annotation := '', aggregate := false)"},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			args := `annotation := '', ` + mode.args
 			var window int64
-			table := map[string]string{"compat": "_hta_frame_compat", "default": "_hta_frame_default"}[mode]
-			if err := db.SQL.QueryRow(`SELECT count(*) FROM ` + table).Scan(&window); err != nil {
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM ` + mode.frame).Scan(&window); err != nil {
 				b.Fatal(err)
 			}
 			if window < 1_000_000 {
@@ -125,7 +130,7 @@ func BenchmarkCriticalPath1M(b *testing.B) {
 			}
 			b.StopTimer()
 			peak := procmem.Self("VmHWM")
-			if err := db.SQL.QueryRow(`SELECT count(*) FROM cp_graph_nodes(` + args + `)`).Scan(&nodes); err != nil {
+			if err := db.SQL.QueryRow(`SELECT count(*) FROM ` + mode.nodes).Scan(&nodes); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(window), "events")

@@ -103,7 +103,7 @@ const (
 )
 
 func ctdaRows(c *graph.CDG) []ctdaRow {
-	var out []ctdaRow
+	out := make([]ctdaRow, 0, 2*len(c.Path))
 	prevEnd := int64(0)
 	for i, s := range c.Path {
 		if i > 0 {
@@ -147,56 +147,68 @@ func ctdaEdgeType(c *graph.CDG, r ctdaRow) string {
 	return graph.EdgeTypeName(c.G.Type[r.edge])
 }
 
-func ctdaBound(c *graph.CDG, r ctdaRow, rules graph.BoundRules) string {
+func ctdaBound(c *graph.CDG, r ctdaRow, spans *graph.SpanBounder) string {
 	switch {
 	case r.part == partIdle:
 		return graph.BoundKernelKernel
 	case r.part == partLauncher:
-		return c.SpanBoundBy(c.Nodes[r.dst].Launcher, rules)
+		return spans.BoundBy(c.Nodes[r.dst].Launcher)
 	case r.edge < 0:
-		return c.SpanBoundBy(r.dst, rules)
+		return spans.BoundBy(r.dst)
 	}
 	return c.EdgeBoundBy(r.edge)
 }
 
 // ctdaPathTable is critical_path for algorithm 'ctda': per path step, the edge into it (weight:
 // the time only the dependency explains) and its counted span (weight: its length; the attributed
-// event is the node's naming event).
+// event is the node's naming event). Columns are lazy, as pathTable's: an event-level path
+// (aggregate := false) has millions of rows.
 func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	rows := ctdaRows(c)
 	f := c.F
+	spans := c.NewSpanBounder(rules)
 	t := &cpTable{n: len(rows)}
-	label, rank, seq := t.col("label", cpString), t.col("rank", cpInt), t.col("seq", cpInt)
-	src, dst := t.col("src_node", cpInt), t.col("dst_node", cpInt)
-	srcEv, dstEv, ev := t.col("src_ev_idx", cpInt), t.col("dst_ev_idx", cpInt), t.col("ev_idx", cpInt)
-	name, cat, pid, tid, stream := t.col("name", cpString), t.col("cat", cpString), t.col("pid", cpInt), t.col("tid", cpInt), t.col("stream", cpInt)
-	typ, w, bound, ts, endTS := t.col("edge_type", cpString), t.col("weight_us", cpFloat), t.col("bound_by", cpString), t.col("ts", cpInt), t.col("end_ts", cpInt)
-	for i, r := range rows {
-		label.addString(tr.label, true)
-		rank.addInt(tr.rank, true)
-		seq.addInt(int64(i), true)
-		src.addInt(int64(r.src), true)
-		dst.addInt(int64(r.dst), true)
-		srcEv.addInt(f.EvIdx[c.Nodes[r.src].MainRow], true)
-		dstEv.addInt(f.EvIdx[c.Nodes[r.dst].MainRow], true)
-		en := ctdaEventNode(c, r)
-		span := en >= 0
-		m := c.Nodes[r.dst].MainRow
-		if span {
-			m = c.Nodes[en].MainRow
+	// attributed: the row of the event a path row is attributed to (ok=false: none).
+	attributed := func(i int) (int32, bool) {
+		if en := ctdaEventNode(c, rows[i]); en >= 0 {
+			return c.Nodes[en].MainRow, true
 		}
-		ev.addInt(f.EvIdx[m], span)
-		name.addString(f.Syms[f.Name[m]], span)
-		cat.addString(f.Syms[f.Cat[m]], span)
-		pid.addInt(f.Pid[m], span)
-		tid.addInt(f.Tid[m], span)
-		stream.addInt(f.Stream[m], span)
-		typ.addString(ctdaEdgeType(c, r), true)
-		w.addFloat(usOf(r.weight), true)
-		bound.addString(ctdaBound(c, r, rules), true)
-		ts.addInt(r.from, true)
-		endTS.addInt(r.to, true)
+		return 0, false
 	}
+	mainEv := func(n int32) int64 { return f.EvIdx[c.Nodes[n].MainRow] }
+	t.lazyString("label", func(int) (string, bool) { return tr.label, true })
+	t.lazyInt("rank", func(int) (int64, bool) { return tr.rank, true })
+	t.lazyInt("seq", func(i int) (int64, bool) { return int64(i), true })
+	t.lazyInt("src_node", func(i int) (int64, bool) { return int64(rows[i].src), true })
+	t.lazyInt("dst_node", func(i int) (int64, bool) { return int64(rows[i].dst), true })
+	t.lazyInt("src_ev_idx", func(i int) (int64, bool) { return mainEv(rows[i].src), true })
+	t.lazyInt("dst_ev_idx", func(i int) (int64, bool) { return mainEv(rows[i].dst), true })
+	t.lazyInt("ev_idx", func(i int) (int64, bool) { m, ok := attributed(i); return f.EvIdx[m], ok })
+	for _, col := range []struct {
+		name string
+		syms []int32
+	}{{"name", f.Name}, {"cat", f.Cat}} {
+		syms := col.syms
+		t.lazyString(col.name, func(i int) (string, bool) {
+			m, ok := attributed(i)
+			if !ok {
+				return "", false
+			}
+			return f.Syms[syms[m]], true
+		})
+	}
+	for _, col := range []struct {
+		name string
+		vals []int64
+	}{{"pid", f.Pid}, {"tid", f.Tid}, {"stream", f.Stream}} {
+		vals := col.vals
+		t.lazyInt(col.name, func(i int) (int64, bool) { m, ok := attributed(i); return vals[m], ok })
+	}
+	t.lazyString("edge_type", func(i int) (string, bool) { return ctdaEdgeType(c, rows[i]), true })
+	t.lazyFloat("weight_us", func(i int) (float64, bool) { return usOf(rows[i].weight), true })
+	t.lazyString("bound_by", func(i int) (string, bool) { return ctdaBound(c, rows[i], spans), true })
+	t.lazyInt("ts", func(i int) (int64, bool) { return rows[i].from, true })
+	t.lazyInt("end_ts", func(i int) (int64, bool) { return rows[i].to, true })
 	return t
 }
 
@@ -205,8 +217,9 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 func ctdaSummaryTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	var s cpSummary
 	rows := ctdaRows(c)
+	spans := c.NewSpanBounder(rules)
 	for _, r := range rows {
-		s.add(ctdaBound(c, r, rules), r.weight)
+		s.add(ctdaBound(c, r, spans), r.weight)
 		s.pathLen += r.weight
 	}
 	s.attributed, s.edges = c.Counted, len(rows)
