@@ -408,6 +408,14 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("add flows.args: %w", err)
 		}
 	}
+	// Loads before 2026-11-24 kept no loader version: theirs stay NULL (version 1, StaleTraces).
+	if has, err := db.hasColumn(ctx, "traces", "loader_version"); err != nil {
+		return err
+	} else if !has {
+		if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE traces ADD COLUMN loader_version INTEGER"); err != nil {
+			return fmt.Errorf("add traces.loader_version: %w", err)
+		}
+	}
 	if has, err := db.hasColumn(ctx, "events", "link_idx"); err != nil || has {
 		return err
 	}
@@ -416,6 +424,18 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	_, err = db.SQL.ExecContext(ctx, fillLinksSQL("true"))
 	return err
+}
+
+// StaleTraces returns how many loaded trace files an older loader derived (LoaderVersion), and the
+// path of the first: their derived columns differ from what a load gives now, until they are
+// reloaded with LoadOptions.Replace.
+func (db *DB) StaleTraces(ctx context.Context) (n int, first string, err error) {
+	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(min(path), '') FROM traces
+		WHERE coalesce(loader_version, 1) < ?`, LoaderVersion).Scan(&n, &first)
+	if err != nil {
+		return 0, "", fmt.Errorf("loader versions: %w", err)
+	}
+	return n, first, nil
 }
 
 // hasColumn reports whether table (in main) has the column.

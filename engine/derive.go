@@ -10,6 +10,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
+// LoaderVersion numbers the meaning of the columns a load derives (traces.loader_version), so that
+// a database loaded before a change can be found and reloaded (StaleTraces; LoadOptions.Replace
+// reloads such files even when they did not change). 1 (stored as NULL): before 2026-11-24; its
+// parent_idx took the event open at the start, however early that one ended (ProfilerSteps nested
+// under each other, subtrees reached past their root's end). 2: the parent is the innermost
+// event that holds the whole event, depth is the parent's + 1, and zero-length events at one
+// timestamp are siblings.
+const LoaderVersion = 2
+
 // derive returns the events batches with the columns computed after the whole file is scanned
 // appended: step, parent_idx, depth and link_idx. The parsed columns are shared, not copied, and the
 // derived ones are written straight into their Arrow buffers: on a 1 GB trace a gathered copy of the
@@ -21,9 +30,10 @@ import (
 //
 // parent_idx/depth: CPU-side events of one (pid, tid) are nested by an interval stack. Order: ts
 // ascending, then longer first, then lower ev_idx (HTA's call-graph tie rules). An event that starts
-// exactly where the open one ends is its sibling when both have a duration, and its child when
-// either is zero-length (HTA puts the start first in that case). The parent is the innermost event
-// still open: one that ended under a child that outlived it is no one's parent any more.
+// exactly where the open one ends is its sibling when both have a duration or both are zero-length,
+// and its child when one is (HTA puts the start first in that case). The parent is the innermost
+// event that holds the whole event, so a subtree never reaches past its root's end; depth is the
+// parent's + 1 (0 for a root).
 //
 // link_idx: see links.
 func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
@@ -126,6 +136,7 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 	}
 	var stack []laneEvent
 	var minEnd []int64 // minEnd[k]: the earliest end among stack[:k+1]
+	var depths []int64 // depths[k]: the depth given to stack[k]
 	for _, lane := range lanes {
 		slices.SortFunc(lane, func(x, y laneEvent) int {
 			switch {
@@ -136,33 +147,40 @@ func derive(batches []*parsedBatch, mem memory.Allocator) []arrow.RecordBatch {
 			}
 			return cmpInt64(x.idx, y.idx)
 		})
-		stack, minEnd = stack[:0], minEnd[:0]
+		stack, minEnd, depths = stack[:0], minEnd[:0], depths[:0]
 		for _, e := range lane {
 			for len(stack) > 0 && endedBefore(stack[len(stack)-1], e) {
-				stack, minEnd = stack[:len(stack)-1], minEnd[:len(minEnd)-1]
+				stack, minEnd, depths = stack[:len(stack)-1], minEnd[:len(minEnd)-1], depths[:len(depths)-1]
 			}
 			if len(stack) > 0 && minEnd[len(minEnd)-1] <= e.ts {
 				// An event below the top has ended: its child outlived it (a record_function range
-				// opened inside a Python frame and closed in a later one: ProfilerStep#3 starts in
-				// the 9 µs _record_function_enter_new called by step(), which began inside
-				// ProfilerStep#2). Left on the stack, it and its ancestors sank every later step
-				// five levels deeper under steps long over; the parent is the innermost event still open.
-				kept := stack[:0]
+				// opened inside a Python frame and closed in a later one). The stack keeps the
+				// events still open.
+				kept, keptDepths := stack[:0], depths[:0]
 				minEnd = minEnd[:0]
-				for _, x := range stack {
+				for k, x := range stack {
 					if !endedBefore(x, e) {
-						kept = append(kept, x)
+						kept, keptDepths = append(kept, x), append(keptDepths, depths[k])
 						minEnd = append(minEnd, min(x.end, lastOr(minEnd, x.end)))
 					}
 				}
-				stack = kept
+				stack, depths = kept, keptDepths
 			}
-			if len(stack) > 0 {
-				top := stack[len(stack)-1]
-				out[e.b].parent.set(int(e.row), in[top.b].idx.Value(int(top.row)))
+			// The parent is the innermost open event that also holds e's end: an event that
+			// outlives the one it starts in (ProfilerStep#3 opens inside the 9 µs
+			// _record_function_enter_new frame of step()) belongs to no subtree of that event, or
+			// a recursive sum over parent_idx gives a 9 µs frame a whole step's work.
+			depth := int64(0)
+			for k := len(stack) - 1; k >= 0; k-- {
+				if x := stack[k]; x.end >= e.end {
+					out[e.b].parent.set(int(e.row), in[x.b].idx.Value(int(x.row)))
+					depth = depths[k] + 1
+					break
+				}
 			}
-			out[e.b].depth.set(int(e.row), int64(len(stack)))
+			out[e.b].depth.set(int(e.row), depth)
 			stack = append(stack, e)
+			depths = append(depths, depth)
 			minEnd = append(minEnd, min(e.end, lastOr(minEnd, e.end)))
 		}
 	}
@@ -335,7 +353,7 @@ type laneEvent struct {
 
 // endedBefore reports whether x, on the stack, is no longer open when e starts (see derive on ties).
 func endedBefore(x, e laneEvent) bool {
-	return x.end < e.ts || (x.end == e.ts && x.end > x.ts && e.end > e.ts)
+	return x.end < e.ts || (x.end == e.ts && (x.end > x.ts) == (e.end > e.ts))
 }
 
 // lastOr returns the last element of s, or v when s is empty.

@@ -81,11 +81,35 @@ func TestDerivedOutlivedParent(t *testing.T) {
 	 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":408,"dur":392},
 	 {"ph":"X","cat":"cpu_op","name":"op2","pid":1,"tid":1,"ts":500,"dur":10}
 	]}`, []nesting{
-		{"ProfilerStep#1", "enter1", 3},
+		// Each step starts inside its enter frame but outlives it (and step1/step2): the step's
+		// parent is main, the innermost event that holds all of it.
+		{"enter1", "step1", 2},
+		{"ProfilerStep#1", "main", 1},
 		{"op1", "ProfilerStep#1", 2},
-		{"step2", "ProfilerStep#1", 2},
-		{"ProfilerStep#2", "enter2", 3}, // was 4, under ProfilerStep#1
-		{"op2", "ProfilerStep#2", 2},    // was 4
+		{"step2", "main", 1}, // starts in ProfilerStep#1, ends after it
+		{"enter2", "step2", 2},
+		{"ProfilerStep#2", "main", 1}, // was under ProfilerStep#1, then under enter2
+		{"op2", "ProfilerStep#2", 2},
+	})
+}
+
+// TestDerivedZeroLengthTies: events that start where another ends nest as HTA's call graph does:
+// both with a duration or both zero-length, siblings; one zero-length, the start first (a child).
+func TestDerivedZeroLengthTies(t *testing.T) {
+	checkNesting(t, `{"traceEvents":[
+	 {"ph":"X","cat":"cpu_op","name":"outer","pid":1,"tid":1,"ts":100,"dur":10},
+	 {"ph":"X","cat":"cuda_runtime","name":"query1","pid":1,"tid":1,"ts":105,"dur":0},
+	 {"ph":"X","cat":"cuda_runtime","name":"query2","pid":1,"tid":1,"ts":105,"dur":0},
+	 {"ph":"X","cat":"cuda_runtime","name":"query3","pid":1,"tid":1,"ts":105,"dur":0},
+	 {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":200,"dur":10},
+	 {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":210,"dur":10},
+	 {"ph":"X","cat":"cuda_runtime","name":"at_end","pid":1,"tid":1,"ts":220,"dur":0}
+	]}`, []nesting{
+		{"query1", "outer", 1},
+		{"query2", "outer", 1}, // was query1's child
+		{"query3", "outer", 1},
+		{"b", "", 0},       // starts where a ends: its sibling
+		{"at_end", "b", 1}, // zero-length at b's end: b's child
 	})
 }
 
@@ -121,7 +145,7 @@ func checkNesting(t *testing.T, trace string, want []nesting) {
 // TestDerivedInvariants checks on real traces that every parent encloses its child on the same
 // thread one level up, that CPU steps contain the event, and that GPU steps are their launch's.
 func TestDerivedInvariants(t *testing.T) {
-	for _, dir := range []string{"ns_resolution", "legacy_resnet50", "alexnet", "dlrm_8ranks"} {
+	for _, dir := range []string{"ns_resolution", "legacy_resnet50", "alexnet", "dlrm_8ranks", "recorded/control", "triton"} {
 		t.Run(dir, func(t *testing.T) {
 			db := openTestDB(t)
 			mustLoad(t, db, "../testdata/traces/"+dir)
@@ -129,7 +153,8 @@ func TestDerivedInvariants(t *testing.T) {
 				"parent on another thread or not enclosing": `SELECT count(*) FROM events c JOIN events p
 					ON p.trace_id = c.trace_id AND p.ev_idx = c.parent_idx
 					WHERE p.pid IS DISTINCT FROM c.pid OR p.tid IS DISTINCT FROM c.tid OR c.ts < p.ts
-					   OR c.ts > p.ts + coalesce(p.dur, 0) OR c.depth <> p.depth + 1`,
+					   OR c.ts + coalesce(c.dur, 0) > p.ts + coalesce(p.dur, 0) OR c.depth <> p.depth + 1`,
+				"root with depth":         `SELECT count(*) FROM events WHERE parent_idx IS NULL AND depth <> 0`,
 				"CPU event without depth": `SELECT count(*) FROM events WHERE cat_class IN ('cpu_op','runtime','user_annotation') AND depth IS NULL`,
 				"GPU event with parent":   `SELECT count(*) FROM events WHERE cat_class IN ('kernel','memcpy','memset') AND (parent_idx IS NOT NULL OR depth IS NOT NULL)`,
 				"CPU step not containing": `SELECT count(*) FROM events e JOIN profiler_steps s ON s.trace_id = e.trace_id AND s.step = e.step

@@ -846,10 +846,14 @@ func TestInflateLeadingFrames(t *testing.T) {
 		WHERE rank = 1 AND cat = 'cpu_op' GROUP BY step)`).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
-	// as in the source: the step and mm inside the frame (the loader nests the step, which starts inside
-	// it), add under the step alone (the frame has ended by then)
-	if want := "1:aten::mm@2,aten::add@1 2:aten::mm@2,aten::add@1 3:aten::mm@2,aten::add@1"; got != want {
+	// as in the source: both ops under the step, which the frame does not hold (it ends inside it)
+	if want := "1:aten::mm@1,aten::add@1 2:aten::mm@1,aten::add@1 3:aten::mm@1,aten::add@1"; got != want {
 		t.Errorf("cpu_ops by step, name@depth: %s, want %s", got, want)
+	}
+	orig := openTestDB(t)
+	mustLoad(t, orig, src)
+	if err := orig.SQL.QueryRow(`SELECT string_agg(name || '@' || depth, ',' ORDER BY ts) FROM events WHERE cat = 'cpu_op'`).Scan(&got); err != nil || got != "aten::mm@1,aten::add@1" {
+		t.Errorf("source: %s, %v", got, err)
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM events WHERE rank = 1 AND name = 'profiler.py: step'"); n != 3 {
 		t.Errorf("%d copies of the leading frame, want 3", n)

@@ -86,6 +86,9 @@ type LoadResult struct {
 	JSONBytes int64  // decompressed size
 	Skipped   string // why the file was not loaded ("" if it was)
 	Replaced  bool   // the file replaced its older version (LoadOptions.Replace)
+	// Rederived: the file had not changed, but an older loader had loaded it (LoaderVersion), so
+	// Replace loaded it again.
+	Rederived bool
 	Elapsed   time.Duration
 }
 
@@ -667,6 +670,13 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	} else if existing >= 0 {
 		res.TraceID, res.Skipped = existing, "already loaded"
 		return res, nil
+	} else if replaces >= 0 {
+		var n int
+		if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace_id = ? AND file_bytes = ? AND file_mtime = ?`,
+			replaces, st.Size(), mtime).Scan(&n); err != nil {
+			return res, err
+		}
+		res.Rederived = n > 0
 	}
 
 	tm := newPhaseTimer(path)
@@ -836,10 +846,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			// The columns named: a column the user added to traces (or an import of an export that has one
 			// added, ImportParquet) is left NULL instead of failing every later load.
 			_, err := ex.ExecContext(ctx, `INSERT INTO traces (trace_id, label, rank, path, file_bytes, file_mtime, events,
-				schema_version, device_type, backend, world_size, base_time_ns, min_ts, max_ts, metadata, array_form, loaded_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())`, named(
+				schema_version, device_type, backend, world_size, base_time_ns, min_ts, max_ts, metadata, array_form, loaded_at, loader_version)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), ?)`, named(
 				traceID, opts.Label, rank, pathText(path), st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
-				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm))
+				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm, LoaderVersion))
 			if err != nil {
 				return fmt.Errorf("insert trace row: %w", err)
 			}
@@ -1052,6 +1062,16 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 		return -1, -1, err
 	}
 	if size == st.Size() && was.Equal(mtime) {
+		if opts.Replace && table == "traces" {
+			// The same file, loaded by an older loader: --replace derives its columns afresh.
+			var version int
+			if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(loader_version, 1) FROM traces WHERE trace_id = ?`, id).Scan(&version); err != nil {
+				return -1, -1, err
+			}
+			if version < LoaderVersion {
+				return -1, id, nil
+			}
+		}
 		return id, -1, nil
 	}
 	if opts.Replace {

@@ -338,3 +338,69 @@ func TestReplaceSwapOneFails(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceRederivesOlderLoads: files an older loader derived (traces.loader_version NULL, as in
+// a database written before it existed) are reported by StaleTraces, skipped by a plain load, and
+// loaded again by Replace although they did not change, which puts the current derivation back.
+func TestReplaceRederivesOlderLoads(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "rank0.json.gz"), filepath.Join(dir, "rank1.json.gz")}
+	copyTestFile(t, "../testdata/traces/ns_resolution/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", files[0])
+	copyTestFile(t, dlrmRankFile(t, 1), files[1])
+	path := filepath.Join(dir, "t.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, files, LoadOptions{RankFrom: RankIndex}); err != nil {
+		t.Fatal(err)
+	}
+	want := perFileDigest(t, db)
+	if n, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
+		t.Fatalf("fresh load: %d stale traces, %v", n, err)
+	}
+	for _, q := range []string{
+		`ALTER TABLE traces DROP COLUMN loader_version`,
+		`UPDATE events SET depth = depth + 1`, // what an older derivation left
+		`DROP TABLE _tracesql_install`,
+	} {
+		if _, err := db.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n, first, err := db.StaleTraces(ctx); err != nil || n != 2 || first != files[0] {
+		t.Fatalf("after migration: StaleTraces = %d, %q, %v; want 2, %q", n, first, err, files[0])
+	}
+	res, err := db.Load(ctx, files, LoadOptions{RankFrom: RankIndex})
+	if err != nil || len(res) != 2 || res[0].Skipped != "already loaded" || res[1].Skipped != "already loaded" {
+		t.Fatalf("plain load: %+v, %v; want both already loaded", res, err)
+	}
+	res, err = db.Load(ctx, files, LoadOptions{RankFrom: RankIndex, Replace: true})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("replace: %+v, %v", res, err)
+	}
+	for _, r := range res {
+		if r.Skipped != "" || !r.Replaced || !r.Rederived {
+			t.Errorf("replace %s: %+v, want replaced and rederived", r.Path, r)
+		}
+	}
+	if n, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
+		t.Errorf("after replace: %d stale traces, %v", n, err)
+	}
+	if got := perFileDigest(t, db); got != want {
+		t.Errorf("after replace:\n%s\nwant\n%s", got, want)
+	}
+	// Now current: Replace skips them.
+	res, err = db.Load(ctx, files, LoadOptions{RankFrom: RankIndex, Replace: true})
+	if err != nil || res[0].Skipped != "already loaded" || res[1].Skipped != "already loaded" {
+		t.Errorf("replace of current files: %+v, %v; want both already loaded", res, err)
+	}
+}

@@ -119,7 +119,7 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
-	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error)")
+	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error); one an older tracesql loaded is loaded again")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
 	fs.BoolVar(&o.noHeader, "no-header", false, "csv, tsv and list output without the header line (as .headers off)")
 	fs.Usage = func() {}
@@ -387,6 +387,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
+	if o.dbPath != "" {
+		if n, first, err := db.StaleTraces(ctx); err == nil && n > 0 {
+			fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (%s first) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace to derive them afresh\n", n, o.dbPath, first)
+		}
+	}
 	if len(o.traces) == 0 && o.dbPath == "" {
 		if s.sampleIDs, err = sampleTraceIDs(ctx, db); err != nil {
 			fmt.Fprintf(stderr, "tracesql: %v\n", err)
@@ -580,6 +585,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		case r.Skipped == "already loaded" && len(already) > 2:
 		case r.Skipped != "":
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
+		case r.Rederived:
+			fmt.Fprintf(s.errOut, "tracesql: %s: loaded by an older tracesql; loaded again, its derived columns afresh\n", r.Path)
+			loaded++
 		case r.Replaced:
 			fmt.Fprintf(s.errOut, "tracesql: %s: changed since it was loaded; replaced its older version\n", r.Path)
 			loaded++

@@ -1206,6 +1206,18 @@ func TestReplaceAndUnload(t *testing.T) {
 	if code != 0 || out != "r\n0 1 2 3\nn\n1\n" || !strings.Contains(errOut, "tracesql: "+files[2]+": changed since it was loaded; replaced its older version\n") {
 		t.Errorf("--replace: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// A file an older tracesql loaded: every open warns, --replace loads it again.
+	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "UPDATE traces SET loader_version = NULL WHERE path = '"+files[1]+"'"); code != 0 {
+		t.Fatalf("marking a file as an older load: exit %d, stderr %q", code, errOut)
+	}
+	stale := fmt.Sprintf("tracesql: warning: 1 trace file(s) in %s (%s first) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace to derive them afresh\n", db, files[1])
+	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "SELECT 1"); code != 0 || errOut != stale {
+		t.Errorf("open with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
+	}
+	out, errOut, code = runCLI(t, "", "--db", db, traces, "--replace", "--format", "csv", "-c", "SELECT count(*) AS n FROM traces WHERE loader_version IS NULL")
+	if code != 0 || out != "n\n0\n" || !strings.Contains(errOut, "tracesql: "+files[1]+": loaded by an older tracesql; loaded again, its derived columns afresh\n") || strings.Contains(errOut, "by an older tracesql, whose") {
+		t.Errorf("--replace of an older load: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if _, errOut, code = runCLI(t, "", "--replace", "-c", "SELECT 1"); code != 2 || !strings.Contains(errOut, "--replace: no trace path") {
 		t.Errorf("--replace without paths: exit %d, stderr %q", code, errOut)
 	}

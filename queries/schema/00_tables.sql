@@ -20,10 +20,12 @@
 -- @column metadata        Every top-level key except traceEvents, as JSON
 -- @column array_form      True when the file is a bare JSON array of events
 -- @column loaded_at       When the file was loaded
+-- @column loader_version  Version of the loader's derived columns (NULL: before versions were kept); an older one is reloaded by --replace
 CREATE TABLE IF NOT EXISTS traces (
     trace_id INTEGER, label VARCHAR, rank INTEGER, path VARCHAR, file_bytes BIGINT, file_mtime TIMESTAMP,
     events BIGINT, schema_version BIGINT, device_type VARCHAR, backend VARCHAR, world_size BIGINT,
-    base_time_ns BIGINT, min_ts BIGINT, max_ts BIGINT, metadata JSON, array_form BOOLEAN, loaded_at TIMESTAMP
+    base_time_ns BIGINT, min_ts BIGINT, max_ts BIGINT, metadata JSON, array_form BOOLEAN, loaded_at TIMESTAMP,
+    loader_version INTEGER
 );
 
 -- @table events  One row per complete event (ph X) of traceEvents, and per B/E pair (ph B, made complete as Perfetto pairs them).
@@ -43,8 +45,8 @@ CREATE TABLE IF NOT EXISTS traces (
 -- @column correlation  args.correlation: links a runtime launch to its GPU event
 -- @column external_id  args["External id"]: links a CPU op to its runtime calls
 -- @column step         ProfilerStep number containing the event (CPU) or its launch (GPU); NULL if none
--- @column parent_idx   ev_idx of the enclosing CPU event on the same thread; NULL for roots and GPU events
--- @column depth        Call-stack depth on its thread (0 = root); NULL for GPU events
+-- @column parent_idx   ev_idx of the innermost CPU event on the same thread that holds the whole event; NULL for roots and GPU events
+-- @column depth        Call-stack depth on its thread: the parent's + 1, 0 for a root; NULL for GPU events
 -- @column args         Every arg, as JSON
 -- @column link_idx     ev_idx of the event paired by correlation: a launch's GPU event, a GPU event's launch (the last in file order if several); NULL when none
 CREATE TABLE IF NOT EXISTS events (

@@ -16,7 +16,7 @@ WITH checks(name, description) AS (VALUES
     ('x_without_dur', 'complete (X) events without dur: kept with dur NULL; duration analyses leave them out'),
     ('x_negative_dur', 'complete (X) events with a negative dur: kept in other_events (ph X), not in events; no analysis counts them (Perfetto drops them)'),
     ('unpaired_begin_end', 'B or E events without their partner on the thread: kept in other_events, not in events'),
-    ('cpu_not_nested', 'CPU events that end after the event they start in: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx and depth follow the start; the critical path clips the end'),
+    ('cpu_not_nested', 'CPU events that end after the event they start in: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx is the innermost event that holds the whole event; the critical path clips the end'),
     ('gpu_without_launch', 'GPU events whose correlation id no runtime or driver call of the trace has (launched before the profiler started, or a dropped record): no launch delay, no host_wait'),
     ('launch_without_gpu', 'launch or copy calls whose correlation id no GPU event of the trace has (the work ran after the profiler stopped)')
 ),
@@ -27,9 +27,13 @@ counts AS (
     UNION ALL
     SELECT trace_id, 'unpaired_begin_end', count(*) FROM other_events WHERE ph IN ('B', 'E') GROUP BY ALL
     UNION ALL
-    SELECT c.trace_id, 'cpu_not_nested', count(*)
-    FROM events c JOIN events p ON p.trace_id = c.trace_id AND p.ev_idx = c.parent_idx
-    WHERE c.ts + c.dur > p.ts + p.dur GROUP BY ALL
+    -- An event that starts inside an earlier sibling (or a root inside an earlier root) and was not
+    -- given it as parent outlives it: the siblings that started before it reach past its start.
+    SELECT trace_id, 'cpu_not_nested', count(*) FROM (
+        SELECT trace_id, ts, max(ts + dur) OVER (PARTITION BY trace_id, pid, tid, parent_idx ORDER BY ts, dur DESC, ev_idx
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS earlier_end
+        FROM events WHERE depth IS NOT NULL)
+    WHERE earlier_end > ts GROUP BY ALL
     UNION ALL
     SELECT g.trace_id, 'gpu_without_launch', count(*) FROM gpu_events g
     WHERE g.correlation IS NOT NULL
