@@ -427,15 +427,15 @@ func (db *DB) migrate(ctx context.Context) error {
 }
 
 // StaleTraces returns how many loaded trace files an older loader derived (LoaderVersion), and the
-// path of the first: their derived columns differ from what a load gives now, until they are
-// reloaded with LoadOptions.Replace.
-func (db *DB) StaleTraces(ctx context.Context) (n int, first string, err error) {
-	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(min(path), '') FROM traces
-		WHERE coalesce(loader_version, 1) < ?`, LoaderVersion).Scan(&n, &first)
+// path and label of the first: their derived columns differ from what a load gives now, until they
+// are reloaded with LoadOptions.Replace (into the same label).
+func (db *DB) StaleTraces(ctx context.Context) (n int, first, label string, err error) {
+	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(arg_min(path, (label, path)), ''), coalesce(min(label), '')
+		FROM traces WHERE coalesce(loader_version, 1) < ?`, LoaderVersion).Scan(&n, &first, &label)
 	if err != nil {
-		return 0, "", fmt.Errorf("loader versions: %w", err)
+		return 0, "", "", fmt.Errorf("loader versions: %w", err)
 	}
-	return n, first, nil
+	return n, first, label, nil
 }
 
 // hasColumn reports whether table (in main) has the column.

@@ -357,7 +357,7 @@ func TestReplaceRederivesOlderLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := perFileDigest(t, db)
-	if n, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
+	if n, _, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
 		t.Fatalf("fresh load: %d stale traces, %v", n, err)
 	}
 	for _, q := range []string{
@@ -376,8 +376,8 @@ func TestReplaceRederivesOlderLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if n, first, err := db.StaleTraces(ctx); err != nil || n != 2 || first != files[0] {
-		t.Fatalf("after migration: StaleTraces = %d, %q, %v; want 2, %q", n, first, err, files[0])
+	if n, first, label, err := db.StaleTraces(ctx); err != nil || n != 2 || first != files[0] || label != "trace" {
+		t.Fatalf("after migration: StaleTraces = %d, %q, %q, %v; want 2, %q, trace", n, first, label, err, files[0])
 	}
 	res, err := db.Load(ctx, files, LoadOptions{RankFrom: RankIndex})
 	if err != nil || len(res) != 2 || res[0].Skipped != "already loaded" || res[1].Skipped != "already loaded" {
@@ -392,7 +392,7 @@ func TestReplaceRederivesOlderLoads(t *testing.T) {
 			t.Errorf("replace %s: %+v, want replaced and rederived", r.Path, r)
 		}
 	}
-	if n, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
+	if n, _, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
 		t.Errorf("after replace: %d stale traces, %v", n, err)
 	}
 	if got := perFileDigest(t, db); got != want {

@@ -388,8 +388,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if o.dbPath != "" {
-		if n, first, err := db.StaleTraces(ctx); err == nil && n > 0 {
-			fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (%s first) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace to derive them afresh\n", n, o.dbPath, first)
+		if n, first, label, err := db.StaleTraces(ctx); err == nil && n > 0 {
+			fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (first: %s, trace set %q) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace and their --label to derive them afresh\n", n, o.dbPath, first, label)
 		}
 	}
 	if len(o.traces) == 0 && o.dbPath == "" {

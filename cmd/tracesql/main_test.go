@@ -1210,7 +1210,7 @@ func TestReplaceAndUnload(t *testing.T) {
 	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "UPDATE traces SET loader_version = NULL WHERE path = '"+files[1]+"'"); code != 0 {
 		t.Fatalf("marking a file as an older load: exit %d, stderr %q", code, errOut)
 	}
-	stale := fmt.Sprintf("tracesql: warning: 1 trace file(s) in %s (%s first) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace to derive them afresh\n", db, files[1])
+	stale := fmt.Sprintf("tracesql: warning: 1 trace file(s) in %s (first: %s, trace set \"trace\") were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace and their --label to derive them afresh\n", db, files[1])
 	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "SELECT 1"); code != 0 || errOut != stale {
 		t.Errorf("open with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
 	}
