@@ -200,7 +200,7 @@ CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
 -- @column trace_id           Plugin file
 -- @column op_idx             ev_idx of the COLL / P2P event (nccl_events)
 -- @column unit_idx           ev_idx of its group (operations of one group share one kernel)
--- @column coll_key           Identity across the ranks of a communicator: op#SeqNum for collectives, SendRecv#N (N-th P2P group) for P2P
+-- @column coll_key           Identity across the ranks of a communicator: op#SeqNum for collectives, SendRecv#N for P2P: the N-th exchange (groups joined by matching Send/Recv pairs: the k-th Send from r to p with the k-th Recv on p from r)
 -- @column op                 AllReduce, AllGather, ReduceScatter, Broadcast, Send, Recv, …
 -- @column seq                SeqNum (per communicator and operation type; NULL for P2P)
 -- @column peer               Peer rank (P2P)
@@ -228,7 +228,7 @@ CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
 -- @column busbw_gbps         algbw × nccl-tests factor for n = ranks of the communicator loaded: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1) (count is per rank); others 1
 -- @column offset_ns          Clock offset applied, ns
 CREATE OR REPLACE VIEW nccl_collectives AS
-WITH ops AS (
+WITH RECURSIVE ops AS (
     SELECT e.*, f.label FROM nccl_events e JOIN nccl_traces f USING (trace_id) WHERE e.cat IN ('COLL', 'P2P')
 ),
 api AS (
@@ -240,11 +240,41 @@ kch AS (
 px AS (
     SELECT trace_id, op_idx, max(end_ts) AS p1 FROM nccl_events WHERE cat = 'PROXY' GROUP BY ALL
 ),
+-- P2P groups have no SeqNum: an operation's counterpart on its peer is the one of the same direction and
+-- number (the k-th Send from r to p is the k-th Recv on p from r), and the groups (units) that such pairs
+-- join form one exchange: an all-to-all joins every rank's k-th group, a pipeline stage's send only its
+-- two ranks. Numbering groups per rank instead made unrelated pairs one "collective".
+p2p_only AS (
+    SELECT trace_id, root_idx AS unit_idx
+    FROM nccl_events WHERE cat IN ('COLL', 'P2P') GROUP BY ALL HAVING bool_and(cat = 'P2P')
+),
+p2p_ops AS (
+    SELECT o.trace_id, o.root_idx AS unit_idx, o.label, o.comm_hash,
+           CASE WHEN o.name = 'Recv' THEN TRY_CAST(o.args->>'Peer' AS INTEGER) ELSE o.rank END AS src,
+           CASE WHEN o.name = 'Recv' THEN o.rank ELSE TRY_CAST(o.args->>'Peer' AS INTEGER) END AS dst,
+           row_number() OVER (PARTITION BY o.trace_id, (o.name = 'Recv'), TRY_CAST(o.args->>'Peer' AS INTEGER)
+                              ORDER BY o.ts, o.ev_idx) - 1 AS k
+    FROM ops o SEMI JOIN p2p_only u ON u.trace_id = o.trace_id AND u.unit_idx = o.root_idx
+),
+p2p_links AS (
+    SELECT DISTINCT a.trace_id AS from_trace, a.unit_idx AS from_unit, b.trace_id AS to_trace, b.unit_idx AS to_unit
+    FROM p2p_ops a JOIN p2p_ops b ON b.label = a.label AND b.comm_hash = a.comm_hash AND b.src = a.src
+         AND b.dst = a.dst AND b.k = a.k AND b.trace_id <> a.trace_id
+),
+-- Each group takes the smallest (k, src, dst) of the exchange it belongs to (label propagation).
+p2p_exchange(trace_id, unit_idx, ex) USING KEY (trace_id, unit_idx) AS (
+    SELECT trace_id, unit_idx, min({'k': k, 'src': src, 'dst': dst}) FROM p2p_ops GROUP BY ALL
+    UNION
+    SELECT l.to_trace, l.to_unit, min(x.ex)
+    FROM p2p_exchange x
+    JOIN p2p_links l ON l.from_trace = x.trace_id AND l.from_unit = x.unit_idx
+    JOIN recurring.p2p_exchange r ON r.trace_id = l.to_trace AND r.unit_idx = l.to_unit
+    GROUP BY l.to_trace, l.to_unit
+    HAVING min(x.ex) < any_value(r.ex)
+),
 p2p_units AS (
-    SELECT trace_id, unit_idx, row_number() OVER (PARTITION BY trace_id ORDER BY min_ts, unit_idx) - 1 AS n
-    FROM (SELECT trace_id, root_idx AS unit_idx, min(ts) AS min_ts, bool_and(cat = 'P2P') AS only_p2p
-          FROM nccl_events WHERE cat IN ('COLL', 'P2P') GROUP BY ALL)
-    WHERE only_p2p
+    SELECT x.trace_id, x.unit_idx, dense_rank() OVER (PARTITION BY f.label, f.comm_hash ORDER BY x.ex) - 1 AS n
+    FROM p2p_exchange x JOIN nccl_traces f USING (trace_id)
 ),
 nranks AS (SELECT label, comm_hash, count(DISTINCT rank) AS n FROM nccl_traces GROUP BY ALL),
 matched AS (
@@ -368,7 +398,7 @@ LEFT JOIN st ON st.trace_id = a.trace_id AND st.op_idx = a.op_idx AND st.channel
 -- rank to arrive waited (at least) arrival_spread_us inside the collective for the last one.
 -- @column label                   Trace set
 -- @column comm_hash               Communicator
--- @column coll_key                op#SeqNum, or SendRecv#N for the N-th point-to-point group
+-- @column coll_key                op#SeqNum, or SendRecv#N for the N-th point-to-point exchange (see nccl_collectives)
 -- @column op                      Operation (SendRecv for a point-to-point group)
 -- @column seq                     SeqNum (NULL for P2P)
 -- @column ranks                   Ranks that recorded it
