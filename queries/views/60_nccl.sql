@@ -225,7 +225,8 @@ CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
 -- @column kineto_ev_idx      ev_idx of the matched NCCL kernel in events (NULL if unmatched)
 -- @column kineto_kernel_us   Duration of that kernel, µs
 -- @column algbw_gbps         bytes ÷ kernel time (Kineto kernel, else plugin kernel span), GB/s
--- @column busbw_gbps         algbw × nccl-tests factor for n = ranks of the communicator loaded: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1) (count is per rank); others 1
+-- @column busbw_gbps         algbw × nccl-tests factor for n = comm_size: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1) (count is per rank); others 1
+-- @column comm_size          Ranks of the communicator: record_param_comms' Group size, else the most of the ranks loaded, the highest rank + 1 and the highest P2P peer + 1
 -- @column offset_ns          Clock offset applied, ns
 CREATE OR REPLACE VIEW nccl_collectives AS
 WITH RECURSIVE ops AS (
@@ -276,11 +277,31 @@ p2p_units AS (
     SELECT x.trace_id, x.unit_idx, dense_rank() OVER (PARTITION BY f.label, f.comm_hash ORDER BY x.ex) - 1 AS n
     FROM p2p_exchange x JOIN nccl_traces f USING (trace_id)
 ),
-nranks AS (SELECT label, comm_hash, count(DISTINCT rank) AS n FROM nccl_traces GROUP BY ALL),
 matched AS (
-    SELECT p.trace_id, p.unit_idx, p.kineto_ev_idx
+    SELECT p.trace_id, p.unit_idx, p.kineto_ev_idx, p.kineto_trace_id
     FROM _nccl_pairs p JOIN _nccl_shift s ON s.kineto_trace_id = p.kineto_trace_id AND s.shift = p.shift
     WHERE p.agree
+),
+-- "Group size" of the record_param_comms op around a matched kernel's launch (PyTorch ≥ 2.1 writes it).
+group_size AS (
+    SELECT m.trace_id, max(TRY_CAST(a.args->>'Group size' AS INTEGER)) AS n
+    FROM matched m
+    JOIN kernel_launches l ON l.trace_id = m.kineto_trace_id AND l.ev_idx = m.kineto_ev_idx
+    JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
+         AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
+         AND a.name = 'record_param_comms'
+    GROUP BY ALL
+),
+-- The communicator's size: its Group size, else at least the ranks and peers its loaded files name (a job
+-- whose files are not all loaded still gets nccl-tests' factor for the whole communicator).
+nranks AS (
+    SELECT f.label, f.comm_hash,
+           coalesce(max(g.n), greatest(count(DISTINCT f.rank), max(f.rank) + 1, max(pe.peer) + 1)) AS n
+    FROM nccl_traces f
+    LEFT JOIN group_size g USING (trace_id)
+    LEFT JOIN (SELECT trace_id, max(TRY_CAST(args->>'Peer' AS INTEGER)) AS peer FROM nccl_events WHERE cat = 'P2P' GROUP BY ALL) pe
+         USING (trace_id)
+    GROUP BY ALL
 ),
 base AS (
     SELECT o.label, o.rank, o.comm_hash, o.trace_id, o.ev_idx AS op_idx, o.root_idx AS unit_idx,
@@ -317,7 +338,7 @@ SELECT b.label, b.rank, b.comm_hash, b.trace_id, b.op_idx, b.unit_idx, b.coll_ke
            CASE WHEN b.op = 'AllReduce' THEN 2.0 * (b.nranks - 1) / b.nranks
                 WHEN b.op IN ('AllGather', 'ReduceScatter', 'AlltoAll') THEN b.nranks - 1
                 ELSE 1 END AS busbw_gbps,
-       b.offset_ns
+       b.nranks AS comm_size, b.offset_ns
 FROM base b
 LEFT JOIN events k ON k.trace_id = b.kineto_trace_id AND k.ev_idx = b.kineto_ev_idx;
 
@@ -401,7 +422,8 @@ LEFT JOIN st ON st.trace_id = a.trace_id AND st.op_idx = a.op_idx AND st.channel
 -- @column coll_key                op#SeqNum, or SendRecv#N for the N-th point-to-point exchange (see nccl_collectives)
 -- @column op                      Operation (SendRecv for a point-to-point group)
 -- @column seq                     SeqNum (NULL for P2P)
--- @column ranks                   Ranks that recorded it
+-- @column ranks                   Ranks that recorded it (loaded)
+-- @column comm_size               Ranks of the communicator (nccl_collectives.comm_size)
 -- @column aligned_ranks           Of those, ranks on Kineto's clock (compared below)
 -- @column first_rank              Rank that arrived first (the lowest of ranks arriving at the same ns)
 -- @column last_rank               Rank that arrived last: the straggler (the lowest of ranks arriving at the same ns)
@@ -415,11 +437,13 @@ LEFT JOIN st ON st.trace_id = a.trace_id AND st.op_idx = a.op_idx AND st.channel
 CREATE OR REPLACE VIEW nccl_rank_skew AS
 WITH per_rank AS (
     SELECT label, comm_hash, coll_key, any_value(op) AS op, any_value(seq) AS seq, rank, any_value(clock) AS clock,
+           max(comm_size) AS comm_size,
            min(api_ts) AS arrival, min(kernel_start_ts) AS k0, max(completion_ts) AS done,
            max(kernel_end_ts) - min(kernel_start_ts) AS kernel_ns
     FROM nccl_collectives GROUP BY label, comm_hash, coll_key, rank
 )
 SELECT label, comm_hash, coll_key, split_part(coll_key, '#', 1) AS op, any_value(seq) AS seq, count(*) AS ranks,
+       max(comm_size) AS comm_size,
        count(*) FILTER (WHERE clock = 'kineto') AS aligned_ranks,
        -- ties (ranks arriving at the same ns) go to the lowest rank, the same one in every column and every run
        arg_min(rank, (arrival, rank)) FILTER (WHERE clock = 'kineto' AND arrival IS NOT NULL) AS first_rank,
