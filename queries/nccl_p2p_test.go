@@ -172,3 +172,39 @@ func TestNCCLBusBandwidthCommSize(t *testing.T) {
 	ctWantRows(t, db2.SQL, `SELECT op, min(busbw_gbps / algbw_gbps), max(busbw_gbps / algbw_gbps), count(DISTINCT rank)
 		FROM nccl_collectives WHERE algbw_gbps > 0 GROUP BY op ORDER BY op`, [][]string{{"AllReduce", "1.75", "1.75", "4"}, {"Recv", "1", "1", "4"}, {"Send", "1", "1", "4"}})
 }
+
+// TestNCCLOneCommunicatorOfTwo: with the files of one communicator loaded, the Kineto kernels of the
+// other (AllGather, interleaved with its AllReduces) are no holes in the match: offset +500 µs, all
+// three AllReduces matched to their own kernels (they matched 1 of 3, at −3.5 ms, to the wrong kernel).
+func TestNCCLOneCommunicatorOfTwo(t *testing.T) {
+	for _, files := range [][]string{{"pluginA"}, {"pluginB"}, {"pluginA", "pluginB"}} {
+		t.Run(strings.Join(files, "+"), func(t *testing.T) {
+			paths := []string{"../testdata/nccl/twocomm/kineto"}
+			for _, f := range files {
+				paths = append(paths, "../testdata/nccl/twocomm/"+f)
+			}
+			db, err := engine.Open(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Load(context.Background(), paths, engine.LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var want [][]string
+			for rank := 0; rank < 2; rank++ {
+				for _, f := range files {
+					want = append(want, []string{fmt.Sprint(rank), map[string]string{"pluginA": "111", "pluginB": "222"}[f], "500000", "3", "3", "0"})
+				}
+			}
+			ctWantRows(t, db.SQL, `SELECT rank, comm_hash, offset_ns, matched, units, residual_max_ns
+				FROM nccl_clock_alignment ORDER BY rank, comm_hash`, want)
+			// Each operation's kernel: its own type, in order (the n-th of its type on its rank).
+			ctWantRows(t, db.SQL, `SELECT count(*) FILTER (WHERE name IS NULL OR NOT starts_with(name, 'ncclDevKernel_' || op)
+				   OR coll_key <> op || '#' || nth)
+				FROM (SELECT c.op, c.coll_key, k.name, row_number() OVER (PARTITION BY c.rank, c.op ORDER BY k.ts) - 1 AS nth
+				      FROM nccl_collectives c LEFT JOIN events k ON k.trace_id = c.kineto_trace_id AND k.ev_idx = c.kineto_ev_idx)`,
+				[][]string{{"0"}})
+		})
+	}
+}
