@@ -35,8 +35,11 @@ type ReportSection struct {
 	Facet   []string // @facet: one chart per distinct value
 	Range   []string // @range lo, hi: whisker of a bar chart
 	Foreach string   // @foreach SQL: run the statement once per row, each column SET as a variable
-	SQL     string   // the statement, without its final ';'
-	Source  string   // directives and statement as written: what the report shows under the chart
+	// HideEmpty (@empty hide): a query that returns no rows leaves the section out (a note that only
+	// some traces need), instead of showing it empty.
+	HideEmpty bool
+	SQL       string // the statement, without its final ';'
+	Source    string // directives and statement as written: what the report shows under the chart
 }
 
 // ReportFile is one report file's name and text.
@@ -95,6 +98,7 @@ func SortReportFiles(f []ReportFile) {
 //	-- @range lo_col, hi_col       bar: a whisker from lo to hi
 //	-- @foreach SQL                run the statement once per row of SQL, with SET VARIABLE
 //	                               <column> = <value> for each column (read with getvariable)
+//	-- @empty hide                 no rows: leave the section out (default: shown, saying so)
 //
 // A directive's value ends at " --" (a note after it). A statement ends at a ';' outside quotes and
 // comments, as in the CLI; a comment after it on its line belongs to no statement. Other comment
@@ -189,6 +193,11 @@ func (s *ReportSection) set(key, val string) error {
 	switch key {
 	case "title":
 		s.Title = val
+	case "empty":
+		if val != "hide" {
+			return fmt.Errorf("@empty %s: unknown (want hide)", val)
+		}
+		s.HideEmpty = true
 	case "about": // may span several lines
 		s.About = strings.TrimSpace(s.About + " " + val)
 	case "chart":

@@ -84,6 +84,7 @@ func TestParseReportErrors(t *testing.T) {
 		{"-- @title A\nSELECT 1 AS\n'a;\n", "f.sql:3: quote or comment not closed"},
 		{"-- @title A\nSELECT 1;\n\n/* open; */ /* ", "f.sql:4: quote or comment not closed"},
 		{"-- @title\nSELECT 1;", "f.sql:1: @title needs a value"},
+		{"-- @title A\n-- @empty show\nSELECT 1;", "f.sql:2: @empty show: unknown (want hide)"},
 		{"-- @title A\n-- @chart bar\n-- @x a\n-- @y b (µs\nSELECT 1;", "f.sql:4: @y b (µs: parentheses do not pair"},
 		{"-- @title A\n-- @chart bar\n-- @x a)\n-- @y b\nSELECT 1;", "f.sql:3: @x a): parentheses do not pair"},
 	} {

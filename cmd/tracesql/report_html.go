@@ -63,6 +63,8 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 		switch {
 		case err != nil:
 			rs.Err = oneLine(err)
+		case len(res.rows) == 0 && sec.HideEmpty && len(skipped) == 0:
+			continue
 		case len(res.rows) == 0:
 			rs.Empty = true
 		default:

@@ -369,6 +369,12 @@ func (s *session) overview(ctx context.Context) error {
 		return err
 	}
 	for _, sec := range secs {
+		if sec.HideEmpty {
+			var any bool
+			if err := s.db.SQL.QueryRowContext(ctx, "SELECT EXISTS ("+sec.SQL+")").Scan(&any); err != nil || !any {
+				continue // the section runs below only to say something
+			}
+		}
 		fmt.Fprintf(s.out, "%s\n", sec.Title)
 		if err := s.run(ctx, sec.SQL); err != nil {
 			return err

@@ -6,6 +6,15 @@ SELECT label, rank, regexp_extract(path, '[^/]+$') AS file, events,
        device_type, round((max_ts - min_ts) / 1e6, 3) AS span_ms
 FROM traces ORDER BY label, rank;
 
+-- @title Ranks missing
+-- @about A trace set of several ranks holds fewer than its traces' world_size: cross-rank analyses see only these.
+-- @empty hide
+SELECT label, count(DISTINCT rank) AS ranks, max(world_size) AS world_size,
+       array_to_string(list_filter(range(max(world_size)), r -> NOT list_contains(list(rank), r)), ', ') AS missing
+FROM traces GROUP BY label
+HAVING count(DISTINCT rank) > 1 AND count(DISTINCT rank) < max(world_size)
+ORDER BY label;
+
 -- @title Events by class
 -- (per trace set: two sets, control and test, are two jobs, not one)
 SELECT t.label, e.cat_class, count(*) AS events, round(sum(e.dur) / 1e3, 1) AS total_us
