@@ -373,3 +373,17 @@ func TestSQTraceDiffRankSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestSQTraceDiffPythonAddresses: a Python op named with its object's address (`… object at 0x7f3d…>`)
+// is one row by default, whatever address each run had; compat keeps HTA's names, one deleted and one
+// added row.
+func TestSQTraceDiffPythonAddresses(t *testing.T) {
+	db := sqDiffDB(t, "control", filepath.Join("..", "testdata", "traces", "recorded", "control"),
+		"test", filepath.Join("..", "testdata", "traces", "recorded", "test"))
+	ctWantRows(t, db.SQL, `SELECT name, control_counts, test_counts FROM trace_diff('control', 'test')
+		WHERE name LIKE '%method acquire of%'`, [][]string{{"<built-in method acquire of _thread.lock object at 0x…>", "12", "12"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FROM trace_diff('control', 'test') WHERE regexp_matches(name, ' at 0x[0-9a-f]')`,
+		[][]string{{"0"}})
+	ctWantRows(t, db.SQL, `SELECT control_counts, test_counts FROM trace_diff('control', 'test', hta_compat := true)
+		WHERE name LIKE '%method acquire of%' ORDER BY control_counts`, [][]string{{"0", "12"}, {"12", "0"}})
+}

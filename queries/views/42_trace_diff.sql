@@ -31,6 +31,14 @@ CASE
         ' ')[-1]
 END;
 
+-- The name trace_diff compares: sq_short_name of it when short; by default, with Python object addresses
+-- (`<built-in method acquire of _thread.lock object at 0x7f51…>`) written as `at 0x…`, since they change
+-- from run to run and split one op into a deleted and an added row (compat: as written, as HTA).
+CREATE OR REPLACE MACRO _sq_diff_name(compat, short, name) AS
+    CASE WHEN short THEN sq_short_name(name)
+         WHEN compat OR NOT contains(name, ' at 0x') THEN name
+         ELSE regexp_replace(name, ' at 0x[0-9A-Fa-f]+', ' at 0x…', 'g') END;
+
 -- _sq_diff_ops(compat, lbl, rnk, iter): the ops of one side, one row per event, with device (CPU/GPU) and dur_us.
 CREATE OR REPLACE MACRO _sq_diff_ops(compat, lbl, rnk, iter) AS TABLE
 WITH side AS (
@@ -171,14 +179,14 @@ WITH sel AS (
            coalesce(use_short_name, false) AS short
 ),
 ctl AS (
-    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
+    SELECT _sq_diff_name(_hta_mode(hta_compat), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
     FROM _sq_diff_ops(_hta_mode(hta_compat), control_label,
                       _sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank), control_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 ),
 tst AS (
-    SELECT CASE WHEN sel.short THEN sq_short_name(o.name) ELSE o.name END AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
+    SELECT _sq_diff_name(_hta_mode(hta_compat), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
     FROM _sq_diff_ops(_hta_mode(hta_compat), test_label,
                       _sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank), test_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
@@ -199,7 +207,7 @@ WHERE NOT (_hta_mode(hta_compat) AND coalesce(c.name, t.name) IS NULL)
 ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
 
 -- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
--- @column name                       Op or kernel name (sq_short_name of it when use_short_name)
+-- @column name                       Op or kernel name (sq_short_name of it when use_short_name; Python object addresses written `at 0x…`, except in compat)
 -- @column control_counts             Occurrences in the control side
 -- @column control_total_duration_us  Sum of their durations, µs
 -- @column test_counts                Occurrences in the test side
