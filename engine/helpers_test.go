@@ -140,3 +140,13 @@ func (c *countdownCtx) Err() error {
 	}
 	return nil
 }
+
+// mustExec runs statements in order, failing the test at the first error.
+func mustExec(t testing.TB, db *DB, statements ...string) {
+	t.Helper()
+	for _, q := range statements {
+		if _, err := db.SQL.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}

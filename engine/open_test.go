@@ -51,7 +51,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := frameDigest(t, db)
-	for _, q := range []string{
+	mustExec(t, db,
 		`ALTER TABLE events DROP COLUMN link_idx`, `ALTER TABLE flows DROP COLUMN args`,
 		`DROP TABLE _hta_frame_default`, `DROP VIEW _hta_frame_compat`, `DROP TABLE _gpu_frame_default`,
 		`CREATE TABLE _gpu_frame_default AS SELECT 1 AS stale`,
@@ -59,12 +59,7 @@ func TestOpenMigratesOldDatabase(t *testing.T) {
 		`DROP TABLE _trace_summary`, `DROP TABLE _type_segments`, `CREATE TABLE _type_segments AS SELECT 1 AS stale`,
 		`DROP TABLE _compat_fixups`, `CREATE TABLE _compat_fixups AS SELECT 1 AS stale`,
 		`CREATE VIEW _tracesql_load_7 AS SELECT 1 AS stale`, // what an older loader's Arrow scan left behind
-		`DROP TABLE _tracesql_install`,
-	} {
-		if _, err := db.SQL.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		`DROP TABLE _tracesql_install`)
 	db.Close()
 
 	db, err = Open(ctx, path)

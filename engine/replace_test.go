@@ -360,15 +360,10 @@ func TestReplaceRederivesOlderLoads(t *testing.T) {
 	if n, _, _, err := db.StaleTraces(ctx); err != nil || n != 0 {
 		t.Fatalf("fresh load: %d stale traces, %v", n, err)
 	}
-	for _, q := range []string{
+	mustExec(t, db,
 		`ALTER TABLE traces DROP COLUMN loader_version`,
 		`UPDATE events SET depth = depth + 1`, // what an older derivation left
-		`DROP TABLE _tracesql_install`,
-	} {
-		if _, err := db.SQL.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+		`DROP TABLE _tracesql_install`)
 	db.Close()
 
 	db, err = Open(ctx, path)

@@ -17,13 +17,7 @@ import (
 // in step: two exchanges of two ranks with no arrival spread (numbering groups per rank made them
 // one four-rank "collective" with rank 2 a 5 ms straggler and ranks 0 and 1 waiting 5 ms for it).
 func TestNCCLP2PExchanges(t *testing.T) {
-	dir := t.TempDir()
-	kineto, plugin := filepath.Join(dir, "kineto"), filepath.Join(dir, "plugin")
-	for _, d := range []string{kineto, plugin} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, kineto, plugin := ncclDirs(t)
 	for r := 0; r < 4; r++ {
 		at := int64(1000) // µs: the pair's launch
 		if r >= 2 {
@@ -35,14 +29,7 @@ func TestNCCLP2PExchanges(t *testing.T) {
 		}
 		writeNCCLOp(t, kineto, plugin, ncclOp{rank: r, world: 4, at: at, op: op, peer: peer})
 	}
-	db, err := engine.Open(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Load(context.Background(), []string{kineto, plugin}, engine.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	db := ncclLoad(t, kineto, plugin)
 	ctWantRows(t, db.SQL, `SELECT coll_key, op, ranks, aligned_ranks, first_rank, last_rank, arrival_spread_us
 		FROM nccl_rank_skew ORDER BY coll_key`, [][]string{
 		{"SendRecv#0", "SendRecv", "2", "2", "0", "0", "0"},
@@ -125,23 +112,10 @@ func writeNCCLOp(t *testing.T, kineto, plugin string, o ncclOp) {
 // file is loaded: record_param_comms' Group size when the trace has it, else the highest rank or P2P
 // peer named (dlrm_8ranks with the files of ranks 0–3: their all-to-alls name peers up to 7).
 func TestNCCLBusBandwidthCommSize(t *testing.T) {
-	dir := t.TempDir()
-	kineto, plugin := filepath.Join(dir, "kineto"), filepath.Join(dir, "plugin")
-	for _, d := range []string{kineto, plugin} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, kineto, plugin := ncclDirs(t)
 	// Rank 1 of a 4-rank all-reduce, alone: Group size 4 gives 2·3/4 = 1.5.
 	writeNCCLOp(t, kineto, plugin, ncclOp{rank: 1, world: 4, at: 1000, op: "AllReduce", groupSize: 4})
-	db, err := engine.Open(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Load(context.Background(), []string{kineto, plugin}, engine.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	db := ncclLoad(t, kineto, plugin)
 	ctWantRows(t, db.SQL, `SELECT op, busbw_gbps / algbw_gbps FROM nccl_collectives`, [][]string{{"AllReduce", "1.5"}})
 
 	half := filepath.Join(dir, "half")
@@ -161,14 +135,7 @@ func TestNCCLBusBandwidthCommSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db2, err := engine.Open(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	if _, err := db2.Load(context.Background(), []string{"../testdata/traces/dlrm_8ranks", half}, engine.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	db2 := ncclLoad(t, "../testdata/traces/dlrm_8ranks", half)
 	ctWantRows(t, db2.SQL, `SELECT op, min(busbw_gbps / algbw_gbps), max(busbw_gbps / algbw_gbps), count(DISTINCT rank)
 		FROM nccl_collectives WHERE algbw_gbps > 0 GROUP BY op ORDER BY op`, [][]string{{"AllReduce", "1.75", "1.75", "4"}, {"Recv", "1", "1", "4"}, {"Send", "1", "1", "4"}})
 }
@@ -183,14 +150,7 @@ func TestNCCLOneCommunicatorOfTwo(t *testing.T) {
 			for _, f := range files {
 				paths = append(paths, "../testdata/nccl/twocomm/"+f)
 			}
-			db, err := engine.Open(context.Background(), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := db.Load(context.Background(), paths, engine.LoadOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			db := ncclLoad(t, paths...)
 			var want [][]string
 			for rank := 0; rank < 2; rank++ {
 				for _, f := range files {
@@ -207,4 +167,31 @@ func TestNCCLOneCommunicatorOfTwo(t *testing.T) {
 				[][]string{{"0"}})
 		})
 	}
+}
+
+// ncclDirs makes a temporary directory with kineto/ and plugin/ in it.
+func ncclDirs(t *testing.T) (dir, kineto, plugin string) {
+	t.Helper()
+	dir = t.TempDir()
+	kineto, plugin = filepath.Join(dir, "kineto"), filepath.Join(dir, "plugin")
+	for _, d := range []string{kineto, plugin} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, kineto, plugin
+}
+
+// ncclLoad opens an in-memory database with paths loaded into one trace set.
+func ncclLoad(t *testing.T, paths ...string) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Load(context.Background(), paths, engine.LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
