@@ -1,15 +1,12 @@
 package queries_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"tracesql/engine"
 )
 
 // TestNCCLP2PExchanges: point-to-point operations are matched across ranks by direction and number,
@@ -29,7 +26,7 @@ func TestNCCLP2PExchanges(t *testing.T) {
 		}
 		writeNCCLOp(t, kineto, plugin, ncclOp{rank: r, world: 4, at: at, op: op, peer: peer})
 	}
-	db := ncclLoad(t, kineto, plugin)
+	db := ctOpen(t, kineto, plugin)
 	ctWantRows(t, db.SQL, `SELECT coll_key, op, ranks, aligned_ranks, first_rank, last_rank, arrival_spread_us
 		FROM nccl_rank_skew ORDER BY coll_key`, [][]string{
 		{"SendRecv#0", "SendRecv", "2", "2", "0", "0", "0"},
@@ -115,7 +112,7 @@ func TestNCCLBusBandwidthCommSize(t *testing.T) {
 	dir, kineto, plugin := ncclDirs(t)
 	// Rank 1 of a 4-rank all-reduce, alone: Group size 4 gives 2·3/4 = 1.5.
 	writeNCCLOp(t, kineto, plugin, ncclOp{rank: 1, world: 4, at: 1000, op: "AllReduce", groupSize: 4})
-	db := ncclLoad(t, kineto, plugin)
+	db := ctOpen(t, kineto, plugin)
 	ctWantRows(t, db.SQL, `SELECT op, busbw_gbps / algbw_gbps FROM nccl_collectives`, [][]string{{"AllReduce", "1.5"}})
 
 	half := filepath.Join(dir, "half")
@@ -135,7 +132,7 @@ func TestNCCLBusBandwidthCommSize(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db2 := ncclLoad(t, "../testdata/traces/dlrm_8ranks", half)
+	db2 := ctOpen(t, "../testdata/traces/dlrm_8ranks", half)
 	ctWantRows(t, db2.SQL, `SELECT op, min(busbw_gbps / algbw_gbps), max(busbw_gbps / algbw_gbps), count(DISTINCT rank)
 		FROM nccl_collectives WHERE algbw_gbps > 0 GROUP BY op ORDER BY op`, [][]string{{"AllReduce", "1.75", "1.75", "4"}, {"Recv", "1", "1", "4"}, {"Send", "1", "1", "4"}})
 }
@@ -150,7 +147,7 @@ func TestNCCLOneCommunicatorOfTwo(t *testing.T) {
 			for _, f := range files {
 				paths = append(paths, "../testdata/nccl/twocomm/"+f)
 			}
-			db := ncclLoad(t, paths...)
+			db := ctOpen(t, paths...)
 			var want [][]string
 			for rank := 0; rank < 2; rank++ {
 				for _, f := range files {
@@ -180,18 +177,4 @@ func ncclDirs(t *testing.T) (dir, kineto, plugin string) {
 		}
 	}
 	return dir, kineto, plugin
-}
-
-// ncclLoad opens an in-memory database with paths loaded into one trace set.
-func ncclLoad(t *testing.T, paths ...string) *engine.DB {
-	t.Helper()
-	db, err := engine.Open(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Load(context.Background(), paths, engine.LoadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
