@@ -11,25 +11,16 @@ import (
 type streamNodes struct {
 	nodes    []CDGNode
 	launchAt []int64
-	byLaunch []int32 // by (launch time, position in the stream's order)
-	byEnd    []int32 // by (end, position in the stream's order)
-	pos      map[int32]int32
+	byLaunch []int32 // by launch time, then the stream's order
+	byEnd    []int32 // by end, then the stream's order
 }
 
 // newStreamNodes indexes ids, the stream's nodes in the stream's order; launchAt[g] is when node g
 // was enqueued.
 func newStreamNodes(nodes []CDGNode, ids []int32, launchAt []int64) *streamNodes {
-	sn := &streamNodes{nodes: nodes, launchAt: launchAt, byLaunch: slices.Clone(ids), byEnd: slices.Clone(ids),
-		pos: make(map[int32]int32, len(ids))}
-	for i, g := range ids {
-		sn.pos[g] = int32(i)
-	}
-	slices.SortFunc(sn.byLaunch, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(launchAt[a], launchAt[b]), cmp.Compare(sn.pos[a], sn.pos[b]))
-	})
-	slices.SortFunc(sn.byEnd, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(nodes[a].End, nodes[b].End), cmp.Compare(sn.pos[a], sn.pos[b]))
-	})
+	sn := &streamNodes{nodes: nodes, launchAt: launchAt, byLaunch: slices.Clone(ids), byEnd: slices.Clone(ids)}
+	slices.SortStableFunc(sn.byLaunch, func(a, b int32) int { return cmp.Compare(launchAt[a], launchAt[b]) })
+	slices.SortStableFunc(sn.byEnd, func(a, b int32) int { return cmp.Compare(nodes[a].End, nodes[b].End) })
 	return sn
 }
 

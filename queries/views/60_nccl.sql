@@ -196,6 +196,16 @@ LEFT JOIN kk ON kk.trace_id = tm.kineto_trace_id
 LEFT JOIN ov USING (trace_id)
 ORDER BY f.label, f.rank, f.comm_hash, f.trace_id;
 
+-- The communication CPU ops (nccl:*, record_param_comms, c10d::*) around the launch of each NCCL kernel of a
+-- Kineto trace that plugin files map to: ev_idx is the kernel's, op_ev_idx the op's.
+CREATE OR REPLACE VIEW _nccl_kernel_ops AS
+SELECT l.trace_id, l.ev_idx, a.ev_idx AS op_ev_idx, a.name, a.depth, a.args
+FROM kernel_launches l
+JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
+     AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
+     AND (a.name LIKE 'nccl:%' OR a.name = 'record_param_comms' OR a.name LIKE 'c10d::%')
+WHERE l.trace_id IN (SELECT kineto_trace_id FROM _nccl_trace_map) AND regexp_matches(l.name, '^nccl(Dev)?Kernel');
+
 -- Element size in bytes of NCCL's datatype names (ncclDatatypeToString).
 CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
     CASE WHEN dt IN ('ncclInt8', 'ncclUint8', 'ncclChar', 'ncclFloat8e4m3', 'ncclFloat8e5m2') THEN 1
@@ -294,12 +304,10 @@ matched AS (
 ),
 -- "Group size" of the record_param_comms op around a matched kernel's launch (PyTorch ≥ 2.1 writes it).
 group_size AS (
-    SELECT m.trace_id, max(TRY_CAST(a.args->>'Group size' AS INTEGER)) AS n
+    SELECT m.trace_id, max(TRY_CAST(o.args->>'Group size' AS INTEGER)) AS n
     FROM matched m
-    JOIN kernel_launches l ON l.trace_id = m.kineto_trace_id AND l.ev_idx = m.kineto_ev_idx
-    JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
-         AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
-         AND a.name = 'record_param_comms'
+    JOIN _nccl_kernel_ops o ON o.trace_id = m.kineto_trace_id AND o.ev_idx = m.kineto_ev_idx
+    WHERE o.name = 'record_param_comms'
     GROUP BY ALL
 ),
 -- The communicator's size: its Group size, else at least the ranks and peers its loaded files name (a job
@@ -508,15 +516,7 @@ b AS (
            max(recv_wait_us) AS rw, max(recv_flush_wait_us) AS rfw, max(recv_gpu_wait_us) AS rgw
     FROM nccl_collective_breakdown GROUP BY ALL
 ),
-cpu AS (
-    SELECT l.trace_id, l.ev_idx, arg_max(a.ev_idx, a.depth) AS op_ev_idx
-    FROM kernel_launches l
-    JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
-         AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
-         AND (a.name LIKE 'nccl:%' OR a.name = 'record_param_comms' OR a.name LIKE 'c10d::%')
-    WHERE l.trace_id IN (SELECT kineto_trace_id FROM _nccl_trace_map) AND regexp_matches(l.name, '^nccl(Dev)?Kernel')
-    GROUP BY ALL
-),
+cpu AS (SELECT trace_id, ev_idx, arg_max(op_ev_idx, depth) AS op_ev_idx FROM _nccl_kernel_ops GROUP BY ALL),
 k AS (
     SELECT c.label, c.kineto_trace_id, c.kineto_rank, c.kineto_ev_idx, any_value(cpu.op_ev_idx) AS kineto_op_ev_idx,
            any_value(c.comm_hash) AS comm_hash,
