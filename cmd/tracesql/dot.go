@@ -763,24 +763,16 @@ func columnsWithBaseDocs(ctx context.Context, s *session, d queries.Doc) ([]quer
 // macroParams is a macro's parameter list for .schema: with the defaults of tracesql's documented
 // signature when the parameter names are the documented ones, else the bare names.
 func macroParams(name string, params []string) []string {
-	d, ok := queries.Lookup(name)
-	if !ok || d.Kind != "macro" {
+	declared, ok := queries.MacroParams(name)
+	if !ok || len(declared) != len(params) {
 		return params
 	}
-	open, end := strings.IndexByte(d.Signature, '('), strings.LastIndexByte(d.Signature, ')')
-	if open < 0 || end < open {
-		return params
-	}
-	documented := splitTopLevel(d.Signature[open+1 : end])
-	if len(documented) != len(params) {
-		return params
-	}
-	for i, p := range documented {
-		if n, _, _ := strings.Cut(p, ":="); strings.TrimSpace(n) != params[i] {
+	for i, p := range declared {
+		if n, _, _ := strings.Cut(p, ":="); !strings.EqualFold(strings.TrimSpace(n), params[i]) {
 			return params
 		}
 	}
-	return documented
+	return declared
 }
 
 // splitParams splits duckdb_functions().parameters as .schema reads it (joined by U+001F).
@@ -789,33 +781,6 @@ func splitParams(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\x1f")
-}
-
-// splitTopLevel splits a parameter list at the commas outside quotes and brackets.
-func splitTopLevel(s string) []string {
-	var out []string
-	depth, quote, start := 0, byte(0), 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(' || c == '[' || c == '{':
-			depth++
-		case c == ')' || c == ']' || c == '}':
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, strings.TrimSpace(s[start:i]))
-			start = i + 1
-		}
-	}
-	if strings.TrimSpace(s) != "" {
-		out = append(out, strings.TrimSpace(s[start:]))
-	}
-	return out
 }
 
 // quoteIdent quotes a SQL identifier.

@@ -1136,18 +1136,20 @@ func TestDescribeEveryColumn(t *testing.T) {
 }
 
 // TestSchemaMacroDefaults: .schema of a tracesql macro shows its parameters' defaults (DuckDB's catalog
-// drops them, and a copied definition without them made every argument required); a macro the user
-// replaced shows its own parameters.
+// drops them, and a copied definition without them made every argument required), also where the
+// documentation gives no list ("same parameters as critical_path"); a macro the user replaced shows
+// its own parameters.
 func TestSchemaMacroDefaults(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	out, errOut, code := runCLI(t, "", "--db", db, "-c", ".schema kernel_breakdown", "-c", ".schema user_annotation_breakdown",
-		"-c", "CREATE OR REPLACE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y", "-c", ".schema idle_time_breakdown")
+		"-c", ".schema cp_graph_edges", "-c", "CREATE OR REPLACE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y", "-c", ".schema idle_time_breakdown")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
 		"CREATE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL) AS TABLE SELECT ",
 		"CREATE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL, hta_compat := NULL) AS TABLE ",
+		"CREATE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, ",
 		"CREATE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y;",
 	} {
 		if !strings.Contains(out, want) {
