@@ -65,7 +65,7 @@ type CDGNode struct {
 	// the trace does not place, so the sync edge into it is the schedule's guess, and a late start
 	// cannot be told from that wait.
 	waitUnplaced bool
-	MainRow      int32 // frame row naming the node: its outermost CPU event, or its first GPU event
+	MainRow      int32 // frame row naming the node: the CPU event starting in it that covers most of it (namingRow), or its first GPU event
 	Launcher     int32 // GPU nodes: the CPU node that launched it (-1 none)
 	Launched     int32 // CPU nodes: the GPU node it launched (-1 none)
 	Events       int32 // events in the node
@@ -408,7 +408,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		for i := 0; i < len(atoms); {
 			k := grp[atomTid[i]]
-			nd := CDGNode{Pid: k.pid, Tid: k.tid, Stream: -1, Start: atoms[i].start, MainRow: -1, Launcher: -1, Launched: -1,
+			nd := CDGNode{Pid: k.pid, Tid: k.tid, Stream: -1, Start: atoms[i].start, Launcher: -1, Launched: -1,
 				first: int32(len(c.atoms))}
 			ph := int16(-1)
 			firstLaunch := int64(-1)
@@ -436,10 +436,6 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				if cpuNodeOfRow[a.row] != int32(len(c.Nodes)) {
 					cpuNodeOfRow[a.row] = int32(len(c.Nodes))
 					nd.Events++
-					// The longest event starting in the node names it (else its first owner).
-					if nd.MainRow < 0 || (f.TS[a.row] >= nd.Start && (f.TS[nd.MainRow] < nd.Start || f.Dur[a.row] > f.Dur[nd.MainRow])) {
-						nd.MainRow = a.row
-					}
 				}
 				nd.End = max(nd.End, a.end)
 				c.atoms = append(c.atoms, a)
@@ -452,6 +448,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				nd.FirstLaunchEnd = min(firstLaunch, nd.End)
 			}
 			nd.last = int32(len(c.atoms))
+			nd.MainRow = c.namingRow(nd)
 			nd.waitFrom = nd.End
 			if a := c.atoms[nd.last-1]; isSyncCall[f.Name[a.row]] {
 				nd.waitFrom = max(nd.Start, f.TS[a.row])
@@ -1581,6 +1578,28 @@ func (c *CDG) String() string {
 type SpanBounder struct {
 	c     *CDG
 	names nameBounds
+}
+
+// namingRow is the event that names a CPU node (its MainRow): of the events starting in the node,
+// the one that covers most of the node (the longer on a tie: the outer of nested events), else the
+// owner of its first piece. An event that holds the whole window (its annotation, a whole-run
+// range) names no node: it would name the window's first node after the window. Coverage, not
+// length: a step's first node is its DataLoader call, not the 4 ms train_step frame that starts
+// in the node's last 0.2 ms.
+func (c *CDG) namingRow(nd CDGNode) int32 {
+	f := c.F
+	best, bestIn := c.atoms[nd.first].row, int64(-1)
+	for _, a := range c.atoms[nd.first:nd.last] {
+		r := a.row
+		ts, end := f.TS[r], f.TS[r]+f.Dur[r]
+		if ts < nd.Start || ts <= c.WindowStart && end >= c.WindowEnd {
+			continue
+		}
+		if in := min(end, nd.End) - ts; in > bestIn || in == bestIn && f.Dur[r] > f.Dur[best] {
+			best, bestIn = r, in
+		}
+	}
+	return best
 }
 
 // NewSpanBounder returns a SpanBounder for c's nodes under rules.

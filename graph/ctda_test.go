@@ -169,6 +169,31 @@ func testCTDAAutogradThread(t *testing.T, legacy bool) {
 	}
 }
 
+// TestCTDANodeNames: a CPU node is named after the event starting in it that covers most of it, not
+// after the window's annotation (which starts in the first node) nor after a long frame that only
+// starts at the node's end; of nested events covering it alike, the outer names it.
+func TestCTDANodeNames(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
+	b.cpu(1, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 200)
+	b.cpu(1, "cpu_op", "aten::stack", 10, 150)
+	b.cpu(1, "python_function", "train.py(10): train_step", 190, 800)
+	b.cpu(1, "user_annotation", "## forward ##", 200, 300)
+	b.cpu(1, "cpu_op", "aten::linear", 200, 200)
+	b.launch(1, "cudaLaunchKernel", 220, 10, 7, "gemm_fwd", 235, 100)
+	c := buildCTDA(t, b.frame(), true)
+	var names []string
+	for _, nd := range c.Nodes {
+		if !nd.GPU {
+			names = append(names, c.F.Syms[c.F.Name[nd.MainRow]])
+		}
+	}
+	want := []string{"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "## forward ##"}
+	if len(names) < len(want) || !slices.Equal(names[:len(want)], want) {
+		t.Errorf("CPU node names %q, want them to start %q", names, want)
+	}
+}
+
 // TestCTDALatestEndWins is the paper's Figure 6: A launches B (long, ends early) on one stream and
 // C (shorter, ends late) on another; D waits for both. The latest-end path A→C→D must win over the
 // longest-duration path A→B→D.
