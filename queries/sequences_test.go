@@ -426,6 +426,7 @@ func TestSQAllTraces(t *testing.T) {
 					`SELECT count(*) FROM cupti_counters`,
 					`SELECT count(*) FROM trace_diff('a', 'b', use_short_name := true)`,
 					`SELECT count(*) FROM ops_diff('a', 'b', device_type := 'GPU')`,
+					`SELECT count(*) FROM collectives`,
 				} {
 					var n int64
 					if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
@@ -445,6 +446,13 @@ func TestSQAllTraces(t *testing.T) {
 					t.Errorf("compat=%v: %s: %d patterns, %v; want %d", compat, q, written, err, patterns)
 				case patterns == 0 && (err == nil || !strings.Contains(err.Error(), "no pattern to overlay, no file written")):
 					t.Errorf("compat=%v: %s: got %v, want the no-pattern error", compat, q, err)
+				}
+				// Each label's collectives are its one rank's: the two loads agree row for row.
+				var odd int64
+				if err := c.QueryRowContext(context.Background(), `SELECT count(*) FROM (
+					SELECT * EXCLUDE (label) FROM collectives WHERE label = 'a' EXCEPT ALL SELECT * EXCLUDE (label) FROM collectives WHERE label = 'b'
+					UNION ALL SELECT * EXCLUDE (label) FROM collectives WHERE ranks <> 1 OR min_us > max_us OR start_skew_us <> 0 OR NOT consistent)`).Scan(&odd); err != nil || odd != 0 {
+					t.Errorf("compat=%v: collectives: %d rows differ between the two loads or are inconsistent, %v", compat, odd, err)
 				}
 				// Diffing a set with itself: every name unchanged.
 				var changed int64
