@@ -804,10 +804,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	case !errors.Is(err, sql.ErrNoRows):
 		return res, err
 	}
-	var traceID int
-	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`).Scan(&traceID); err != nil {
+	nextID, err := db.nextTraceID(ctx, db.SQL)
+	if err != nil {
 		return res, err
 	}
+	traceID := int(nextID)
 	res.TraceID = traceID
 	var replaceTables []string
 	if replaces >= 0 || len(obsolete) > 1 {

@@ -126,11 +126,11 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 
 	db.loadMu.Lock()
 	defer db.loadMu.Unlock()
-	var traceID int
-	if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(max(trace_id), -1) + 1 FROM
-		(SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`).Scan(&traceID); err != nil {
+	nextID, err := db.nextTraceID(ctx, db.SQL)
+	if err != nil {
 		return res, err
 	}
+	traceID := int(nextID)
 	res.TraceID = traceID
 	var replaceTables []string
 	if replaces >= 0 {

@@ -613,13 +613,9 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fail(err)
 	}
-	// A trace_id names one file everywhere: NCCL traces draw from the same sequence.
-	idQuery := `SELECT coalesce(max(trace_id), -1) + 1 FROM traces`
-	if known["nccl_traces"] {
-		idQuery = `SELECT coalesce(max(trace_id), -1) + 1 FROM (SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM nccl_traces)`
-	}
-	var firstID int64
-	if err := conn.QueryRowContext(ctx, idQuery).Scan(&firstID); err != nil {
+	// A trace_id names one file everywhere: NCCL traces draw from the same sequence (nextTraceID).
+	firstID, err := db.nextTraceID(ctx, conn)
+	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		return fail(err)
 	}

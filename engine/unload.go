@@ -51,27 +51,72 @@ func (db *DB) Unload(ctx context.Context, traceIDs []int64) error {
 	return nil
 }
 
-// perFileTables lists every table of the database that holds rows per file (those with a trace_id column),
-// traces last, so that deleting in this order never leaves rows whose traces row is gone.
+// perFileTables lists tracesql's tables that hold rows per file (those with a trace_id column), traces
+// last, so that deleting in this order never leaves rows whose traces row is gone. A table of the user's
+// with a trace_id column (a saved snapshot of kernels, say) is theirs: unloading or replacing a file
+// leaves its rows, and nextTraceID keeps their ids from being given to another file.
 func (db *DB) perFileTables(ctx context.Context) ([]string, error) {
-	// (this database's only: a database the user ATTACHed may have tables of the same names)
-	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT c.table_name FROM duckdb_columns() c
+	own, _, err := db.traceIDTables(ctx, db.SQL)
+	return own, err
+}
+
+// traceIDTables lists the tables of this database (main schema, not temporary; a database the user
+// ATTACHed may have tables of the same names) with a trace_id column: tracesql's own (traces last) and
+// the user's.
+func (db *DB) traceIDTables(ctx context.Context, q rowsQuerier) (own, user []string, err error) {
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT c.table_name FROM duckdb_columns() c
 		JOIN duckdb_tables() t ON t.table_oid = c.table_oid
 		WHERE c.database_name = ? AND c.schema_name = 'main' AND c.column_name = 'trace_id' AND NOT t.temporary
 		ORDER BY c.table_name = 'traces', c.table_name`, db.catalog)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	var tables []string
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		tables = append(tables, t)
+		if ownNames()[strings.ToLower(t)] {
+			own = append(own, t)
+		} else {
+			user = append(user, t)
+		}
 	}
-	return tables, rows.Err()
+	return own, user, rows.Err()
+}
+
+// rowsQuerier is a *sql.DB or *sql.Conn (a transaction's connection).
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// nextTraceID is the id the next loaded file gets: one above every id in use, by traces, NCCL plugin
+// files, and the user's own tables with a trace_id column, so that rows the user kept of an unloaded
+// or replaced file never come to name another file.
+func (db *DB) nextTraceID(ctx context.Context, q rowsQuerier) (int64, error) {
+	own, user, err := db.traceIDTables(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	parts := []string{}
+	for _, t := range own {
+		if t == "traces" || t == "nccl_traces" {
+			parts = append(parts, "SELECT max(trace_id)::BIGINT AS id FROM "+sqlIdent(t))
+		}
+	}
+	for _, t := range user {
+		parts = append(parts, "SELECT max(TRY_CAST(trace_id AS BIGINT)) AS id FROM "+sqlIdent(t))
+	}
+	if len(parts) == 0 {
+		return 0, nil
+	}
+	var id int64
+	if err := q.QueryRowContext(ctx, "SELECT coalesce(max(id), -1) + 1 FROM ("+strings.Join(parts, " UNION ALL ")+")").Scan(&id); err != nil {
+		return 0, fmt.Errorf("next trace id: %w", err)
+	}
+	return id, nil
 }
 
 // deleteTraceRows deletes the rows of traceIDs (negative ids are ignored) from tables, inside the

@@ -67,3 +67,31 @@ func TestUnload(t *testing.T) {
 		t.Error("the reloaded trace has no kernels")
 	}
 }
+
+// TestUserTablesKeepTheirRows: a table of the user's with a trace_id column (a snapshot of kernels kept to
+// compare with a re-profiled run) is not tracesql's: unloading the file leaves its rows, and the file loaded
+// again gets a new id, so that the kept rows do not come to name it.
+func TestUserTablesKeepTheirRows(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	first := mustLoad(t, db, "../testdata/traces/alexnet")[0].TraceID
+	mustExec(t, db, `CREATE TABLE baseline AS SELECT trace_id, name, dur FROM kernels`, `CREATE TABLE notes (trace_id VARCHAR, note VARCHAR)`,
+		`INSERT INTO notes VALUES ('x', 'not a number'), (NULL, NULL)`)
+	kept := queryInt(t, db, `SELECT count(*) FROM baseline`)
+	if kept == 0 {
+		t.Fatal("no kernels in the snapshot")
+	}
+	if err := db.Unload(ctx, []int64{int64(first)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM baseline WHERE trace_id = ?`, first); n != kept {
+		t.Errorf("baseline holds %d rows after the unload, had %d", n, kept)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM notes`); n != 2 {
+		t.Errorf("notes holds %d rows after the unload, had 2", n)
+	}
+	again := mustLoad(t, db, "../testdata/traces/alexnet")[0].TraceID
+	if again <= first {
+		t.Errorf("the file loaded again got trace id %d, which the kept rows (id %d) could name", again, first)
+	}
+}
