@@ -438,6 +438,17 @@ func (db *DB) StaleTraces(ctx context.Context) (n int, first, label string, err 
 	return n, first, label, nil
 }
 
+// NewerTraces is StaleTraces for the files a newer tracesql loaded (a loader version above this one's):
+// their derived columns follow rules this binary does not know, and its views may not read them right.
+func (db *DB) NewerTraces(ctx context.Context) (n int, first, label string, err error) {
+	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(arg_min(path, (label, path)), ''), coalesce(min(label), '')
+		FROM traces WHERE loader_version > ?`, LoaderVersion).Scan(&n, &first, &label)
+	if err != nil {
+		return 0, "", "", fmt.Errorf("loader versions: %w", err)
+	}
+	return n, first, label, nil
+}
+
 // hasColumn reports whether table (in main) has the column.
 func (db *DB) hasColumn(ctx context.Context, table, column string) (bool, error) {
 	var n int

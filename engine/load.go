@@ -86,7 +86,7 @@ type LoadResult struct {
 	JSONBytes int64  // decompressed size
 	Skipped   string // why the file was not loaded ("" if it was)
 	Replaced  bool   // the file replaced its older version (LoadOptions.Replace)
-	// Rederived: the file had not changed, but an older loader had loaded it (LoaderVersion), so
+	// Rederived: the file had not changed, but another loader (older or newer) had loaded it (LoaderVersion), so
 	// Replace loaded it again.
 	Rederived bool
 	Elapsed   time.Duration
@@ -1064,12 +1064,13 @@ func (db *DB) loadedBefore(ctx context.Context, table, path string, st os.FileIn
 	}
 	if size == st.Size() && was.Equal(mtime) {
 		if opts.Replace && table == "traces" {
-			// The same file, loaded by an older loader: --replace derives its columns afresh.
+			// The same file, loaded by another loader (older, or newer than this one): --replace
+			// derives its columns afresh, as this binary's analyses read them.
 			var version int
 			if err := db.SQL.QueryRowContext(ctx, `SELECT coalesce(loader_version, 1) FROM traces WHERE trace_id = ?`, id).Scan(&version); err != nil {
 				return -1, -1, err
 			}
-			if version < LoaderVersion {
+			if version != LoaderVersion {
 				return -1, id, nil
 			}
 		}

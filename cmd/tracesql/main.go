@@ -388,9 +388,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if o.dbPath != "" {
-		if n, first, label, err := db.StaleTraces(ctx); err == nil && n > 0 {
-			fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (first: %s, trace set %q) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace and their --label to derive them afresh\n", n, o.dbPath, first, label)
-		}
+		warnLoaderVersions(ctx, db, o.dbPath, stderr)
 	}
 	if len(o.traces) == 0 && o.dbPath == "" {
 		if s.sampleIDs, err = sampleTraceIDs(ctx, db); err != nil {
@@ -586,7 +584,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		case r.Skipped != "":
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
 		case r.Rederived:
-			fmt.Fprintf(s.errOut, "tracesql: %s: loaded by an older tracesql; loaded again, its derived columns afresh\n", r.Path)
+			fmt.Fprintf(s.errOut, "tracesql: %s: loaded by another version of tracesql; loaded again, its derived columns afresh\n", r.Path)
 			loaded++
 		case r.Replaced:
 			fmt.Fprintf(s.errOut, "tracesql: %s: changed since it was loaded; replaced its older version\n", r.Path)
@@ -705,4 +703,15 @@ func askedForHelp(args []string) bool {
 func removeDBFile(path string) {
 	os.Remove(path)
 	os.Remove(path + ".wal")
+}
+
+// warnLoaderVersions warns, once per open of a --db, about trace files another version of the loader
+// derived: an older one (its parent_idx and depth differ from a load now) or a newer one.
+func warnLoaderVersions(ctx context.Context, db *engine.DB, dbPath string, stderr io.Writer) {
+	if n, first, label, err := db.StaleTraces(ctx); err == nil && n > 0 {
+		fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (first: %s, trace set %q) were loaded by an older tracesql, whose events.parent_idx and depth differ from this one's: load them again with --replace and their --label to derive them afresh\n", n, dbPath, first, label)
+	}
+	if n, first, label, err := db.NewerTraces(ctx); err == nil && n > 0 {
+		fmt.Fprintf(stderr, "tracesql: warning: %d trace file(s) in %s (first: %s, trace set %q) were loaded by a newer tracesql than this one: its analyses may read their derived columns wrong; use that version, or load them again with --replace\n", n, dbPath, first, label)
+	}
 }

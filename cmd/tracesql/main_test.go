@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracesql/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
@@ -1216,9 +1218,28 @@ func TestReplaceAndUnload(t *testing.T) {
 	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "SELECT 1"); code != 0 || errOut != stale {
 		t.Errorf("open with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
 	}
+	// The report and the Parquet export read the same rows: they warn too.
+	if _, errOut, code = runCLI(t, "", "report", "--db", db, "--readonly", "-o", filepath.Join(dir, "r.html")); code != 0 || errOut != stale {
+		t.Errorf("report with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
+	}
+	if _, errOut, code = runCLI(t, "", "export-parquet", "--db", db, "-o", filepath.Join(dir, "pq")); code != 0 || errOut != stale {
+		t.Errorf("export-parquet with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
+	}
 	out, errOut, code = runCLI(t, "", "--db", db, traces, "--replace", "--format", "csv", "-c", "SELECT count(*) AS n FROM traces WHERE loader_version IS NULL")
-	if code != 0 || out != "n\n0\n" || !strings.Contains(errOut, "tracesql: "+files[1]+": loaded by an older tracesql; loaded again, its derived columns afresh\n") || strings.Contains(errOut, "by an older tracesql, whose") {
+	if code != 0 || out != "n\n0\n" || !strings.Contains(errOut, "tracesql: "+files[1]+": loaded by another version of tracesql; loaded again, its derived columns afresh\n") || strings.Contains(errOut, "by an older tracesql, whose") {
 		t.Errorf("--replace of an older load: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// A file a newer tracesql loaded: a warning of its own; --replace loads it again with this loader.
+	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "UPDATE traces SET loader_version = 99 WHERE path = '"+files[3]+"'"); code != 0 {
+		t.Fatalf("marking a file as a newer load: exit %d, stderr %q", code, errOut)
+	}
+	newer := fmt.Sprintf("tracesql: warning: 1 trace file(s) in %s (first: %s, trace set \"trace\") were loaded by a newer tracesql than this one: its analyses may read their derived columns wrong; use that version, or load them again with --replace\n", db, files[3])
+	if _, errOut, code = runCLI(t, "", "--db", db, "-c", "SELECT 1"); code != 0 || errOut != newer {
+		t.Errorf("open with a newer load: exit %d, stderr %q, want %q", code, errOut, newer)
+	}
+	out, errOut, code = runCLI(t, "", "--db", db, traces, "--replace", "--format", "csv", "-c", fmt.Sprintf("SELECT count(*) AS n FROM traces WHERE loader_version <> %d", engine.LoaderVersion))
+	if code != 0 || out != "n\n0\n" || !strings.Contains(errOut, "tracesql: "+files[3]+": loaded by another version of tracesql; loaded again, its derived columns afresh\n") {
+		t.Errorf("--replace of a newer load: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if _, errOut, code = runCLI(t, "", "--replace", "-c", "SELECT 1"); code != 2 || !strings.Contains(errOut, "--replace: no trace path") {
 		t.Errorf("--replace without paths: exit %d, stderr %q", code, errOut)

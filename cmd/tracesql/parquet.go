@@ -140,7 +140,11 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return 1
 		}
 		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, traces[0].path, *dbPath)
+		warnLoaderVersions(ctx, db, *dbPath, stderr)
 		return 0
+	}
+	if *dbPath != "" {
+		warnLoaderVersions(ctx, db, *dbPath, stderr)
 	}
 	for _, set := range groupByLabel(traces) {
 		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }

@@ -103,6 +103,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer db.Close()
+	if *dbPath != "" {
+		warnLoaderVersions(ctx, db, *dbPath, stderr)
+	}
 	s := &session{db: db, out: io.Discard, stdout: io.Discard, errOut: stderr, format: "table"}
 	opts := engine.LoadOptions{RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
 	if isTerminal(stderr) {
