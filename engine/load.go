@@ -800,6 +800,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		// that file loads afresh in its turn.
 		obsolete = append(obsolete, int64(otherID))
 	case err == nil:
+		if _, statErr := os.Stat(other); errors.Is(statErr, os.ErrNotExist) {
+			// A re-profiled job: Kineto names each new file after its time, and the old one is gone.
+			return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q, a file that is no longer there: unload it (.unload %s) or use a fresh --db, then load this one", rank, other, opts.Label, other)
+		}
 		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (%s)", rank, other, opts.Label, rankClashHint(opts))
 	case !errors.Is(err, sql.ErrNoRows):
 		return res, err
@@ -999,7 +1003,10 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			}
 			return err
 		}
-		_, err = ex.ExecContext(ctx, "COMMIT", nil)
+		// Once here the file is in: a cancel now waits for the commit rather than leave the caller
+		// unsure whether it happened (a commit that completed under a cancelled context reported the
+		// cancel, and the file went unreported though loaded).
+		_, err = ex.ExecContext(context.WithoutCancel(ctx), "COMMIT", nil)
 		tm.mark("commit")
 		return err
 	})

@@ -279,6 +279,10 @@ func TestCancelledLoadSaysWhatWasLeft(t *testing.T) {
 	if len(res) > 1 || err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("results %+v, error %v; want %q", res, err, want)
 	}
+	// Every file in the database is among the results (a commit done under the cancel was not).
+	if n := queryInt(t, db, `SELECT count(*) FROM traces`); n != int64(len(res)) {
+		t.Errorf("%d files in the database, %d in the results", n, len(res))
+	}
 }
 
 // TestLoadPutsThreadsBack: a load runs its small inserts on one DuckDB thread (threadSwitch), a

@@ -399,3 +399,22 @@ func TestReplaceRederivesOlderLoads(t *testing.T) {
 		t.Errorf("replace of current files: %+v, %v; want both already loaded", res, err)
 	}
 }
+
+// TestRankOfAGoneFile: the loaded file of a rank is no longer there and a new file has its rank (a
+// re-profiled job, whose new file Kineto names after its time): the error says the old file is gone and
+// how to unload it, not to remove "the extra file", which is the new one.
+func TestRankOfAGoneFile(t *testing.T) {
+	dir := t.TempDir()
+	old, renewed := filepath.Join(dir, "worker0_step_12.json.gz"), filepath.Join(dir, "worker0_step_13.json.gz")
+	copyTestFile(t, dlrmRankFile(t, 0), old)
+	db := openTestDB(t)
+	mustLoad(t, db, dir)
+	if err := os.Rename(old, renewed); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Load(context.Background(), []string{dir}, LoadOptions{Replace: true})
+	want := fmt.Sprintf("is already loaded from %s in trace set \"trace\", a file that is no longer there: unload it (.unload %s)", old, old)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one containing %q", err, want)
+	}
+}

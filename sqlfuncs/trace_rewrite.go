@@ -69,7 +69,7 @@ func (f loadedFile) check(st os.FileInfo) error {
 		return nil
 	}
 	const stamp = "2006-01-02 15:04:05.999999 UTC"
-	return fmt.Errorf("read trace %s: changed since it was loaded (then %d bytes, modified %s; now %d bytes, modified %s), so the loaded events no longer match it: load it again, into a new --db or under another --label",
+	return fmt.Errorf("read trace %s: changed since it was loaded (then %d bytes, modified %s; now %d bytes, modified %s), so the loaded events no longer match it: load it again with --replace (.load --replace in the REPL), into a new --db, or under another --label",
 		f.path, f.bytes.Int64, f.mtime.Time.UTC().Format(stamp), st.Size(), mtime.Format(stamp))
 }
 

@@ -605,6 +605,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		fmt.Fprintf(s.errOut, "tracesql: unloaded the bundled sample; the session holds the traces you load\n")
 	}
 	if err != nil && ctx.Err() != nil {
+		if loaded > 0 {
+			fmt.Fprintf(s.errOut, "tracesql: %d file(s) loaded before the cancel\n", loaded)
+		}
 		return errCancelled // (Ctrl-C: the file being loaded rolled back; its error says no more)
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
