@@ -132,7 +132,11 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if !export {
 		n, err := db.ImportParquet(ctx, traces[0].path, func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
 		if err != nil {
-			fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "tracesql: import parquet %s: cancelled; the database is as it was\n", traces[0].path)
+			} else {
+				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
+			}
 			if created {
 				db.Close()
 				removeDBFile(*dbPath)
