@@ -2,18 +2,6 @@
 -- PyTorch collective that launched it (the record_param_comms op around its launch call: name, process
 -- group, sizes), and, across the ranks of a trace set, each collective's skew and bandwidth.
 
--- The communication CPU ops (nccl:*, record_param_comms, c10d::*) around the launch call of each GPU kernel
--- that kernel_classes calls COMMUNICATION or whose name is an NCCL kernel's: ev_idx is the kernel's,
--- op_ev_idx the op's (nccl_kernel_explain reads it too).
-CREATE OR REPLACE VIEW _comm_kernel_ops AS
-SELECT l.trace_id, l.ev_idx, a.ev_idx AS op_ev_idx, a.name, a.ts, a.depth, a.args
-FROM kernel_launches l
-JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
-     AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
-     AND (a.name LIKE 'nccl:%' OR a.name = 'record_param_comms' OR a.name LIKE 'c10d::%')
-WHERE l.cat_class = 'kernel'
-  AND (regexp_matches(l.name, '^nccl(Dev)?Kernel') OR l.name IN (SELECT name FROM kernel_types WHERE kernel_type = 'COMMUNICATION'));
-
 -- Element size in bytes of the dtype names record_param_comms writes (c10 ScalarType names); NULL if unknown.
 CREATE OR REPLACE MACRO _torch_dtype_bytes(dt) AS
     CASE WHEN dt IN ('Byte', 'Char', 'Bool', 'QInt8', 'QUInt8') OR dt LIKE 'Float8%' THEN 1
@@ -54,24 +42,31 @@ CREATE OR REPLACE MACRO _collective_busbw_factor(collective, n) AS
 -- @column seq             Position (1, 2, …) of the collective among those of its process group on this rank, in the order they were issued: the key that pairs a collective across ranks (TraceLens' index in group)
 -- @column busbw_gbps      msg_bytes ÷ dur × the nccl-tests bus factor for group_size ranks, GB/s; a lower bound when the kernel waited for late ranks (collectives has the across-rank figure)
 CREATE OR REPLACE VIEW comm_kernels AS
-WITH ops AS (
-    -- the innermost record_param_comms around each kernel's launch
-    SELECT trace_id, ev_idx, arg_max({'ev': op_ev_idx, 'ts': ts, 'args': args}, (depth, op_ev_idx)) AS op
-    FROM _comm_kernel_ops WHERE name = 'record_param_comms'
-    GROUP BY trace_id, ev_idx
-),
-k AS (
-    SELECT t.label, l.rank, l.trace_id, l.ev_idx, l.name, l.stream, l.step, l.ts, l.dur, l.runtime_ts,
-           o.op.ev AS op_ev_idx, coalesce(o.op.ts, l.runtime_ts) AS issued,
-           o.op.args AS a,
+WITH k AS (
+    SELECT t.label, l.rank, l.trace_id, l.ev_idx, l.name, l.stream, l.step, l.ts, l.dur, l.runtime_pid, l.runtime_tid,
+           l.runtime_ts, l.runtime_ts + coalesce(l.runtime_dur, 0) AS runtime_end,
            regexp_extract(l.name, '^nccl(?:Dev)?Kernel_([A-Za-z]+)', 1) AS kernel_op
     FROM kernel_launches l
     JOIN traces t USING (trace_id)
-    LEFT JOIN ops o USING (trace_id, ev_idx)
     WHERE l.cat_class = 'kernel'
       AND (regexp_matches(l.name, '^nccl(Dev)?Kernel') OR l.name IN (SELECT name FROM kernel_types WHERE kernel_type = 'COMMUNICATION'))
 ),
+-- The record_param_comms op of a launch: the latest to start on the launch's thread at or before it, if it
+-- holds the whole call (an ASOF join: a range join on the thread compared every launch with every op of it,
+-- 4.8 s on a 1.1 M-event trace). Ops nest properly, so that is the innermost one around the call, unless one
+-- ended in between inside an outer one, which then goes unnamed.
+ops AS (
+    SELECT trace_id, pid, tid, ev_idx AS op_ev_idx, ts AS op_ts, ts + dur AS op_end, args
+    FROM events WHERE name = 'record_param_comms' AND dur IS NOT NULL
+),
 named AS (
+    SELECT k.*, CASE WHEN o.op_end >= k.runtime_end THEN o.op_ev_idx END AS op_ev_idx,
+           coalesce(CASE WHEN o.op_end >= k.runtime_end THEN o.op_ts END, k.runtime_ts) AS issued,
+           CASE WHEN o.op_end >= k.runtime_end THEN o.args END AS a
+    FROM k ASOF LEFT JOIN ops o
+      ON o.trace_id = k.trace_id AND o.pid = k.runtime_pid AND o.tid = k.runtime_tid AND o.op_ts <= k.runtime_ts
+),
+parsed AS (
     SELECT label, rank, trace_id, ev_idx, name, stream, step, ts, dur, op_ev_idx, issued,
            coalesce(a->>'Collective name',
                     CASE kernel_op WHEN '' THEN NULL WHEN 'ReduceScatter' THEN 'reduce_scatter' WHEN 'AllToAll' THEN 'all_to_all'
@@ -82,14 +77,14 @@ named AS (
            a->>'dtype' AS dtype,
            TRY_CAST(a->>'In msg nelems' AS BIGINT) AS in_nelems,
            TRY_CAST(a->>'Out msg nelems' AS BIGINT) AS out_nelems
-    FROM k
+    FROM named
 )
 SELECT label, rank, trace_id, ev_idx, name, stream, step, ts, dur, collective, pg_name, pg_desc, group_size, dtype,
        in_nelems, out_nelems, greatest(in_nelems, out_nelems) * _torch_dtype_bytes(dtype) AS msg_bytes, op_ev_idx,
        dense_rank() OVER (PARTITION BY trace_id, pg_name ORDER BY issued, coalesce(op_ev_idx, ev_idx)) AS seq,
        CASE WHEN dur > 0 THEN greatest(in_nelems, out_nelems) * _torch_dtype_bytes(dtype) / dur
                               * _collective_busbw_factor(collective, group_size) END AS busbw_gbps
-FROM named;
+FROM parsed;
 
 -- @view collectives  One row per collective of a trace set across its ranks: the kernels of one process group's n-th collective (comm_kernels.seq) on every rank. When each rank's kernel starts, how far apart, and the bandwidth, timed as TraceLens does by the shortest rank's kernel time (the last rank to arrive waits for no one; the others' kernels include their wait).
 -- @column label              Trace set

@@ -196,11 +196,15 @@ LEFT JOIN kk ON kk.trace_id = tm.kineto_trace_id
 LEFT JOIN ov USING (trace_id)
 ORDER BY f.label, f.rank, f.comm_hash, f.trace_id;
 
--- _comm_kernel_ops (35_collectives.sql) of the NCCL kernels of the Kineto traces that plugin files map to.
+-- The communication CPU ops (nccl:*, record_param_comms, c10d::*) around the launch of each NCCL kernel of a
+-- Kineto trace that plugin files map to: ev_idx is the kernel's, op_ev_idx the op's.
 CREATE OR REPLACE VIEW _nccl_kernel_ops AS
-SELECT o.trace_id, o.ev_idx, o.op_ev_idx, o.name, o.depth, o.args
-FROM _comm_kernel_ops o JOIN events k ON k.trace_id = o.trace_id AND k.ev_idx = o.ev_idx
-WHERE o.trace_id IN (SELECT kineto_trace_id FROM _nccl_trace_map) AND regexp_matches(k.name, '^nccl(Dev)?Kernel');
+SELECT l.trace_id, l.ev_idx, a.ev_idx AS op_ev_idx, a.name, a.depth, a.args
+FROM kernel_launches l
+JOIN events a ON a.trace_id = l.trace_id AND a.pid = l.runtime_pid AND a.tid = l.runtime_tid
+     AND a.ts <= l.runtime_ts AND a.ts + a.dur >= l.runtime_ts + coalesce(l.runtime_dur, 0)
+     AND (a.name LIKE 'nccl:%' OR a.name = 'record_param_comms' OR a.name LIKE 'c10d::%')
+WHERE l.trace_id IN (SELECT kineto_trace_id FROM _nccl_trace_map) AND regexp_matches(l.name, '^nccl(Dev)?Kernel');
 
 -- Element size in bytes of NCCL's datatype names (ncclDatatypeToString).
 CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
