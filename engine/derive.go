@@ -16,7 +16,7 @@ import (
 // parent_idx took the event open at the start, however early that one ended (ProfilerSteps nested
 // under each other, subtrees reached past their root's end). 2: the parent is the innermost
 // event that holds the whole event, depth is the parent's + 1, and zero-length events at one
-// timestamp are siblings.
+// timestamp are siblings (HTA's sort nests them in a chain; README, "Differences from HTA").
 const LoaderVersion = 2
 
 // derive returns the events batches with the columns computed after the whole file is scanned
