@@ -430,19 +430,20 @@ func (db *DB) migrate(ctx context.Context) error {
 // path and label of the first: their derived columns differ from what a load gives now, until they
 // are reloaded with LoadOptions.Replace (into the same label).
 func (db *DB) StaleTraces(ctx context.Context) (n int, first, label string, err error) {
-	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(arg_min(path, (label, path)), ''), coalesce(min(label), '')
-		FROM traces WHERE coalesce(loader_version, 1) < ?`, LoaderVersion).Scan(&n, &first, &label)
-	if err != nil {
-		return 0, "", "", fmt.Errorf("loader versions: %w", err)
-	}
-	return n, first, label, nil
+	return db.tracesWhere(ctx, `coalesce(loader_version, 1) < ?`)
 }
 
 // NewerTraces is StaleTraces for the files a newer tracesql loaded (a loader version above this one's):
 // their derived columns follow rules this binary does not know, and its views may not read them right.
 func (db *DB) NewerTraces(ctx context.Context) (n int, first, label string, err error) {
+	return db.tracesWhere(ctx, `loader_version > ?`)
+}
+
+// tracesWhere counts the traces rows matching cond (a predicate with one ? for LoaderVersion), with the
+// path and label of the first by (label, path).
+func (db *DB) tracesWhere(ctx context.Context, cond string) (n int, first, label string, err error) {
 	err = db.SQL.QueryRowContext(ctx, `SELECT count(*), coalesce(arg_min(path, (label, path)), ''), coalesce(min(label), '')
-		FROM traces WHERE loader_version > ?`, LoaderVersion).Scan(&n, &first, &label)
+		FROM traces WHERE `+cond, LoaderVersion).Scan(&n, &first, &label)
 	if err != nil {
 		return 0, "", "", fmt.Errorf("loader versions: %w", err)
 	}
