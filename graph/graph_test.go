@@ -294,3 +294,125 @@ func TestArgsortQuickMatchesNumpy(t *testing.T) {
 		}
 	}
 }
+
+// TestPySortMatchesCPython: PySort returns the order CPython 3.11's sorted() returned (pysort.json, written by
+// Python itself: testdata/pysort_gen.py), for comparators that are consistent (then it is a stable sort) and for
+// ones that are not among equal keys, where the order depends on every comparison the algorithm makes: runs,
+// binary insertion, powersort merges and galloping.
+func TestPySortMatchesCPython(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pysort.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Cases []struct {
+			Keys  []int64 `json:"keys"`
+			Wild  bool    `json:"wild"`
+			Order []int   `json:"order"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	if len(golden.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	wild := func(x, y int) bool { return ((int64(x)*2654435761+int64(y)*40503)>>7)%3 == 0 }
+	for i, c := range golden.Cases {
+		order := make([]int, len(c.Keys))
+		for j := range order {
+			order[j] = j
+		}
+		PySort(order, func(x, y int) bool {
+			if c.Keys[x] != c.Keys[y] {
+				return c.Keys[x] < c.Keys[y]
+			}
+			return c.Wild && wild(x, y)
+		})
+		if !slices.Equal(order, c.Order) {
+			t.Errorf("case %d (%d keys, wild %v): order differs from CPython's", i, len(c.Keys), c.Wild)
+		}
+	}
+}
+
+// TestHTACallStacksMatchHTA: HTACallStacks gives every event the parent HTA 0.6.1 gives it (htastack.json, written
+// through HTA's own sort_events: testdata/htastack_gen.py) on threads full of ties: zero-length events, shared
+// starts and ends, and children that outlive their parents, where HTA's comparator is not an order and its stack
+// pops whatever is on top.
+func TestHTACallStacksMatchHTA(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "htastack.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Cases []struct {
+			TS     []int64 `json:"ts"`
+			Dur    []int64 `json:"dur"`
+			Parent []int32 `json:"parent"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	if len(golden.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for i, c := range golden.Cases {
+		n := len(c.TS)
+		f := &Frame{TS: c.TS, Dur: c.Dur}
+		for j := range n {
+			f.EvIdx = append(f.EvIdx, int64(j))
+			f.Pid = append(f.Pid, 1)
+			f.Tid = append(f.Tid, 1)
+			f.Stream = append(f.Stream, -1)
+		}
+		parent, depth := HTACallStacks(f)
+		if !slices.Equal(parent, c.Parent) {
+			t.Errorf("case %d (%d events): parents %v, HTA %v", i, n, parent, c.Parent)
+			continue
+		}
+		for j, p := range parent {
+			if want := int32(0); p >= 0 && depth[j] != depth[p]+1 || p < 0 && depth[j] != want {
+				t.Errorf("case %d: event %d at depth %d under %d at depth %d", i, j, depth[j], p, depth[max(p, 0)])
+			}
+		}
+	}
+}
+
+// TestHTACallStacksLanes: HTA's lane rules and the cases its tie rules decide, worked out by hand. A thread whose
+// rows are all on GPU streams, or with pid 0 or tid 0, has no call stack; a CPU thread's rows on a stream are left out.
+func TestHTACallStacksLanes(t *testing.T) {
+	type ev struct {
+		pid, tid, ts, dur, stream int64
+	}
+	cases := []struct {
+		name   string
+		evs    []ev
+		parent []int32
+		depth  []int32
+	}{
+		{"nested", []ev{{1, 1, 0, 100, -1}, {1, 1, 10, 20, -1}, {1, 1, 40, 10, -1}}, []int32{-1, 0, 0}, []int32{0, 1, 1}},
+		// B outlives A: A's end pops B, so C, which starts after A ended, is A's child
+		{"outlives", []ev{{1, 1, 0, 10, -1}, {1, 1, 5, 10, -1}, {1, 1, 11, 1, -1}}, []int32{-1, 0, 0}, []int32{0, 1, 1}},
+		// zero-length events at one timestamp open in index order and nest in a chain
+		{"zero chain", []ev{{1, 1, 0, 100, -1}, {1, 1, 50, 0, -1}, {1, 1, 50, 0, -1}, {1, 1, 50, 0, -1}}, []int32{-1, 0, 1, 2}, []int32{0, 1, 2, 3}},
+		{"gpu lane", []ev{{1, 7, 0, 100, 7}, {1, 7, 10, 10, 7}}, []int32{-1, -1}, []int32{-1, -1}},
+		{"pid 0", []ev{{0, 1, 0, 100, -1}, {0, 1, 10, 10, -1}}, []int32{-1, -1}, []int32{-1, -1}},
+		{"tid 0", []ev{{1, 0, 0, 100, -1}, {1, 0, 10, 10, -1}}, []int32{-1, -1}, []int32{-1, -1}},
+		// a mixed thread is nested, its stream rows are not
+		{"mixed", []ev{{1, 1, 0, 100, -1}, {1, 1, 10, 10, 3}, {1, 1, 20, 10, -1}}, []int32{-1, -1, 0}, []int32{0, -1, 1}},
+		{"two threads", []ev{{1, 1, 0, 100, -1}, {1, 2, 10, 10, -1}, {1, 1, 20, 10, -1}}, []int32{-1, -1, 0}, []int32{0, 0, 1}},
+	}
+	for _, c := range cases {
+		f := &Frame{}
+		for i, e := range c.evs {
+			f.EvIdx = append(f.EvIdx, int64(i))
+			f.Pid, f.Tid = append(f.Pid, e.pid), append(f.Tid, e.tid)
+			f.TS, f.Dur, f.Stream = append(f.TS, e.ts), append(f.Dur, e.dur), append(f.Stream, e.stream)
+		}
+		parent, depth := HTACallStacks(f)
+		if !slices.Equal(parent, c.parent) || !slices.Equal(depth, c.depth) {
+			t.Errorf("%s: parents %v depths %v, want %v %v", c.name, parent, depth, c.parent, c.depth)
+		}
+	}
+}

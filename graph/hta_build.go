@@ -569,63 +569,8 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		}
 		return cmp.Compare(tidOf(a), tidOf(b))
 	})
-	type csEvent struct {
-		row   int32
-		time  int64
-		dur   int64
-		start bool
-	}
-	// compare: HTA's call-stack event order.
-	csCmp := func(x, y *csEvent) int {
-		if x.row == y.row {
-			if x.start {
-				return -1
-			}
-			return 1
-		}
-		ex, ey := g.F.EvIdx[x.row], g.F.EvIdx[y.row]
-		if x.time != y.time {
-			if x.time < y.time {
-				return -1
-			}
-			return 1
-		}
-		if x.start == y.start {
-			if x.start {
-				if x.dur == y.dur {
-					return sign(ex - ey)
-				}
-				if x.dur < y.dur {
-					return 1
-				}
-				return -1
-			}
-			if x.dur == y.dur {
-				return -sign(ex - ey)
-			}
-			if x.dur < y.dur {
-				return -1
-			}
-			return 1
-		}
-		if x.dur > 0 && y.dur > 0 {
-			if x.start {
-				return 1
-			}
-			return -1
-		}
-		if x.dur == 0 && y.dur == 0 {
-			return sign(ex - ey)
-		}
-		if x.start {
-			return -1
-		}
-		return 1
-	}
-	var evs []csEvent
-	// csFrame: an open call-stack node, its frame row and its parent's (-1 at the top level).
-	type csFrame struct{ row, parent int32 }
-	var stack []csFrame
+	var ends []htaStackEnd
+	var stack []int32
 	for lo := 0; lo < len(rows); {
 		hi := lo
 		for hi < len(rows) && f.Pid[rows[hi]] == f.Pid[rows[lo]] && tidOf(rows[hi]) == tidOf(rows[lo]) {
@@ -645,26 +590,17 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		if anyPos || !allNeg {
 			continue // a GPU stream (no call stack) or a mixed lane HTA cannot classify
 		}
-		evs = slices.Grow(evs[:0], 2*len(grp))
-		for _, r := range grp {
-			d := max(f.Dur[r], 0)
-			evs = append(evs, csEvent{r, f.TS[r], d, true}, csEvent{r, f.TS[r] + d, d, false})
-		}
-		// slices.SortStableFunc runs the same insertion-sort + symMerge as sort.SliceStable, so
-		// HTA's (not always consistent) comparator gives the same order.
-		slices.SortStableFunc(evs, func(x, y csEvent) int { return csCmp(&x, &y) })
-		// HTA builds a tree with a stack (a start pushes a child of the top; an end pops the top,
-		// whatever it is) and walks it depth-first, children in start order. That walk enters the
-		// nodes in push order and leaves each one when it is popped (the nodes still open at the
-		// end: innermost first), so it is done here while replaying the stack, without the tree.
+		cpu := grp // every row of a lane that is not skipped is on stream -1
+		ends = htaStackOrder(f, cpu, ends)
+		// HTA walks the tree its stack built depth-first, children in start order: htaStackWalk's
+		// enter and exit calls, so the edges are added while the stack is replayed, without the tree.
 		last := int32(-1)
 		depth := 0
 		lastParent := int32(-1)
 		shares := func(a, b int32) bool {
 			return isLock[f.Name[g.NodeRow[a]]] && isLock[f.Name[g.NodeRow[b]]] && (g.NodeStart[a] || !g.NodeStart[b])
 		}
-		enter := func(fr csFrame) {
-			r := fr.row
+		enter := func(r, parent int32) {
 			if g.startNode[r] < 0 || g.endNode[r] < 0 {
 				return
 			}
@@ -677,11 +613,10 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 				e := addEdge(last, s, t, false)
 				attribute(e, lastParent)
 			}
-			last, lastParent = s, fr.parent
+			last, lastParent = s, parent
 			depth++
 		}
-		exit := func(fr csFrame) {
-			r := fr.row
+		exit := func(r, parent int32) {
 			if g.startNode[r] < 0 || g.endNode[r] < 0 {
 				return
 			}
@@ -690,31 +625,10 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 				e := addEdge(last, en, EdgeOperator, isBlocking[f.Name[r]])
 				attribute(e, lastParent)
 			}
-			last, lastParent = en, fr.parent
+			last, lastParent = en, parent
 			depth--
 		}
-		stack = stack[:0]
-		for i := range evs {
-			e := &evs[i]
-			if e.start {
-				p := int32(-1)
-				if len(stack) > 0 {
-					p = stack[len(stack)-1].row
-				}
-				fr := csFrame{e.row, p}
-				stack = append(stack, fr)
-				enter(fr)
-			} else if len(stack) > 0 {
-				fr := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				exit(fr)
-			}
-		}
-		for len(stack) > 0 {
-			fr := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			exit(fr)
-		}
+		stack = htaStackWalk(ends, stack, enter, exit)
 	}
 }
 

@@ -128,23 +128,31 @@ func loadedRanks(ctx context.Context, db interface {
 	return "ranks loaded: " + ranks.String
 }
 
-func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
+// tracesOf lists the traces of rank (rank < 0: every rank) under label ("" = every label), by trace_id.
+func tracesOf(ctx context.Context, db *sql.DB, label string, rank int64) ([]cpTrace, error) {
 	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, file_bytes, file_mtime, coalesce(events, 0), `+nameSharedSQL+` FROM traces
-		WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`, rank, label, label)
+		WHERE (rank = ? OR ? < 0) AND (? = '' OR label = ?) ORDER BY trace_id`, rank, rank, label, label)
 	if err != nil {
-		return cpTrace{}, fmt.Errorf("find trace: %w", err)
+		return nil, fmt.Errorf("find trace: %w", err)
 	}
 	defer rows.Close()
 	var found []cpTrace
 	for rows.Next() {
 		var t cpTrace
 		if err := rows.Scan(&t.id, &t.label, &t.rank, &t.file.path, &t.file.bytes, &t.file.mtime, &t.events, &t.file.nameShared); err != nil {
-			return cpTrace{}, err
+			return nil, err
 		}
 		t.file.label, t.file.rank = t.label, t.rank
 		found = append(found, t)
 	}
-	if err := rows.Err(); err != nil {
+	return found, rows.Err()
+}
+
+// resolveTrace finds the one trace of rank under label ("" = any label): an error names what is loaded
+// when there is none, and asks for a label when there are several.
+func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
+	found, err := tracesOf(ctx, db, label, rank)
+	if err != nil {
 		return cpTrace{}, err
 	}
 	switch {

@@ -168,11 +168,12 @@ func (s *tmuxSession) screen() string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
-// waitFor polls the pane until it matches re.
+// waitFor polls the pane until it matches re. The deadline is generous: on a loaded 2-core machine a
+// completion once took more than 10 s to show (the same step takes 50 ms alone).
 func (s *tmuxSession) waitFor(re string) string {
 	s.t.Helper()
 	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		scr := s.screen()
 		if rx.MatchString(scr) {

@@ -1,6 +1,8 @@
 -- Frequent kernel sequences (HTA get_frequent_cuda_kernel_sequences, hta-spec.md §4.9).
 --
--- The call graph is events.parent_idx/depth (nesting per (pid, tid), HTA's tie rules) with two additions done here:
+-- The call graph is the nesting per (pid, tid): events.parent_idx/depth (default), or HTA's own call stacks (compat:
+-- _hta_call_stack, which replays HTA's sort and stack, so an event that outlives its parent or a zero-length event
+-- at a boundary nests as HTA nests it), with two additions done here:
 --   * every GPU event hangs under the runtime call that launched it (hta_frame.index_correlation), one level deeper;
 --   * HTA's backward-thread merge: when a rank has exactly one "main" CPU thread (it holds a ProfilerStep# annotation)
 --     and one "bwd" thread (no ProfilerStep#, some autograd:: op), each top-level event of the bwd thread becomes a
@@ -20,11 +22,15 @@
 
 -- _sq_kseq_nodes(compat, rnk, lbl): the call graph of one rank (and label, NULL = every label), one row per node.
 CREATE OR REPLACE MACRO _sq_kseq_nodes(compat, rnk, lbl) AS TABLE
-WITH f AS (
+WITH hta_stack AS (SELECT * FROM _hta_call_stack(rnk, coalesce(lbl, ''), compat, '')),
+f AS (
     SELECT h.trace_id, h.label, h.rank, h.ev_idx, h.name, h.pid, h.tid, h.ts, h.dur, h.end_ts, h.stream,
-           h.index_correlation, h.gpu_work, e.parent_idx, e.depth, e.link_idx
+           h.index_correlation, h.gpu_work,
+           CASE WHEN compat THEN s.parent_idx ELSE e.parent_idx END AS parent_idx,
+           CASE WHEN compat THEN s.depth ELSE e.depth END AS depth, e.link_idx
     FROM (SELECT * FROM _hta_frame_compat WHERE compat UNION ALL SELECT * FROM _hta_frame_default WHERE NOT compat) h
     JOIN events e ON e.trace_id = h.trace_id AND e.ev_idx = h.ev_idx
+    LEFT JOIN hta_stack s ON s.trace_id = h.trace_id AND s.ev_idx = h.ev_idx
     WHERE h.rank = rnk AND (lbl IS NULL OR h.label = lbl)
 ),
 -- HTA skips lanes whose rows are all on a stream > 0, or all have pid 0, or all have tid 0 (GPU lanes).

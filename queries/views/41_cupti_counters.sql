@@ -13,7 +13,8 @@
 --            otherwise the launch columns are NULL (the record is still listed).
 --   compat   HTA: positional only (i-th record by ts with the i-th cuda_runtime cudaLaunchKernel* call by ts), and a
 --            rank whose counts differ is left out.
--- op_stack: the cpu_op events enclosing the launch on its thread, outermost first (HTA sorts them by ts; at equal ts
+-- op_stack: the cpu_op events enclosing the launch on its thread (compat: in HTA's call stack, where an event that
+-- outlived its parent encloses what starts after it ended), outermost first (HTA sorts them by ts; at equal ts
 -- the call-stack order is used here). An empty stack gives NULL columns (HTA raises IndexError there).
 
 -- @view cupti_counters  One row per CUPTI range-profiler kernel record (cat cuda_profiler_range).
@@ -65,13 +66,20 @@ paired AS (
     -- compat: HTA skips a rank whose record and launch counts differ
     WHERE NOT hta_compat() OR r.n = (SELECT count(*) FROM launches l WHERE l.trace_id = r.trace_id)
 ),
+-- the call stacks: the loader's nesting, or HTA's own (compat; _hta_call_stack says how they differ)
+nesting AS (
+    SELECT e.trace_id, e.ev_idx, e.parent_idx, e.depth FROM events e
+    WHERE NOT hta_compat() AND e.trace_id IN (SELECT trace_id FROM paired)
+    UNION ALL
+    SELECT trace_id, ev_idx, parent_idx, depth FROM _hta_call_stack(-1, '', hta_compat(), 'cuda_profiler_range')
+),
 up(trace_id, ev_idx, anc, depth) AS (
     SELECT p.trace_id, p.ev_idx, e.parent_idx, e.depth
-    FROM paired p JOIN events e ON e.trace_id = p.trace_id AND e.ev_idx = p.launch_ev_idx
+    FROM paired p JOIN nesting e ON e.trace_id = p.trace_id AND e.ev_idx = p.launch_ev_idx
     WHERE e.parent_idx IS NOT NULL
     UNION ALL
     SELECT u.trace_id, u.ev_idx, e.parent_idx, e.depth
-    FROM up u JOIN events e ON e.trace_id = u.trace_id AND e.ev_idx = u.anc
+    FROM up u JOIN nesting e ON e.trace_id = u.trace_id AND e.ev_idx = u.anc
     WHERE e.parent_idx IS NOT NULL
 ),
 stacks AS (
