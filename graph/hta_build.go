@@ -221,6 +221,17 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 			g.clippedSet[r] = true
 		}
 	}
+	if !o.Compat {
+		// A CUDA/HIP graph launch replays many kernels under one correlation, and its
+		// index_correlation names one of them: every GPU row it launched comes in.
+		for r := 0; r < n; r++ {
+			if f.Stream[r] != -1 && !g.clippedSet[r] {
+				if l := row(f.IndexCorr[r]); l >= 0 && f.Stream[l] == -1 && g.clippedSet[l] {
+					g.clippedSet[r] = true
+				}
+			}
+		}
+	}
 	for r := 0; r < n; r++ {
 		if g.clippedSet[r] {
 			g.Clipped = append(g.Clipped, int32(r))
