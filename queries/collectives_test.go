@@ -109,3 +109,106 @@ func TestCollectivesMatchPluginSkew(t *testing.T) {
 		t.Errorf("collectives:\n got %v\nwant %v", got, want)
 	}
 }
+
+// collKernel is one communication kernel of lineUpTrace: launched at at µs (in ProfilerStep#(at/10000)) inside a
+// record_param_comms op with opArgs (nil: no op), the kernel's own args extended by kArgs.
+type collKernel struct {
+	at, kernelTS, dur float64
+	stream            int
+	kernel            string
+	opArgs, kArgs     map[string]any
+}
+
+func lineUpTrace(t *testing.T, dir string, rank int, steps []int, ks []collKernel) string {
+	t.Helper()
+	pid := 100 + rank
+	var events []map[string]any
+	for _, s := range steps {
+		events = append(events, map[string]any{"ph": "X", "cat": "user_annotation", "name": fmt.Sprintf("ProfilerStep#%d", s),
+			"pid": pid, "tid": 1, "ts": s * 10000, "dur": 9999})
+	}
+	for i, k := range ks {
+		corr := 1 + i
+		kargs := map[string]any{"stream": k.stream, "device": rank, "correlation": corr}
+		for a, v := range k.kArgs {
+			kargs[a] = v
+		}
+		name := k.kernel
+		if name == "" {
+			name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+		}
+		events = append(events,
+			map[string]any{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": 1, "ts": k.at + 2, "dur": 3,
+				"args": map[string]any{"correlation": corr}},
+			map[string]any{"ph": "X", "cat": "kernel", "name": name, "pid": rank, "tid": k.stream, "ts": k.kernelTS, "dur": k.dur, "args": kargs})
+		if k.opArgs != nil {
+			events = append(events, map[string]any{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": pid, "tid": 1,
+				"ts": k.at, "dur": 8, "args": k.opArgs})
+		}
+	}
+	b, err := json.Marshal(map[string]any{"distributedInfo": map[string]any{"rank": rank, "world_size": 2}, "traceEvents": events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, fmt.Sprintf("rank%d.json", rank))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCollectivesLineUp: pairing across ranks by process group, step and order within the step, and what
+// consistent flags (values worked out by hand; 4 MiB all-reduces, 100 µs kernels, rank 1 50 µs late).
+//   - pg "0": rank 1's window opened a step earlier (steps 1-3, rank 0: 2-3). By step the all-reduces pair
+//     up: skew 50, last rank 1; by order alone every pair would be a step apart (skew 9950, last rank 0).
+//   - pg "1", step 2: rank 1 holds two broadcasts, rank 0 one: both rows inconsistent (they pair unrelated kernels).
+//   - pg "2": the collective's args on the kernel only (no op found): its process group and size still come through.
+//   - pg "3": one all-reduce whose two kernels run at once on two streams: its time is their union, 100 µs, not 200.
+//   - pg "4": a size past BIGINT's bytes (2^62 Doubles) and a negative group size are unknown (NULL), not an error.
+//   - an old kernel name without any op, on both ranks: collective unknown, and the ranks still line up.
+func TestCollectivesLineUp(t *testing.T) {
+	op := func(name, pg string, n int64, gs int) map[string]any {
+		return map[string]any{"Collective name": name, "Process Group Name": pg, "dtype": "Float", "In msg nelems": n, "Out msg nelems": n, "Group size": gs}
+	}
+	dir := t.TempDir()
+	var ranks []string
+	for r := range 2 {
+		late := float64(50 * r)
+		var ks []collKernel
+		steps := []int{2, 3}
+		if r == 1 {
+			steps = []int{1, 2, 3}
+		}
+		for _, s := range steps {
+			at := float64(s * 10000)
+			ks = append(ks, collKernel{at: at + 10, kernelTS: at + 100 + late, dur: 100, stream: 20, opArgs: op("allreduce", "0", 1<<20, 2)})
+		}
+		ks = append(ks, collKernel{at: 20200, kernelTS: 20300 + late, dur: 10, stream: 20, opArgs: op("broadcast", "1", 10, 2)})
+		if r == 1 {
+			ks = append(ks, collKernel{at: 20400, kernelTS: 20500, dur: 10, stream: 20, opArgs: op("broadcast", "1", 10, 2)})
+		}
+		ks = append(ks,
+			collKernel{at: 20600, kernelTS: 20700 + late, dur: 20, stream: 20, kArgs: op("allgather", "2", 1000, 2)},
+			collKernel{at: 20800, kernelTS: 20900, dur: 100, stream: 20, opArgs: op("allreduce", "3", 1<<20, 2)},
+			collKernel{at: 20801, kernelTS: 20900, dur: 100, stream: 21, opArgs: op("allreduce", "3", 1<<20, 2)},
+			collKernel{at: 21000, kernelTS: 21100, dur: 10, stream: 20, opArgs: map[string]any{"Collective name": "allreduce",
+				"Process Group Name": "4", "dtype": "Double", "In msg nelems": int64(1) << 62, "Out msg nelems": int64(1) << 62, "Group size": -3}},
+			collKernel{at: 21200, kernelTS: 21300 + late, dur: 10, stream: 20, kernel: "ncclAllReduceRingLLKernel_sum_f32(ncclColl)"})
+		ranks = append(ranks, lineUpTrace(t, dir, r, steps, ks))
+	}
+	db := ctOpen(t, ranks...)
+	ctWantRows(t, db.SQL, `SELECT pg_name, step, seq, collective, ranks, group_size, consistent, msg_bytes, start_skew_us, last_rank,
+		min_us, round(algbw_gbps, 6) FROM collectives`, [][]string{
+		{"0", "1", "1", "allreduce", "1", "2", "true", "4194304", "0", "1", "100", "41.94304"},
+		{"0", "2", "1", "allreduce", "2", "2", "true", "4194304", "50", "1", "100", "41.94304"},
+		{"0", "3", "1", "allreduce", "2", "2", "true", "4194304", "50", "1", "100", "41.94304"},
+		{"1", "2", "1", "broadcast", "2", "2", "false", "40", "50", "1", "10", "0.004"},
+		{"1", "2", "2", "broadcast", "1", "2", "false", "40", "0", "1", "10", "0.004"},
+		{"2", "2", "1", "allgather", "2", "2", "true", "4000", "50", "1", "20", "0.2"},
+		{"3", "2", "1", "allreduce", "2", "2", "true", "4194304", "0", "0", "100", "41.94304"},
+		{"4", "2", "1", "allreduce", "2", "2", "true", "NULL", "0", "0", "10", "NULL"},
+		{"NULL", "2", "1", "NULL", "2", "2", "true", "NULL", "50", "1", "10", "NULL"},
+	})
+	ctWantRows(t, db.SQL, `SELECT in_nelems, msg_bytes, group_size FROM comm_kernels WHERE pg_name = '4' AND rank = 0`, [][]string{
+		{"4611686018427387904", "NULL", "NULL"}})
+}

@@ -30,24 +30,25 @@ CREATE OR REPLACE MACRO _collective_busbw_factor(collective, n) AS
 -- @column step            ProfilerStep of the kernel (via its launch)
 -- @column ts              Kernel start, ns
 -- @column dur             Kernel duration, ns (on a rank that arrives early it includes the wait for the others)
--- @column collective      record_param_comms' Collective name (allreduce, _allgather_base, …), else the kernel name's operation in lower case (allreduce, sendrecv, …)
--- @column pg_name         Process group: record_param_comms' Process Group Name, else its Process Group ID; NULL when the trace records neither
+-- @column collective      Collective name (allreduce, _allgather_base, …) from the kernel's args or its record_param_comms op, else the kernel name's operation in lower case (allreduce, sendrecv, …)
+-- @column pg_name         Process group: Process Group Name (the kernel's args, else its record_param_comms op's), else Process Group ID; NULL when the trace records neither
 -- @column pg_desc         Process Group Description (default_pg, …)
--- @column group_size      Ranks of the process group (Group size)
+-- @column group_size      Ranks of the process group (Group size; NULL when not above 0)
 -- @column dtype           Element type (c10 name: Float, BFloat16, …)
 -- @column in_nelems       In msg nelems
 -- @column out_nelems      Out msg nelems
--- @column msg_bytes       The larger of input and output, bytes (the whole buffer of a gather or scatter); NULL when a size or the dtype is unknown
+-- @column msg_bytes       The larger of input and output, bytes (the whole buffer of a gather or scatter); NULL when a size or the dtype is unknown (newer c10 types such as UInt16 or Float4_e2m1fn_x2 included), negative, or past BIGINT
 -- @column op_ev_idx       ev_idx of the record_param_comms op (NULL: none around the launch)
--- @column seq             Position (1, 2, …) of the collective among those of its process group on this rank, in the order they were issued: the key that pairs a collective across ranks (TraceLens' index in group)
+-- @column seq             Position (1, 2, …) of the collective among those of its process group in its step on this rank, in the order they were issued: with step, the key that pairs a collective across ranks (TraceLens' index in group, per step so that a rank whose window opened a step earlier still lines up)
 -- @column busbw_gbps      msg_bytes ÷ dur × the nccl-tests bus factor for group_size ranks, GB/s; a lower bound when the kernel waited for late ranks (collectives has the across-rank figure)
 CREATE OR REPLACE VIEW comm_kernels AS
 WITH k AS (
     SELECT t.label, l.rank, l.trace_id, l.ev_idx, l.name, l.stream, l.step, l.ts, l.dur, l.runtime_pid, l.runtime_tid,
            l.runtime_ts, l.runtime_ts + coalesce(l.runtime_dur, 0) AS runtime_end,
-           regexp_extract(l.name, '^nccl(?:Dev)?Kernel_([A-Za-z]+)', 1) AS kernel_op
+           regexp_extract(l.name, '^nccl(?:Dev)?Kernel_([A-Za-z]+)', 1) AS kernel_op, e.args AS kargs
     FROM kernel_launches l
     JOIN traces t USING (trace_id)
+    JOIN events e ON e.trace_id = l.trace_id AND e.ev_idx = l.ev_idx
     WHERE l.cat_class = 'kernel'
       AND (regexp_matches(l.name, '^nccl(Dev)?Kernel') OR l.name IN (SELECT name FROM kernel_types WHERE kernel_type = 'COMMUNICATION'))
 ),
@@ -66,65 +67,92 @@ named AS (
     FROM k ASOF LEFT JOIN ops o
       ON o.trace_id = k.trace_id AND o.pid = k.runtime_pid AND o.tid = k.runtime_tid AND o.op_ts <= k.runtime_ts
 ),
+-- Each field from the kernel's own args first (Kineto copies the collective's args onto its kernels since
+-- PyTorch ~2.3, so a kernel whose op the join missed still has its process group), then from the op's. A
+-- negative size or group size is unknown (NULL); a size whose bytes overflow BIGINT too.
 parsed AS (
     SELECT label, rank, trace_id, ev_idx, name, stream, step, ts, dur, op_ev_idx, issued,
-           coalesce(a->>'Collective name',
+           coalesce(kargs->>'Collective name', a->>'Collective name',
                     CASE kernel_op WHEN '' THEN NULL WHEN 'ReduceScatter' THEN 'reduce_scatter' WHEN 'AllToAll' THEN 'all_to_all'
                                    ELSE lower(kernel_op) END) AS collective,
-           coalesce(a->>'Process Group Name', a->>'Process Group ID') AS pg_name,
-           a->>'Process Group Description' AS pg_desc,
-           TRY_CAST(a->>'Group size' AS BIGINT) AS group_size,
-           a->>'dtype' AS dtype,
-           TRY_CAST(a->>'In msg nelems' AS BIGINT) AS in_nelems,
-           TRY_CAST(a->>'Out msg nelems' AS BIGINT) AS out_nelems
+           coalesce(kargs->>'Process Group Name', a->>'Process Group Name', kargs->>'Process Group ID', a->>'Process Group ID') AS pg_name,
+           coalesce(kargs->>'Process Group Description', a->>'Process Group Description') AS pg_desc,
+           TRY_CAST(coalesce(kargs->>'Group size', a->>'Group size') AS BIGINT) AS gs,
+           coalesce(kargs->>'dtype', a->>'dtype') AS dtype,
+           TRY_CAST(coalesce(kargs->>'In msg nelems', a->>'In msg nelems') AS BIGINT) AS inn,
+           TRY_CAST(coalesce(kargs->>'Out msg nelems', a->>'Out msg nelems') AS BIGINT) AS outn
     FROM named
+),
+sized AS (
+    SELECT * EXCLUDE (gs, inn, outn),
+           CASE WHEN gs > 0 THEN gs END AS group_size,
+           CASE WHEN inn >= 0 THEN inn END AS in_nelems, CASE WHEN outn >= 0 THEN outn END AS out_nelems,
+           TRY_CAST(greatest(CASE WHEN inn >= 0 THEN inn END, CASE WHEN outn >= 0 THEN outn END)::HUGEINT
+                    * _torch_dtype_bytes(dtype) AS BIGINT) AS msg_bytes
+    FROM parsed
 )
 SELECT label, rank, trace_id, ev_idx, name, stream, step, ts, dur, collective, pg_name, pg_desc, group_size, dtype,
-       in_nelems, out_nelems, greatest(in_nelems, out_nelems) * _torch_dtype_bytes(dtype) AS msg_bytes, op_ev_idx,
-       dense_rank() OVER (PARTITION BY trace_id, pg_name ORDER BY issued, coalesce(op_ev_idx, ev_idx)) AS seq,
-       CASE WHEN dur > 0 THEN greatest(in_nelems, out_nelems) * _torch_dtype_bytes(dtype) / dur
-                              * _collective_busbw_factor(collective, group_size) END AS busbw_gbps
-FROM parsed;
+       in_nelems, out_nelems, msg_bytes, op_ev_idx,
+       dense_rank() OVER (PARTITION BY trace_id, pg_name, step ORDER BY issued, coalesce(op_ev_idx, ev_idx)) AS seq,
+       CASE WHEN dur > 0 THEN msg_bytes / dur * _collective_busbw_factor(collective, group_size) END AS busbw_gbps
+FROM sized;
 
--- @view collectives  One row per collective of a trace set across its ranks: the kernels of one process group's n-th collective (comm_kernels.seq) on every rank. When each rank's kernel starts, how far apart, and the bandwidth, timed as TraceLens does by the shortest rank's kernel time (the last rank to arrive waits for no one; the others' kernels include their wait).
+-- @view collectives  One row per collective of a trace set across its ranks: the kernels of one process group's n-th collective of a step (comm_kernels.step, seq) on every rank. When each rank's kernel starts, how far apart, and the bandwidth, timed as TraceLens does by the shortest rank's kernel time (the last rank to arrive waits for no one; the others' kernels include their wait).
 -- @column label              Trace set
 -- @column pg_name            Process group (comm_kernels.pg_name)
--- @column seq                Position of the collective in its process group (comm_kernels.seq)
+-- @column step               ProfilerStep (NULL: kernels outside every step, paired by their order alone)
+-- @column seq                Position of the collective among its process group's in that step (comm_kernels.seq)
 -- @column collective         Collective name (when the ranks disagree, the first in alphabetical order)
--- @column step               ProfilerStep (the lowest among the ranks)
 -- @column ranks              Ranks whose trace has this collective
 -- @column group_size         Ranks of the process group (Group size; else ranks)
--- @column consistent         Every rank names the same collective and size: false means the ranks' sequences do not line up (a rank recorded a collective the others did not)
+-- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others, names the same collective and size (or all none), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
 -- @column msg_bytes          Message size, bytes (the largest among the ranks)
 -- @column first_start        Earliest kernel start, ns
 -- @column start_skew_us      Latest − earliest kernel start among the ranks, µs
 -- @column end_skew_us        Latest − earliest kernel end, µs
 -- @column last_rank          The rank whose kernel started last (the straggler; the lowest rank on a tie)
--- @column min_us             Shortest rank's kernel time, µs: the collective's own time
+-- @column min_us             Shortest rank's kernel time, µs: the collective's own time (a rank's kernels of one collective that run at once count once)
 -- @column max_us             Longest rank's kernel time, µs (the earliest rank's wait included)
 -- @column algbw_gbps         msg_bytes ÷ min_us, GB/s
 -- @column busbw_gbps         algbw × the nccl-tests factor for group_size ranks (all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; broadcast, reduce, send, recv 1)
 CREATE OR REPLACE VIEW collectives AS
-WITH per_rank AS (
-    SELECT label, pg_name, seq, rank, min(ts) AS start_ts, max(ts + dur) AS end_ts, sum(dur) AS busy,
-           min(step) AS step, any_value(collective) AS collective, count(DISTINCT collective) AS collectives,
-           max(msg_bytes) AS msg_bytes, max(group_size) AS group_size
+WITH kernels AS (
+    -- the time a rank's kernels of one collective cover (their union: kernels of one collective on two
+    -- streams at once count once)
+    SELECT *, greatest(0, ts + dur - greatest(ts, coalesce(max(ts + dur) OVER (
+                  PARTITION BY label, pg_name, step, seq, rank ORDER BY ts, ev_idx
+                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), ts))) AS covers
     FROM comm_kernels
-    GROUP BY label, pg_name, seq, rank
+),
+per_rank AS (
+    SELECT label, pg_name, step, seq, rank, min(ts) AS start_ts, max(ts + dur) AS end_ts, sum(covers) AS busy,
+           any_value(collective) AS collective, count(DISTINCT collective) AS collectives, count(collective) AS named,
+           max(msg_bytes) AS msg_bytes, max(group_size) AS group_size, count(*) AS kernels
+    FROM kernels
+    GROUP BY label, pg_name, step, seq, rank
+),
+-- a rank whose window holds more or fewer collectives of a process group in a step than another's: its
+-- sequence does not line up with theirs
+counts AS (
+    SELECT label, pg_name, step, min(n) = max(n) AS same_count
+    FROM (SELECT label, pg_name, step, rank, count(*) AS n FROM per_rank GROUP BY ALL)
+    GROUP BY ALL
 ),
 c AS (
-    SELECT label, pg_name, seq, min(collective) AS collective, min(step) AS step,
+    SELECT label, pg_name, step, seq, min(collective) AS collective,
            count(*) AS ranks, coalesce(max(group_size), count(*)) AS group_size,
-           max(collectives) = 1 AND count(DISTINCT collective) <= 1 AND count(DISTINCT msg_bytes) <= 1 AS consistent,
+           max(collectives) <= 1 AND count(DISTINCT collective) <= 1 AND (min(named) > 0 OR max(named) = 0)
+               AND count(DISTINCT msg_bytes) <= 1 AND (count(msg_bytes) = 0 OR count(msg_bytes) = count(*))
+               AND count(*) <= coalesce(max(group_size), count(*)) AS consistent,
            max(msg_bytes) AS msg_bytes, min(start_ts) AS first_start,
            (max(start_ts) - min(start_ts)) / 1000.0 AS start_skew_us, (max(end_ts) - min(end_ts)) / 1000.0 AS end_skew_us,
            arg_max(rank, (start_ts, -rank)) AS last_rank, min(busy) / 1000.0 AS min_us, max(busy) / 1000.0 AS max_us
     FROM per_rank
-    GROUP BY label, pg_name, seq
+    GROUP BY label, pg_name, step, seq
 )
-SELECT label, pg_name, seq, collective, step, ranks, group_size, consistent, msg_bytes, first_start, start_skew_us,
-       end_skew_us, last_rank, min_us, max_us,
+SELECT c.label, c.pg_name, c.step, seq, collective, ranks, group_size, consistent AND same_count AS consistent, msg_bytes,
+       first_start, start_skew_us, end_skew_us, last_rank, min_us, max_us,
        CASE WHEN min_us > 0 THEN msg_bytes / (min_us * 1000) END AS algbw_gbps,
        CASE WHEN min_us > 0 THEN msg_bytes / (min_us * 1000) * _collective_busbw_factor(collective, group_size) END AS busbw_gbps
-FROM c
-ORDER BY label, pg_name NULLS LAST, seq;
+FROM c JOIN counts k ON k.label = c.label AND k.pg_name IS NOT DISTINCT FROM c.pg_name AND k.step IS NOT DISTINCT FROM c.step
+ORDER BY c.label, c.pg_name NULLS LAST, c.step NULLS FIRST, seq;
