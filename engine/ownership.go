@@ -47,13 +47,11 @@ var ownNames = sync.OnceValue(func() map[string]bool {
 	return names
 })
 
-// checkOwnership, for a database file without install's marker (_tracesql_install, whose hash of any
-// tracesql version makes the file ours: the rest is migrate's job), returns a *ForeignDatabaseError
-// unless the file is empty or holds nothing but objects tracesql creates, with traces and events
-// having their usual columns: a file written before the marker existed, or whose install was cut
-// short. It reads the catalog only. A database with the marker may hold the user's own tables too
-// (the README's what-if `CREATE TABLE g`).
-func (db *DB) checkOwnership(ctx context.Context) error {
+// catalogObject is a table, view or macro of the database file.
+type catalogObject struct{ kind, schema, name string }
+
+// catalogObjects lists the database file's tables, views and macros (not temporary ones).
+func (db *DB) catalogObjects(ctx context.Context) ([]catalogObject, error) {
 	rows, err := db.SQL.QueryContext(ctx, `
 		SELECT 'table', schema_name, table_name FROM duckdb_tables()
 		WHERE database_name = current_database() AND NOT internal AND NOT temporary
@@ -64,21 +62,56 @@ func (db *DB) checkOwnership(ctx context.Context) error {
 		SELECT DISTINCT 'macro', schema_name, function_name FROM duckdb_functions()
 		WHERE database_name = current_database() AND NOT internal AND function_type IN ('macro', 'table_macro')`)
 	if err != nil {
-		return fmt.Errorf("read the catalog: %w", err)
+		return nil, fmt.Errorf("read the catalog: %w", err)
 	}
-	type object struct{ kind, schema, name string }
-	var objs []object
+	defer rows.Close()
+	var objs []catalogObject
 	for rows.Next() {
-		var o object
+		var o catalogObject
 		if err := rows.Scan(&o.kind, &o.schema, &o.name); err != nil {
-			rows.Close()
-			return fmt.Errorf("read the catalog: %w", err)
+			return nil, fmt.Errorf("read the catalog: %w", err)
 		}
 		objs = append(objs, o)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read the catalog: %w", err)
+		return nil, fmt.Errorf("read the catalog: %w", err)
+	}
+	return objs, nil
+}
+
+// HoldsNothing reports whether the database holds no trace, no NCCL profiler file and nothing but the
+// objects tracesql creates: a file that may be removed without losing anything a user put in it.
+func (db *DB) HoldsNothing(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM nccl_traces)`).Scan(&n); err != nil {
+		return false, err
+	}
+	if n > 0 {
+		return false, nil
+	}
+	objs, err := db.catalogObjects(ctx)
+	if err != nil {
+		return false, err
+	}
+	own := ownNames()
+	for _, o := range objs {
+		if o.schema != "main" || !own[strings.ToLower(o.name)] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// checkOwnership, for a database file without install's marker (_tracesql_install, whose hash of any
+// tracesql version makes the file ours: the rest is migrate's job), returns a *ForeignDatabaseError
+// unless the file is empty or holds nothing but objects tracesql creates, with traces and events
+// having their usual columns: a file written before the marker existed, or whose install was cut
+// short. It reads the catalog only. A database with the marker may hold the user's own tables too
+// (the README's what-if `CREATE TABLE g`).
+func (db *DB) checkOwnership(ctx context.Context) error {
+	objs, err := db.catalogObjects(ctx)
+	if err != nil {
+		return err
 	}
 	// Deterministic blame: the raw tables first (the likeliest clash), then by name.
 	sort.SliceStable(objs, func(i, j int) bool {

@@ -331,11 +331,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer db.Close()
-	// discardNewDB removes the --db file this run created when nothing could be loaded into it: a failed
-	// batch run leaves no empty database behind (nor half a job: a failed file leaves nothing).
+	// discardNewDB removes the --db file this run created when nothing could be loaded into it, nor put in it
+	// by a statement: a failed run leaves no empty database behind (nor half a job: a failed file leaves
+	// nothing).
 	discardNewDB := func() {
-		var n int
-		if !createdDB || db.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM nccl_traces)`).Scan(&n) != nil || n > 0 {
+		if !createdDB {
+			return
+		}
+		if empty, err := db.HoldsNothing(ctx); err != nil || !empty {
 			return
 		}
 		db.Close()
@@ -436,62 +439,71 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if peeked != nil {
 		<-peeked // the statement reader must not read stdin while onlyBlank still does
 	}
-	commands, nthCommand := 0, 0
-	for _, sc := range o.scripts {
-		if !sc.file {
-			commands++
-		}
-	}
-	for _, sc := range o.scripts {
-		text, source := sc.text, ""
-		if !sc.file {
-			// Several scripts, or lines to count: an error names the -c it came from, as a file's does.
-			nthCommand++
-			switch {
-			case commands > 1:
-				source = fmt.Sprintf("-c #%d", nthCommand)
-			case len(o.scripts) > 1 || strings.Contains(text, "\n"):
-				source = "-c"
+	runStatements := func() int {
+		commands, nthCommand := 0, 0
+		for _, sc := range o.scripts {
+			if !sc.file {
+				commands++
 			}
 		}
-		if sc.file {
-			source = sc.text
-			if sc.text == "-" {
-				b, err := io.ReadAll(stdin)
-				if err == nil {
-					err = checkSQLText(b)
+		for _, sc := range o.scripts {
+			text, source := sc.text, ""
+			if !sc.file {
+				// Several scripts, or lines to count: an error names the -c it came from, as a file's does.
+				nthCommand++
+				switch {
+				case commands > 1:
+					source = fmt.Sprintf("-c #%d", nthCommand)
+				case len(o.scripts) > 1 || strings.Contains(text, "\n"):
+					source = "-c"
 				}
-				if err != nil {
-					fmt.Fprintf(stderr, "tracesql: -f -: %v\n", err)
-					return 1
+			}
+			if sc.file {
+				source = sc.text
+				if sc.text == "-" {
+					b, err := io.ReadAll(stdin)
+					if err == nil {
+						err = checkSQLText(b)
+					}
+					if err != nil {
+						fmt.Fprintf(stderr, "tracesql: -f -: %v\n", err)
+						return 1
+					}
+					text, source = string(b), "stdin"
+				} else {
+					text = fileScripts[sc.text]
 				}
-				text, source = string(b), "stdin"
-			} else {
-				text = fileScripts[sc.text]
+			}
+			s.bail = true
+			err := s.runScript(ctx, text, source, true)
+			s.bail = false
+			if err != nil {
+				if errors.Is(err, errCancelled) {
+					return 130 // stopped by Ctrl-C, as piped input and a shell report SIGINT
+				}
+				return 1
+			}
+			if s.quit {
+				return s.quitStatus(0)
 			}
 		}
-		s.bail = true
-		err := s.runScript(ctx, text, source, true)
-		s.bail = false
-		if err != nil {
-			if errors.Is(err, errCancelled) {
-				return 130 // stopped by Ctrl-C, as piped input and a shell report SIGINT
-			}
-			return 1
+		if batch {
+			return 0
 		}
-		if s.quit {
-			return s.quitStatus(0)
+		if interactive {
+			return s.repl(ctx, stdout, stderr)
 		}
+		rc := s.readPiped(ctx, stdin)
+		if loadFailed && rc == 0 {
+			rc = 1
+		}
+		return rc
 	}
-	if batch {
-		return 0
-	}
-	if interactive {
-		return s.repl(ctx, stdout, stderr)
-	}
-	rc := s.readPiped(ctx, stdin)
-	if loadFailed && rc == 0 {
-		rc = 1
+	// A run that failed (a file named on the command line included) and left the database it created
+	// empty removes it.
+	rc := runStatements()
+	if rc != 0 || loadFailed {
+		discardNewDB()
 	}
 	return rc
 }

@@ -1384,3 +1384,39 @@ func TestGoFunctionsRefusedInsideTransaction(t *testing.T) {
 		t.Errorf("stderr has %d lines, want 5:\n%s", n, errOut)
 	}
 }
+
+// TestFailedRunLeavesNoNewDB: a run that creates its --db file and fails leaves no empty database behind,
+// whatever way its statements came (r24: only -c removed it; piped input and .load left an empty file). A
+// database a statement put something in, or one a run that did not fail created, stays.
+func TestFailedRunLeavesNoNewDB(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "notjson.json")
+	if err := os.WriteFile(bad, []byte("hello world"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name        string
+		stdin       string
+		args        []string
+		fails, kept bool
+	}{
+		{"-c after a bad file", "", []string{bad, "-c", "SELECT 1"}, true, false},
+		{"piped after a bad file", "SELECT 1;\n", []string{bad}, true, false},
+		{"nothing piped after a bad file", "", []string{bad}, true, false},
+		{"piped .load of a bad file", ".load " + bad + "\n", nil, true, false},
+		{"a failed statement", "", []string{"-c", "SELECT nope"}, true, false},
+		{"a table made after a bad file", "CREATE TABLE keep AS SELECT 1 AS x;\n", []string{bad}, true, true},
+		{"a run that did not fail", "SELECT 1;\n", nil, false, true},
+	}
+	for i, c := range cases {
+		db := filepath.Join(dir, fmt.Sprintf("new%d.duckdb", i))
+		_, errOut, code := runCLI(t, c.stdin, append([]string{"--db", db}, c.args...)...)
+		if (code != 0) != c.fails {
+			t.Errorf("%s: exit %d (%s)", c.name, code, errOut)
+		}
+		_, err := os.Stat(db)
+		if kept := err == nil; kept != c.kept {
+			t.Errorf("%s: database kept %v, want %v", c.name, kept, c.kept)
+		}
+	}
+}
