@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -877,5 +880,52 @@ func TestCounterSeriesOrdered(t *testing.T) {
 		if n < 100 || misplaced != 0 {
 			t.Errorf("%s (compat %s): %d of %d rows out of (%s) order", c.view, c.compat, misplaced, n, c.order)
 		}
+	}
+}
+
+// TestQueueLengthStdIgnoresRowOrder: queue_length_summary's std comes from exact sums, so every order of the
+// same samples gives the same bits (DuckDB's stddev_samp follows the order rows arrive in: an imported
+// database's differed in the last digits), and it is the correctly computed value: the exact variance rounded
+// to a float64 once, then its square root.
+func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
+	db := ctOpen(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := make([]int64, 5000)
+	for i := range xs {
+		xs[i] = rng.Int64N(1000)
+	}
+	var vals []string
+	for _, x := range xs {
+		vals = append(vals, strconv.FormatInt(x, 10))
+	}
+	if _, err := db.SQL.Exec(`CREATE TABLE q AS SELECT unnest([` + strings.Join(vals, ",") + `]::BIGINT[]) AS x, unnest(range(` + strconv.Itoa(len(xs)) + `)) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	var stds []float64
+	for _, order := range []string{"i", "i DESC", "x, i", "hash(i)"} {
+		var std float64
+		if err := db.SQL.QueryRow(`SELECT _queue_length_std(x) FROM (SELECT x FROM q ORDER BY ` + order + `)`).Scan(&std); err != nil {
+			t.Fatal(err)
+		}
+		stds = append(stds, std)
+	}
+	n := big.NewInt(int64(len(xs)))
+	sum, sum2 := new(big.Int), new(big.Int)
+	for _, x := range xs {
+		b := big.NewInt(x)
+		sum.Add(sum, b)
+		sum2.Add(sum2, new(big.Int).Mul(b, b))
+	}
+	num := new(big.Int).Sub(new(big.Int).Mul(n, sum2), new(big.Int).Mul(sum, sum))
+	numF, _ := new(big.Float).SetInt(num).Float64()
+	want := math.Sqrt(numF / (float64(len(xs)) * float64(len(xs)-1)))
+	for i, s := range stds {
+		if s != want {
+			t.Errorf("order %d: std %v, want %v", i, s, want)
+		}
+	}
+	var one sql.NullFloat64
+	if err := db.SQL.QueryRow(`SELECT _queue_length_std(x) FROM (SELECT 7::BIGINT AS x)`).Scan(&one); err != nil || one.Valid {
+		t.Errorf("one sample: %v %v, want NULL", one, err)
 	}
 }
