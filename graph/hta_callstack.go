@@ -1,8 +1,9 @@
 package graph
 
-// HTA 0.6.1's call stacks (CallStackGraph, hta-spec.md §4.9 step 1), replayed exactly: compat mode needs them
-// wherever HTA reads its call graph (critical path, frequent kernel sequences, CUPTI counters), and they are
-// not the nesting the loader derives. HTA sorts the two ends of every event of a thread with a comparator that
+// HTA 0.6.1's call stacks (trace_call_stack.py's CallStackGraph, hta-spec.md §4.9 step 1), replayed exactly:
+// compat mode needs them wherever HTA reads its call graph, and they are not the nesting the loader derives.
+// Frequent kernel sequences and CUPTI counters use that module; the critical path uses call_stack.py, whose
+// comparator differs only on zero-length events, which its graph leaves out, so the same replay serves it. HTA sorts the two ends of every event of a thread with a comparator that
 // is not a consistent order where zero-length and nonzero events meet at one timestamp, then walks them with a
 // stack that pops whatever is on top at any end. So an event that outlives its parent, or a sort that put an
 // end before the matching start of a zero-length event, leaves an event open long after it ended, and every

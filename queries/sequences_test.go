@@ -646,6 +646,12 @@ func TestSQCuptiCountersMixedPairing(t *testing.T) {
 // launch a cudaLaunchKernel at ts whose kernel kN (N = its position, from 1) runs on stream 7 from 600 µs on;
 // gpuCat is the kernels' cat (cuda_profiler_range for CUPTI counter records).
 func callStackTrace(gpuCat string, ops [][3]any, launches []int) string {
+	return callStackTraceDur(gpuCat, ops, launches, 5)
+}
+
+// callStackTraceDur is callStackTrace with launches of launchDur µs, and late ops written after the launches
+// (HTA breaks ties at one timestamp by file order).
+func callStackTraceDur(gpuCat string, ops [][3]any, launches []int, launchDur int, late ...[3]any) string {
 	var evs []string
 	add := func(format string, a ...any) { evs = append(evs, fmt.Sprintf(format, a...)) }
 	add(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":10,"tid":10,"ts":0,"dur":3000,"args":{}}`)
@@ -653,7 +659,10 @@ func callStackTrace(gpuCat string, ops [][3]any, launches []int) string {
 		add(`{"ph":"X","cat":"cpu_op","name":%q,"pid":10,"tid":10,"ts":%d,"dur":%d,"args":{}}`, o[0], o[1], o[2])
 	}
 	for i, ts := range launches {
-		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":10,"ts":%d,"dur":5,"args":{"correlation":%d}}`, ts, i+1)
+		add(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":10,"tid":10,"ts":%d,"dur":%d,"args":{"correlation":%d}}`, ts, launchDur, i+1)
+	}
+	for _, o := range late {
+		add(`{"ph":"X","cat":"cpu_op","name":%q,"pid":10,"tid":10,"ts":%d,"dur":%d,"args":{}}`, o[0], o[1], o[2])
 	}
 	for i := range launches {
 		args := fmt.Sprintf(`{"correlation":%d,"device":0,"stream":7}`, i+1)
@@ -702,6 +711,26 @@ func TestCompatNestsAsHTA(t *testing.T) {
 		c := sqConn(t, db, compat)
 		ctWantRowsConn(t, c, `SELECT name, op_stack FROM cupti_counters ORDER BY ev_idx`, [][]string{
 			{"k1", opAB}, {"k2", opAB}, {"k3", opAB}, {"k4", "opC"}, {"k5", "opC"}, {"k6", "opC"}})
+	}
+	// CUPTI op stacks where HTA's stack differs from the nesting (live HTA's rows, r26):
+	//   - below: op [100, 300], its launch [110, 120], a zero-length aten::empty at 120. HTA nests that inside the
+	//     launch and lists the launch's stack below it too: op > aten::empty, bottom aten::empty.
+	//   - stale: opA [100, 200], opB [200, 300] with its launch [200, 230], then (in file order) a zero-length
+	//     aten::empty at 200. HTA's sort leaves opA on its stack at 200, so opB and aten::empty are below it:
+	//     opA > opB > aten::empty. (With aten::empty before the launch in the file, HTA gives opB > aten::empty.)
+	for _, c := range []struct {
+		name             string
+		ops, late        [][3]any
+		launch, dur      int
+		compat, default_ string
+	}{
+		{"below", [][3]any{{"op", 100, 200}, {"aten::empty", 120, 0}}, nil, 110, 10, "op > aten::empty", "op"},
+		{"stale", [][3]any{{"opA", 100, 100}, {"opB", 200, 100}}, [][3]any{{"aten::empty", 200, 0}}, 200, 30, "opA > opB > aten::empty", "opB"},
+	} {
+		db := ctOpenJSON(t, c.name+".json", callStackTraceDur("cuda_profiler_range", c.ops, []int{c.launch}, c.dur, c.late...))
+		for compat, want := range map[bool]string{true: c.compat, false: c.default_} {
+			ctWantRowsConn(t, sqConn(t, db, compat), `SELECT op_stack FROM cupti_counters`, [][]string{{want}})
+		}
 	}
 }
 

@@ -13,9 +13,10 @@
 --            otherwise the launch columns are NULL (the record is still listed).
 --   compat   HTA: positional only (i-th record by ts with the i-th cuda_runtime cudaLaunchKernel* call by ts), and a
 --            rank whose counts differ is left out.
--- op_stack: the cpu_op events enclosing the launch on its thread (compat: in HTA's call stack, where an event that
--- outlived its parent encloses what starts after it ended), outermost first (HTA sorts them by ts; at equal ts
--- the call-stack order is used here). An empty stack gives NULL columns (HTA raises IndexError there).
+-- op_stack: the cpu_op events enclosing the launch on its thread, outermost first (compat: those of HTA's call stack,
+-- where an event that outlived its parent encloses what starts after it ended, and those below the launch, by start;
+-- at equal starts HTA's order is a Python set's, here the call-stack order). An empty stack gives NULL columns (HTA
+-- raises IndexError there).
 
 -- @view cupti_counters  One row per CUPTI range-profiler kernel record (cat cuda_profiler_range).
 -- @column label            Trace set
@@ -82,9 +83,25 @@ up(trace_id, ev_idx, anc, depth) AS (
     FROM up u JOIN nesting e ON e.trace_id = u.trace_id AND e.ev_idx = u.anc
     WHERE e.parent_idx IS NOT NULL
 ),
+-- compat: HTA's stack of a launch also holds the events below it in its call stack (a zero-length op at the
+-- launch's start or end nests inside it there), all listed by start time (HTA's order at equal starts is that of a
+-- Python set of event indices; here the outer first)
+down(trace_id, ev_idx, node, depth) AS (
+    SELECT p.trace_id, p.ev_idx, n.ev_idx, n.depth
+    FROM paired p JOIN nesting n ON n.trace_id = p.trace_id AND n.parent_idx = p.launch_ev_idx
+    WHERE hta_compat()
+    UNION ALL
+    SELECT d.trace_id, d.ev_idx, n.ev_idx, n.depth
+    FROM down d JOIN nesting n ON n.trace_id = d.trace_id AND n.parent_idx = d.node
+),
+members AS (
+    SELECT trace_id, ev_idx, anc AS node, depth - 1 AS depth FROM up
+    UNION ALL
+    SELECT trace_id, ev_idx, node, depth FROM down
+),
 stacks AS (
-    SELECT u.trace_id, u.ev_idx, list(e.name ORDER BY e.depth) AS ops
-    FROM up u JOIN events e ON e.trace_id = u.trace_id AND e.ev_idx = u.anc
+    SELECT m.trace_id, m.ev_idx, list(e.name ORDER BY CASE WHEN hta_compat() THEN e.ts END, m.depth) AS ops
+    FROM members m JOIN events e ON e.trace_id = m.trace_id AND e.ev_idx = m.node
     WHERE e.cat = 'cpu_op'
     GROUP BY ALL
 ),
