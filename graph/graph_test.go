@@ -273,23 +273,11 @@ func TestWindowEmpty(t *testing.T) {
 // takes runs of up to 16 elements; 17 here reordered ties in 16 of 30 random arrays, and HTA's queue lengths at
 // equal timestamps with them.
 func TestArgsortQuickMatchesNumpy(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "npsort.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Cases []struct {
-			Keys []int64 `json:"keys"`
-			Perm []int32 `json:"perm"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &golden); err != nil {
-		t.Fatal(err)
-	}
-	if len(golden.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	for i, c := range golden.Cases {
+	cases := goldenCases[struct {
+		Keys []int64 `json:"keys"`
+		Perm []int32 `json:"perm"`
+	}](t, "npsort.json")
+	for i, c := range cases {
 		if got := ArgsortQuick(c.Keys); !slices.Equal(got, c.Perm) {
 			t.Errorf("case %d (%d keys): permutation differs from numpy's", i, len(c.Keys))
 		}
@@ -301,25 +289,13 @@ func TestArgsortQuickMatchesNumpy(t *testing.T) {
 // ones that are not among equal keys, where the order depends on every comparison the algorithm makes: runs,
 // binary insertion, powersort merges and galloping.
 func TestPySortMatchesCPython(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "pysort.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Cases []struct {
-			Keys  []int64 `json:"keys"`
-			Wild  bool    `json:"wild"`
-			Order []int   `json:"order"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &golden); err != nil {
-		t.Fatal(err)
-	}
-	if len(golden.Cases) == 0 {
-		t.Fatal("no cases")
-	}
+	cases := goldenCases[struct {
+		Keys  []int64 `json:"keys"`
+		Wild  bool    `json:"wild"`
+		Order []int   `json:"order"`
+	}](t, "pysort.json")
 	wild := func(x, y int) bool { return ((int64(x)*2654435761+int64(y)*40503)>>7)%3 == 0 }
-	for i, c := range golden.Cases {
+	for i, c := range cases {
 		order := make([]int, len(c.Keys))
 		for j := range order {
 			order[j] = j
@@ -341,24 +317,12 @@ func TestPySortMatchesCPython(t *testing.T) {
 // starts and ends, and children that outlive their parents, where HTA's comparator is not an order and its stack
 // pops whatever is on top.
 func TestHTACallStacksMatchHTA(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "htastack.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Cases []struct {
-			TS     []int64 `json:"ts"`
-			Dur    []int64 `json:"dur"`
-			Parent []int32 `json:"parent"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &golden); err != nil {
-		t.Fatal(err)
-	}
-	if len(golden.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	for i, c := range golden.Cases {
+	cases := goldenCases[struct {
+		TS     []int64 `json:"ts"`
+		Dur    []int64 `json:"dur"`
+		Parent []int32 `json:"parent"`
+	}](t, "htastack.json")
+	for i, c := range cases {
 		n := len(c.TS)
 		f := &Frame{TS: c.TS, Dur: c.Dur}
 		for j := range n {
@@ -452,4 +416,24 @@ func TestHTAGraphLaunchKernels(t *testing.T) {
 				c.compat, len(kernels), float64(g.Path.Length)/1000, c.kernels, c.pathUS)
 		}
 	}
+}
+
+// goldenCases reads testdata/name, {"cases": [...]} written by the generator script beside it, and fails the
+// test when it holds no case.
+func goldenCases[C any](t *testing.T, name string) []C {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden struct {
+		Cases []C `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &golden); err != nil {
+		t.Fatal(err)
+	}
+	if len(golden.Cases) == 0 {
+		t.Fatalf("%s: no cases", name)
+	}
+	return golden.Cases
 }

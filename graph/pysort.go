@@ -341,7 +341,10 @@ func (s *pySorter[T]) mergeLo(base, na, nb int) {
 	}
 }
 
-// mergeHi merges the adjacent runs a[base:base+na] and the next nb elements, na > nb, from the right.
+// mergeHi merges the adjacent runs a[base:base+na] and the next nb elements, na > nb, from the right. It
+// mirrors mergeLo and stays a separate function as merge_hi does in CPython: with an inconsistent lt the
+// result depends on exactly which pairs are compared in which direction, which a shared generic merge would
+// obscure.
 func (s *pySorter[T]) mergeHi(base, na, nb int) {
 	all := s.a
 	s.tmp = append(s.tmp[:0], all[base+na:base+na+nb]...)
