@@ -127,7 +127,7 @@ WITH kernels AS (
 per_rank AS (
     SELECT label, pg_name, step, seq, rank, min(ts) AS start_ts, max(ts + dur) AS end_ts, sum(covers) AS busy,
            any_value(collective) AS collective, count(DISTINCT collective) AS collectives, count(collective) AS named,
-           max(msg_bytes) AS msg_bytes, max(group_size) AS group_size, count(*) AS kernels
+           max(msg_bytes) AS msg_bytes, max(group_size) AS group_size
     FROM kernels
     GROUP BY label, pg_name, step, seq, rank
 ),
