@@ -38,7 +38,12 @@ func cpArgTypes(extra ...duckdb.Type) []duckdb.TypeInfo {
 	ts := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT,
 		duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN,
 		duckdb.TYPE_BOOLEAN, duckdb.TYPE_BOOLEAN}
-	ts = append(ts, extra...)
+	return typeInfos(append(ts, extra...)...)
+}
+
+// typeInfos returns the TypeInfo of each primitive type, for a table function's arguments (a primitive
+// type always has one: an error is a bug).
+func typeInfos(ts ...duckdb.Type) []duckdb.TypeInfo {
 	out := make([]duckdb.TypeInfo, len(ts))
 	for i, t := range ts {
 		ti, err := duckdb.NewTypeInfo(t)

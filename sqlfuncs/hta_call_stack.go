@@ -19,10 +19,8 @@ import (
 )
 
 func init() {
-	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
-	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
-	boolean, _ := duckdb.NewTypeInfo(duckdb.TYPE_BOOLEAN)
-	cpRegister("_hta_call_stack", []duckdb.TypeInfo{bigint, varchar, boolean, varchar}, htaCallStackTable)
+	cpRegister("_hta_call_stack", typeInfos(duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_BOOLEAN, duckdb.TYPE_VARCHAR),
+		htaCallStackTable)
 }
 
 func htaCallStackTable(ctx context.Context, env *Env, args []any) (*cpTable, error) {
