@@ -385,7 +385,9 @@ func TestHTACallStacksLanes(t *testing.T) {
 // TestHTAGraphLaunchKernels: a CUDA graph launch replays several kernels under one correlation, and its
 // index_correlation names one of them. Default mode brings every kernel it launched into the window, so the path
 // runs through the replayed work (on vllm_decode_full, 421 kernels and 10.4 ms of a 19.1 ms window: without them
-// the path was 0.9 ms and 100 % cpu_bound); compat keeps HTA's one kernel.
+// the path was 0.9 ms and 100 % cpu_bound); compat keeps HTA's one kernel. In default mode the first replayed kernel
+// on each stream waits for the launch call when the stream was idle (a launch edge), the others for the kernel
+// before them; HTA adds no launch edge for a graph launch, which is not one of its launch calls.
 func TestHTAGraphLaunchKernels(t *testing.T) {
 	var b frameBuilder
 	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 1000)
@@ -395,12 +397,15 @@ func TestHTAGraphLaunchKernels(t *testing.T) {
 		k := b.add(0, 7, "kernel", fmt.Sprintf("k%d", i+1), float64(200+100*i), 100, 7)
 		b.f.Corr[k], b.f.IndexCorr[k] = b.f.Corr[first], launch
 	}
+	// a second graph launch while the stream is still busy: its kernel waits for k3, not for the call
+	launch2, _ := b.launch(1, "cudaGraphLaunch", 300, 10, 7, "k4", 500, 50)
 	f := b.frame()
 	for _, c := range []struct {
-		compat  bool
-		kernels int
-		pathUS  float64
-	}{{false, 4, 400}, {true, 1, 100}} {
+		compat   bool
+		kernels  int
+		pathUS   float64
+		launched []string // kernels with a launch edge
+	}{{false, 5, 500, []string{"k0"}}, {true, 2, 100, nil}} {
 		g, err := BuildHTA(context.Background(), f, Options{Annotation: "ProfilerStep", Compat: c.compat})
 		if err != nil {
 			t.Fatal(err)
@@ -414,6 +419,19 @@ func TestHTAGraphLaunchKernels(t *testing.T) {
 		if len(kernels) != c.kernels || float64(g.Path.Length)/1000 < c.pathUS {
 			t.Errorf("compat=%v: %d kernels in the graph, path %.1f µs; want %d kernels, a path of at least %.0f µs",
 				c.compat, len(kernels), float64(g.Path.Length)/1000, c.kernels, c.pathUS)
+		}
+		var launched []string
+		for e := range g.G.Src {
+			if g.G.Type[e] == EdgeLaunchDelay {
+				u, v := g.NodeRow[g.G.Src[e]], g.NodeRow[g.G.Dst[e]]
+				if ev := f.EvIdx[u]; ev != launch && ev != launch2 {
+					t.Errorf("compat=%v: launch edge from %s", c.compat, f.Syms[f.Name[u]])
+				}
+				launched = append(launched, f.Syms[f.Name[v]])
+			}
+		}
+		if !slices.Equal(launched, c.launched) {
+			t.Errorf("compat=%v: launch edges to %v, want %v", c.compat, launched, c.launched)
 		}
 	}
 }

@@ -239,6 +239,11 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	lastNode := map[int64]int32{}
 	var streamOrder []int64
 	kernelSync := map[int32]int32{} // dest row → src row (-1 consumed)
+	type streamLaunch struct {
+		row    int32
+		stream int64
+	}
+	graphLaunchSeen := map[streamLaunch]bool{} // (launching CPU row, stream) whose first GPU row was met
 	tsOfEv := func(ev int64) int64 {
 		if r := row(ev); r >= 0 {
 			return f.TS[r]
@@ -321,13 +326,19 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		runtimeTS := tsOfEv(runtimeEv)
 		last, hasLast := lastNode[stream]
 		launchAdded := false
-		if qAt(runtimeEv) == 1 && qlen[r] == 0 &&
-			(!hasLast || g.NodeTS[last] < runtimeTS) &&
-			(!hasSync || g.NodeTS[syncEnd] < runtimeTS) {
+		idleAtLaunch := (!hasLast || g.NodeTS[last] < runtimeTS) && (!hasSync || g.NodeTS[syncEnd] < runtimeTS)
+		if qAt(runtimeEv) == 1 && qlen[r] == 0 && idleAtLaunch {
 			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
 				addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
 				launchAdded = true
 			}
+		} else if rr := row(runtimeEv); !g.opts.Compat && idleAtLaunch && rr >= 0 && g.startNode[rr] >= 0 &&
+			!isLaunch[f.Name[rr]] && !graphLaunchSeen[streamLaunch{rr, stream}] {
+			// A CUDA/HIP graph launch (not one of HTA's launch calls, so it has no queue length) enqueues
+			// all its kernels at once: the first one on each stream waits for the call, the rest for the
+			// kernel before them.
+			addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
+			launchAdded = true
 		} else if hasLast && g.NodeTS[s]-g.NodeTS[last] < kernelKernelDelayThreshold &&
 			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[last]) {
 			id := addEdge(last, s, EdgeKernelKernel, false)
@@ -337,6 +348,9 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
 				addEdge(g.startNode[rr], s, EdgeLaunchDelay, true)
 			}
+		}
+		if rr := row(runtimeEv); rr >= 0 && !isLaunch[f.Name[rr]] {
+			graphLaunchSeen[streamLaunch{rr, stream}] = true
 		}
 		if !hasLast {
 			streamOrder = append(streamOrder, stream)
