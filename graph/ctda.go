@@ -508,7 +508,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	for i := range gpuNodeOfRow {
 		gpuNodeOfRow[i] = -1
 	}
-	launcherNode := map[int32]int32{} // GPU node → CPU node
+	if !o.Aggregate {
+		c.Nodes = slices.Grow(c.Nodes, len(gpuAll)) // one node per GPU row: see the CPU nodes' Grow
+	}
 	for _, r := range gpuAll {
 		cn := int32(-1)
 		if l := launcher[r]; l >= 0 {
@@ -521,7 +523,6 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			ph := ""
 			if cn >= 0 {
 				ph = c.Nodes[cn].Phase
-				launcherNode[id] = cn
 				c.Nodes[cn].Launched = id
 			}
 			c.Nodes = append(c.Nodes, CDGNode{GPU: true, Pid: f.Pid[r], Tid: f.Stream[r], Stream: f.Stream[r], Phase: ph, Launcher: cn, Launched: -1,
@@ -589,7 +590,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	// Calls.
 	for g := int32(nCPU); g < int32(len(c.Nodes)); g++ {
-		if cn, ok := launcherNode[g]; ok {
+		if cn := c.Nodes[g].Launcher; cn >= 0 {
 			add(cn, g, cdgCall)
 		}
 	}
