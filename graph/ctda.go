@@ -49,7 +49,9 @@ type CDGNode struct {
 	GPU      bool
 	Pid, Tid int64 // CPU: the thread; GPU: the GPU process and the stream
 	// Stream: for a CPU node the stream its launches go to (-1 none); for a GPU node its stream.
-	Stream     int64
+	Stream int64
+	// streamGPU (CPU nodes): the GPU (process id) of Stream.
+	streamGPU  int64
 	Phase      string // CPU: training phase ('' when no rule applies); GPU: the launcher's
 	Start, End int64
 	// FirstLaunchEnd: end of the node's first launch call (CPU nodes that launch), else End. It is
@@ -93,8 +95,8 @@ type CDG struct {
 	Counted int64
 	// BusyBound: time of the window covered by cpu_op, runtime/driver and GPU events (ns); no path
 	// can cover more.
-	BusyBound  int64
-	annotation string // the window's annotation pattern
+	BusyBound int64
+	instances []int // frame rows of the annotation instances making the window
 }
 
 type ctdaAtom struct {
@@ -121,6 +123,9 @@ type PathStep struct {
 	// those CPU nodes); Idle: the rest (a kernel gap, as between the nodes of aggregate=false).
 	// Hi − Lo − Launcher − Idle is the GPU work.
 	Launcher, Idle int64
+	// Named: the frame row naming the counted span (namingRow over [Lo, Hi]): a node ending in a
+	// synchronisation call counts only the work before it, which the call must not name.
+	Named int32
 }
 
 // CDG edge kinds, as graph edge types.
@@ -212,11 +217,11 @@ func ctdaGPUWork(c string) bool {
 
 // BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
-	ws, we, err := Window(f, o.Options)
+	ws, we, instances, err := windowOf(f, o.Options)
 	if err != nil {
 		return nil, err
 	}
-	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, annotation: o.Annotation}
+	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, instances: instances}
 	n := f.Len()
 	row := rowIndex(f)
 	// linked: the row an event's index_correlation names. 0 means "correlated but the partner is
@@ -237,9 +242,20 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	endsNode := make([]bool, len(f.Syms)) // a node ends after these calls
 	isDeviceSync := make([]bool, len(f.Syms))
 	phaseOf := make([]int16, len(f.Syms)) // index into phases, -1 none
+	nestRank := make([]int8, len(f.Syms)) // sortByStart
 	var phases []string
 	for i, s := range f.Syms {
 		isCPU[i], isBusy[i], isGPUWork[i] = ctdaCPUCat(s), ctdaBusyCat(s), ctdaGPUWork(s)
+		switch {
+		case s == "user_annotation":
+			nestRank[i] = 0
+		case s == "python_function":
+			nestRank[i] = 1
+		case runtimeCat(s):
+			nestRank[i] = 3
+		default:
+			nestRank[i] = 2
+		}
 		isPython[i] = s == "python_function"
 		isAutograd[i] = autogradOpName(s)
 		isSyncCall[i], isDeviceSync[i] = syncCall(s), deviceSyncNames[s]
@@ -389,7 +405,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		var atomTid []int32 // index into grp
 		for gi, k := range grp {
 			rows := cpuRows[k]
-			sortByStart(f, rows)
+			sortByStart(f, rows, nestRank)
 			before := len(atoms)
 			atoms = threadAtoms(f, rows, phaseOf, phase, isBusy, atoms)
 			atoms = clipAtoms(atoms, before, we)
@@ -415,11 +431,11 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			j := i
 			for ; j < len(atoms); j++ {
 				a := atoms[j]
-				ls := int64(-1)
+				ls, ld := int64(-1), int64(-1) // stream and GPU of its launch
 				if g := launches[a.row]; g >= 0 {
-					ls = f.Stream[g]
+					ls, ld = f.Stream[g], f.Pid[g]
 				}
-				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, phase[a.row], ph, ls, nd.Stream) {
+				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
 					break
 				}
 				if ph < 0 && phase[a.row] >= 0 {
@@ -427,7 +443,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				}
 				if ls >= 0 {
 					if nd.Stream < 0 {
-						nd.Stream = ls
+						nd.Stream, nd.streamGPU = ls, ld
 					}
 					if firstLaunch < 0 {
 						firstLaunch = launchDone(a.row)
@@ -448,7 +464,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				nd.FirstLaunchEnd = min(firstLaunch, nd.End)
 			}
 			nd.last = int32(len(c.atoms))
-			nd.MainRow = c.namingRow(nd)
+			nd.MainRow = c.namingRow(nd, nd.Start, nd.End)
 			nd.waitFrom = nd.End
 			if a := c.atoms[nd.last-1]; isSyncCall[f.Name[a.row]] {
 				nd.waitFrom = max(nd.Start, f.TS[a.row])
@@ -501,9 +517,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return -1
 	}
 	slices.SortFunc(gpuAll, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(groupOf(a), groupOf(b)), cmp.Compare(f.Stream[a], f.Stream[b]), cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(groupOf(a), groupOf(b)), cmp.Compare(f.Pid[a], f.Pid[b]), cmp.Compare(f.Stream[a], f.Stream[b]), cmp.Compare(f.TS[a], f.TS[b]), cmp.Compare(a, b))
 	})
-	gpuNodeOfCPU := map[[2]int64]int32{}
+	gpuNodeOfCPU := map[[3]int64]int32{}
 	gpuNodeOfRow := make([]int32, n)
 	for i := range gpuNodeOfRow {
 		gpuNodeOfRow[i] = -1
@@ -516,7 +532,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		if l := launcher[r]; l >= 0 {
 			cn = cpuNodeOfRow[l]
 		}
-		key := [2]int64{groupOf(r), f.Stream[r]}
+		key := [3]int64{groupOf(r), f.Pid[r], f.Stream[r]}
 		id, ok := gpuNodeOfCPU[key]
 		if !ok || !o.Aggregate {
 			id = int32(len(c.Nodes))
@@ -646,12 +662,19 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			add(u, v, cdgSync)
 		}
 	}
-	// launchTime: when a GPU node's work was enqueued (its first launch call's start).
+	// launchTime: when a GPU node's work was enqueued (its first launch call's start). Work launched
+	// before the window was enqueued by its launch call there, even when it started only after a
+	// synchronisation in the window began (a stream running behind); its start is the fallback when
+	// the trace holds no launch call for it.
 	launchAt := make([]int64, len(c.Nodes))
 	for g := nCPU; g < len(c.Nodes); g++ {
 		launchAt[g] = c.Nodes[g].Start
 		for _, r := range c.gpuRows[c.Nodes[g].first:c.Nodes[g].last] {
-			if l := launcher[r]; l >= 0 {
+			l := launcher[r]
+			if l < 0 {
+				l = linked(int(r))
+			}
+			if l >= 0 {
 				launchAt[g] = min(launchAt[g], f.TS[l])
 			}
 		}
@@ -736,8 +759,12 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		pid := f.Pid[r]
 		switch f.Syms[f.Name[r]] {
 		case "Context Sync":
+			// the record is on the synchronised GPU's process: its streams, not every device's
 			dst := nextOnThread(call)
 			for _, k := range streamKeys {
+				if k.pid != pid {
+					continue
+				}
 				if g := lastLaunched(k, t); g >= 0 {
 					addSync(g, dst)
 				}
@@ -748,12 +775,28 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		case "Event Sync", "Stream Wait Event":
 			waitOn := streamKey{pid, f.WaitOnStream[r]}
+			evSync := f.Syms[f.Name[r]] == "Event Sync"
 			if f.WaitOnStream[r] < 0 {
-				// The record names no stream: it explains nothing, and a stream wait is left to the
-				// inference from the schedule below.
+				// The record names no stream (CUDA 12 traces write -1 for the stream and the record
+				// call): a stream wait is left to the inference from the schedule below; an event
+				// synchronisation waited for work enqueued on this GPU before the call, and returned
+				// after it ended: the latest-ending such node (the schedule's guess, as below).
+				if dst := nextOnThread(call); evSync && dst >= 0 {
+					src := int32(-1)
+					for _, k := range streamKeys {
+						if k.pid != pid {
+							continue
+						}
+						if g := latestEnded(k, c.Nodes[dst].Start, t, false); g >= 0 && (src < 0 || c.Nodes[g].End > c.Nodes[src].End) {
+							src = g
+						}
+					}
+					if src >= 0 {
+						addSync(src, dst)
+					}
+				}
 				continue
 			}
-			evSync := f.Syms[f.Name[r]] == "Event Sync"
 			if !evSync {
 				waitRecorded[call] = true
 			}
@@ -859,8 +902,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 
 // splits reports whether atom b starts a new CPU node after atom a (same logical thread): on a
 // thread change, after a synchronisation or stream-wait call (endsNode), on a phase change, on a
-// launch onto another stream, and, without aggregation, whenever the owning event changes.
-func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode []bool, bPhase, nodePhase int16, bStream, nodeStream int64) bool {
+// launch onto another stream (of another GPU: stream ids repeat across devices), and, without
+// aggregation, whenever the owning event changes.
+func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode []bool, bPhase, nodePhase int16, bStream, nodeStream, bGPU, nodeGPU int64) bool {
 	switch {
 	case threadChange:
 		return true
@@ -868,7 +912,7 @@ func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode 
 		return true
 	case bPhase >= 0 && nodePhase >= 0 && bPhase != nodePhase:
 		return true
-	case bStream >= 0 && nodeStream >= 0 && bStream != nodeStream:
+	case bStream >= 0 && nodeStream >= 0 && (bStream != nodeStream || bGPU != nodeGPU):
 		return true
 	}
 	return false
@@ -960,16 +1004,20 @@ func orphanWaits(f *Frame, gpuAll []int32, launcher []int32) ([]int32, [][2]int3
 }
 
 // sortByStart sorts a thread's rows by start, longer first (enclosing events before their
-// children), then by row. The keys are copied next to the rows first: a thread can hold 100k
-// events, and comparing through the frame's columns is several times slower.
-func sortByStart(f *Frame, rows []int32) {
+// children), then, for equal extents, by nesting level of the category (nestRank: an annotation
+// encloses a Python frame, which encloses an operator, which encloses a runtime call; a launch
+// call with its operator's exact extent, listed first, had become its parent and lost its launch),
+// then by row. The keys are copied next to the rows first: a thread can hold 100k events, and
+// comparing through the frame's columns is several times slower.
+func sortByStart(f *Frame, rows []int32, nestRank []int8) {
 	type key struct {
 		ts, negDur int64
+		nest       int8
 		r          int32
 	}
 	keys := make([]key, len(rows))
 	for i, r := range rows {
-		keys[i] = key{f.TS[r], -f.Dur[r], r}
+		keys[i] = key{f.TS[r], -f.Dur[r], nestRank[f.Cat[r]], r}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if a.ts != b.ts {
@@ -977,6 +1025,9 @@ func sortByStart(f *Frame, rows []int32) {
 		}
 		if a.negDur != b.negDur {
 			return cmp.Compare(a.negDur, b.negDur)
+		}
+		if a.nest != b.nest {
+			return cmp.Compare(a.nest, b.nest)
 		}
 		return cmp.Compare(a.r, b.r)
 	})
@@ -1087,31 +1138,72 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 
 // dropPreempted merges the atoms of a logical thread's threads into time order and drops the
 // atoms of events another thread pre-empted: while the autograd thread runs, the main thread's
-// run_backward only waits. Events for which releasesGIL holds are never pre-empted: a
+// run_backward only waits. Only busy atoms (cpu_op or runtime work) pre-empt: a logger thread's 2 µs
+// Python frame does not. A Python frame or annotation pre-empts nothing and is pre-empted as soon as
+// such work of another thread starts while it runs (## backward ## while the autograd thread works); a
+// running op only when the work that started inside it takes more than half of its time (a
+// pin-memory thread's 20 µs copy inside a 300 µs aten::linear runs beside it: dropping the linear for
+// it took it off the path). Events for which releasesGIL holds are never pre-empted: a
 // synchronisation call waits for the GPU with the GIL released, so another thread may run meanwhile
 // (a logger thread woken during torch.cuda.synchronize()), and dropping the call would drop its
 // synchronisation edges.
 func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, releasesGIL func(row int32) bool) ([]ctdaAtom, []int32) {
+	// Each thread's atoms are in time order and do not overlap.
+	byThread := make([][]int32, threads)
+	for i := range atoms {
+		byThread[tid[i]] = append(byThread[tid[i]], int32(i))
+	}
+	waiting := map[int32]bool{}
+	taken := map[int32]int64{} // busy rows: time of other threads' busy atoms that started inside them
+	for t := range threads {
+		var others [][2]int64 // other threads' busy atoms, by start
+		for u := range threads {
+			if u == t {
+				continue
+			}
+			for _, i := range byThread[u] {
+				if atoms[i].busy {
+					others = append(others, [2]int64{atoms[i].start, atoms[i].end})
+				}
+			}
+		}
+		if len(others) == 0 {
+			continue
+		}
+		slices.SortFunc(others, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		for _, i := range byThread[t] {
+			a := atoms[i]
+			k, _ := slices.BinarySearchFunc(others, a.start, func(iv [2]int64, t int64) int { return cmp.Compare(iv[0], t) })
+			if k == len(others) || others[k][0] >= a.end || releasesGIL(a.row) {
+				continue
+			}
+			if !a.busy {
+				waiting[a.row] = true
+				continue
+			}
+			for ; k < len(others) && others[k][0] < a.end; k++ {
+				taken[a.row] += min(a.end, others[k][1]) - others[k][0]
+			}
+		}
+	}
+	if len(taken) > 0 {
+		own := map[int32]int64{}
+		for _, a := range atoms {
+			if _, ok := taken[a.row]; ok && a.busy {
+				own[a.row] += a.end - a.start
+			}
+		}
+		for r, c := range taken {
+			if 2*c > own[r] {
+				waiting[r] = true
+			}
+		}
+	}
 	idx := make([]int32, len(atoms))
 	for i := range idx {
 		idx[i] = int32(i)
 	}
 	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(atoms[a].start, atoms[b].start) })
-	lastEnd := make([]int64, threads)
-	lastAtom := make([]int32, threads)
-	for i := range lastAtom {
-		lastAtom[i] = -1
-	}
-	waiting := map[int32]bool{}
-	for _, i := range idx {
-		a := atoms[i]
-		for t := range threads {
-			if int32(t) != tid[i] && lastAtom[t] >= 0 && lastEnd[t] > a.start && !releasesGIL(atoms[lastAtom[t]].row) {
-				waiting[atoms[lastAtom[t]].row] = true
-			}
-		}
-		lastEnd[tid[i]], lastAtom[tid[i]] = a.end, i
-	}
 	outA := make([]ctdaAtom, 0, len(atoms))
 	outT := make([]int32, 0, len(atoms))
 	for _, i := range idx {
@@ -1299,6 +1391,10 @@ func (c *CDG) backtrack() {
 			own, launcher := c.gpuSpanParts(node, step.Lo, step.Hi)
 			step.Launcher, step.Idle = launcher, step.Hi-step.Lo-own-launcher
 		}
+		step.Named = c.Nodes[node].MainRow
+		if !c.Nodes[node].GPU && step.Hi > step.Lo {
+			step.Named = c.namingRow(c.Nodes[node], step.Lo, step.Hi)
+		}
 		c.Counted += step.Counted
 		c.Path[i] = step
 		prevEff = max(prevEff, hi)
@@ -1310,7 +1406,9 @@ func (c *CDG) backtrack() {
 // watchdog polling cudaEventQuery until the trace ends; hta/nccl_parser_config: one 601 ms node
 // holding 146 µs of calls): its nodes connect to nothing else, so as the latest-ending node it
 // would be the whole path. Such a group of nodes, connected to no GPU node and holding no other
-// event, is left out.
+// event, is left out. So is, when some thread launched GPU work in the window, every group where none
+// did: a pin-memory thread copying the next batch at the end of a step, ending last but waited for by
+// nothing in the window, was the whole path (95 µs of a 1 ms step whose work covers 83 %).
 func (c *CDG) startCandidates() []bool {
 	parent := make([]int32, len(c.Nodes))
 	for i := range parent {
@@ -1329,17 +1427,33 @@ func (c *CDG) startCandidates() []bool {
 			parent[a] = b
 		}
 	}
-	keep := make([]bool, len(c.Nodes))
-	for v, nd := range c.Nodes {
-		if nd.GPU {
-			keep[find(int32(v))] = true
-			continue
-		}
-		for _, a := range c.atoms[nd.first:nd.last] {
-			if !runtimeCat(c.F.Syms[c.F.Cat[a.row]]) {
-				keep[find(int32(v))] = true
-				break
+	// Groups in order of preference: those where a CPU node launched GPU work, those holding GPU work
+	// (launched before the window), those holding any event but runtime calls.
+	tiers := []func(nd CDGNode) bool{
+		func(nd CDGNode) bool { return !nd.GPU && nd.Launched >= 0 },
+		func(nd CDGNode) bool { return nd.GPU },
+		func(nd CDGNode) bool {
+			if nd.GPU {
+				return false // first/last index gpuRows
 			}
+			for _, a := range c.atoms[nd.first:nd.last] {
+				if !runtimeCat(c.F.Syms[c.F.Cat[a.row]]) {
+					return true
+				}
+			}
+			return false
+		},
+	}
+	keep := make([]bool, len(c.Nodes))
+	for _, in := range tiers {
+		found := false
+		for v, nd := range c.Nodes {
+			if in(nd) {
+				keep[find(int32(v))], found = true, true
+			}
+		}
+		if found {
+			break
 		}
 	}
 	out := make([]bool, len(c.Nodes))
@@ -1501,18 +1615,23 @@ type Hotspot struct {
 // time, the GPU event for GPU time), longest first.
 //
 // Two kinds of time are left out: synchronisation calls (their time is the GPU work they wait for,
-// which the path attributes to that work when it matters) and the window's own annotation (its
-// self time is the step's unprofiled gaps, not an event's work).
+// which the path attributes to that work when it matters) and the window's own annotation events
+// (their self time is the step's unprofiled gaps, not an event's work); other events whose names
+// hold the annotation pattern stay (an aten::forward_helper_op in a 'forward' window).
 func (c *CDG) Hotspots() []Hotspot {
 	type key struct{ name, cat int32 }
 	skip := make([]bool, len(c.F.Syms))
 	for i, s := range c.F.Syms {
-		skip[i] = syncCall(s) || (c.annotation != "" && strings.Contains(s, c.annotation))
+		skip[i] = syncCall(s)
+	}
+	instance := map[int32]bool{}
+	for _, r := range c.instances {
+		instance[int32(r)] = true
 	}
 	sums := map[key]int64{}
 	for _, s := range c.Path {
 		c.covered(s.Node, s.Lo, s.Hi, func(r int32, ns int64) {
-			if !skip[c.F.Name[r]] {
+			if !skip[c.F.Name[r]] && !instance[r] {
 				sums[key{c.F.Name[r], c.F.Cat[r]}] += ns
 			}
 		})
@@ -1581,13 +1700,13 @@ type SpanBounder struct {
 	names nameBounds
 }
 
-// namingRow is the event that names a CPU node (its MainRow): of the events starting in the node,
-// the one that covers most of the node (the longer on a tie: the outer of nested events), else the
-// owner of its first piece. An event that holds the whole window (its annotation, a whole-run
+// namingRow is the event that names the span [lo, hi] of a CPU node (the whole node: its MainRow):
+// of the events starting in the node, the one that covers most of the span (the longer on a tie: the
+// outer of nested events), else the owner of its first piece. An event that holds the whole window (its annotation, a whole-run
 // range) names no node: it would name the window's first node after the window. Coverage, not
 // length: a step's first node is its DataLoader call, not the 4 ms train_step frame that starts
 // in the node's last 0.2 ms.
-func (c *CDG) namingRow(nd CDGNode) int32 {
+func (c *CDG) namingRow(nd CDGNode, lo, hi int64) int32 {
 	f := c.F
 	best, bestIn := c.atoms[nd.first].row, int64(-1)
 	for _, a := range c.atoms[nd.first:nd.last] {
@@ -1596,7 +1715,7 @@ func (c *CDG) namingRow(nd CDGNode) int32 {
 		if ts < nd.Start || ts <= c.WindowStart && end >= c.WindowEnd {
 			continue
 		}
-		if in := min(end, nd.End) - ts; in > bestIn || in == bestIn && f.Dur[r] > f.Dur[best] {
+		if in := max(0, min(end, hi)-max(ts, lo)); in > bestIn || in == bestIn && f.Dur[r] > f.Dur[best] {
 			best, bestIn = r, in
 		}
 	}
@@ -1610,11 +1729,17 @@ func (c *CDG) NewSpanBounder(rules BoundRules) *SpanBounder {
 
 // BoundBy is the bucket of node's time.
 func (b *SpanBounder) BoundBy(node int32) string {
+	return b.BoundByNamed(node, b.c.Nodes[node].MainRow)
+}
+
+// BoundByNamed is the bucket of the time of node's span named by the frame row named
+// (PathStep.Named).
+func (b *SpanBounder) BoundByNamed(node, named int32) string {
 	nd := b.c.Nodes[node]
 	if !nd.GPU && nd.Phase == "DataLoad" {
 		return BoundDataLoading
 	}
-	return b.names.of(b.c.F.Name[nd.MainRow], !nd.GPU)
+	return b.names.of(b.c.F.Name[named], !nd.GPU)
 }
 
 // unplacedWaitSlack: a launch whose work started later than this after the call, on a stream that

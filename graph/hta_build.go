@@ -411,21 +411,28 @@ func (g *CPGraph) window() error {
 // annotation instances o.Instance..o.InstanceEnd (file order), or the whole trace when o.Annotation
 // is empty. Both critical-path algorithms use it.
 func Window(f *Frame, o Options) (start, end int64, err error) {
+	start, end, _, err = windowOf(f, o)
+	return start, end, err
+}
+
+// windowOf is Window, also returning the frame rows of the instances that make the window (none for
+// the whole trace).
+func windowOf(f *Frame, o Options) (start, end int64, instances []int, err error) {
 	if o.Annotation == "" {
 		// The whole trace is one window: another instance was silently the same one (HTA ignores it:
 		// compat keeps that).
 		if !o.Compat && (o.Instance != 0 || o.InstanceEnd > 0) {
-			return 0, 0, fmt.Errorf("%w: annotation '' is the whole trace, instance 0 only (instance %d, instance_end %d)", ErrInstanceRange, o.Instance, o.InstanceEnd)
+			return 0, 0, nil, fmt.Errorf("%w: annotation '' is the whole trace, instance 0 only (instance %d, instance_end %d)", ErrInstanceRange, o.Instance, o.InstanceEnd)
 		}
 		if f.Len() == 0 {
-			return 0, 0, fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
+			return 0, 0, nil, fmt.Errorf("%w: the rank has no events", ErrAnnotationNotFound)
 		}
 		start, end = math.MaxInt64, math.MinInt64
 		for r := range f.TS {
 			start = min(start, f.TS[r])
 			end = max(end, f.TS[r]+f.Dur[r])
 		}
-		return start, end, nil
+		return start, end, nil, nil
 	}
 	match := make([]bool, len(f.Syms))
 	for i, s := range f.Syms {
@@ -438,7 +445,7 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		}
 	}
 	if len(rows) == 0 {
-		return 0, 0, fmt.Errorf("%w: no event name contains %q (annotation := '' analyses the whole trace)", ErrAnnotationNotFound, o.Annotation)
+		return 0, 0, nil, fmt.Errorf("%w: no event name contains %q (annotation := '' analyses the whole trace)", ErrAnnotationNotFound, o.Annotation)
 	}
 	if !o.Compat {
 		// Kineto copies each ProfilerStep (any user annotation) onto the GPU timeline; HTA counts those
@@ -463,7 +470,7 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		case len(gpuAnn) > 0:
 			rows = gpuAnn
 		default:
-			return 0, 0, fmt.Errorf("%w: only GPU work (%s, …) has a name containing %q; a window is the span of a CPU or GPU annotation", ErrAnnotationNotFound, f.Syms[f.Name[rows[0]]], o.Annotation)
+			return 0, 0, nil, fmt.Errorf("%w: only GPU work (%s, …) has a name containing %q; a window is the span of a CPU or GPU annotation", ErrAnnotationNotFound, f.Syms[f.Name[rows[0]]], o.Annotation)
 		}
 	}
 	a, b := o.Instance, o.InstanceEnd
@@ -471,10 +478,10 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		b = a
 	}
 	if a >= 0 && a < len(rows) && b >= 0 && b < a {
-		return 0, 0, fmt.Errorf("%w: instance_end %d is before instance %d", ErrInstanceRange, b, a)
+		return 0, 0, nil, fmt.Errorf("%w: instance_end %d is before instance %d", ErrInstanceRange, b, a)
 	}
 	if a < 0 || a >= len(rows) || b < a || b >= len(rows) {
-		return 0, 0, fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)
+		return 0, 0, nil, fmt.Errorf("%w: instance %d..%d of %q requested, the rank has %d (0..%d)", ErrInstanceRange, a, b, o.Annotation, len(rows), len(rows)-1)
 	}
 	start, end = math.MaxInt64, math.MinInt64
 	for _, r := range rows[a : b+1] {
@@ -485,7 +492,7 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 		// A window of 0 ns, or with no work in it, has no path: hta returned no rows, ctda a path of
 		// the annotation alone, and a 0 ns window a path longer than the window.
 		if end <= start {
-			return 0, 0, fmt.Errorf("%w: instance %d of %q lasts 0 ns", ErrEmptyWindow, a, o.Annotation)
+			return 0, 0, nil, fmt.Errorf("%w: instance %d of %q lasts 0 ns", ErrEmptyWindow, a, o.Annotation)
 		}
 		work := false
 		for r := range f.TS {
@@ -495,10 +502,10 @@ func Window(f *Frame, o Options) (start, end int64, err error) {
 			}
 		}
 		if !work {
-			return 0, 0, fmt.Errorf("%w: instance %d of %q holds no operator, runtime call or GPU work", ErrEmptyWindow, a, o.Annotation)
+			return 0, 0, nil, fmt.Errorf("%w: instance %d of %q holds no operator, runtime call or GPU work", ErrEmptyWindow, a, o.Annotation)
 		}
 	}
-	return start, end, nil
+	return start, end, rows[a : b+1], nil
 }
 
 // BreakdownWeights returns the edge weights the bound_by breakdown sums: in compat mode HTA's own

@@ -154,7 +154,7 @@ func ctdaBound(c *graph.CDG, r ctdaRow, spans *graph.SpanBounder) string {
 	case r.part == partLauncher:
 		return spans.BoundBy(c.Nodes[r.dst].Launcher)
 	case r.edge < 0:
-		return spans.BoundBy(r.dst)
+		return spans.BoundByNamed(r.dst, c.Path[r.step].Named)
 	}
 	return c.EdgeBoundBy(r.edge)
 }
@@ -170,7 +170,11 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	t := &cpTable{n: len(rows)}
 	// attributed: the row of the event a path row is attributed to (ok=false: none).
 	attributed := func(i int) (int32, bool) {
-		if en := ctdaEventNode(c, rows[i]); en >= 0 {
+		r := rows[i]
+		if r.edge < 0 && r.part == partOwn {
+			return c.Path[r.step].Named, true
+		}
+		if en := ctdaEventNode(c, r); en >= 0 {
 			return c.Nodes[en].MainRow, true
 		}
 		return 0, false

@@ -1,0 +1,130 @@
+package queries_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// ctdaCase opens a hand-built trace of testdata/traces/ctda_cases (a review's repros of the method's
+// corner cases: a 1 ms step, times in µs).
+func ctdaCase(t *testing.T, name string) *sql.DB {
+	t.Helper()
+	return ctOpen(t, "../testdata/traces/ctda_cases/"+name+".json").SQL
+}
+
+// ctdaFacts: what one window's ctda analysis says, compared across traces that must agree.
+type ctdaFacts struct {
+	cpcr, busy float64
+	hotspots   string // "name:µs, …", top 4
+}
+
+func ctdaFactsOf(t *testing.T, db *sql.DB, args string) ctdaFacts {
+	t.Helper()
+	var f ctdaFacts
+	q := fmt.Sprintf(`SELECT max(cpcr), max(busy_bound) FROM critical_path_summary(algorithm := 'ctda'%s)`, args)
+	if err := db.QueryRow(q).Scan(&f.cpcr, &f.busy); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	q = fmt.Sprintf(`SELECT string_agg(name || ':' || duration_us, ', ' ORDER BY duration_us DESC, name) FROM hotspots(top := 4%s)`, args)
+	if err := db.QueryRow(q).Scan(&f.hotspots); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return f
+}
+
+// TestCTDASideThreadsLeaveThePathAlone: threads of the training process that neither launch GPU work nor hold
+// the step back change nothing. The baseline step (no_side_thread): DataLoader copy 80 µs, a 300 µs aten::linear
+// launching k1, the loss launching k2, a device sync, the optimizer; its busy work covers 685 µs of the 1 ms step
+// and the path all of it. A logger thread's 2 µs Python frame inside the linear (logger_thread) had taken the
+// linear off the path (CPCR 0.39), a pin-memory thread's loop frame with a 20 µs copy (pin_memory_frame) too
+// (0.41); a side thread that copies the next batch after the optimizer (side_thread_ends_last) was the whole
+// path (CPCR 0.095): the step's path there is the DataLoader, aten::mm, its 500 µs kernel and the optimizer.
+func TestCTDASideThreadsLeaveThePathAlone(t *testing.T) {
+	base := ctdaFactsOf(t, ctdaCase(t, "no_side_thread"), "")
+	if math.Abs(base.cpcr-0.685) > 1e-9 || math.Abs(base.busy-0.685) > 1e-9 ||
+		base.hotspots != "aten::linear:295.0, Optimizer.step#SGD.step:100.0, aten::mse_loss:95.0, aten::copy_:80.0" {
+		t.Fatalf("baseline: %+v", base)
+	}
+	for _, name := range []string{"logger_thread", "pin_memory_frame"} {
+		if got := ctdaFactsOf(t, ctdaCase(t, name), ""); got != base {
+			t.Errorf("%s: %+v, want the baseline's %+v", name, got, base)
+		}
+	}
+	db := ctdaCase(t, "side_thread_ends_last")
+	got := ctdaFactsOf(t, db, "")
+	var hta float64
+	if err := db.QueryRow(`SELECT max(cpcr) FROM critical_path_summary()`).Scan(&hta); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.hotspots, "k:500.0, Optimizer.step#SGD.step:200.0") || got.cpcr < hta {
+		t.Errorf("side_thread_ends_last: %+v (hta's CPCR %.3f); want the kernel and the optimizer on top, CPCR ≥ hta's", got, hta)
+	}
+}
+
+// TestCTDASyncCases: synchronisation corner cases, each against the answer worked out by hand.
+func TestCTDASyncCases(t *testing.T) {
+	// A 470 µs kernel k launched at 10 µs, a cudaEventSynchronize from 35 to 505 µs, then aten::after. The path
+	// is mm + launch → k → the sync's return → aten::after, whatever the trace says about the sync: an Event
+	// Sync record naming the stream (event_sync_placed), one naming none, as CUDA 12 writes it
+	// (event_sync_unplaced: no edge at all, the wait counted as 505 µs of CPU work), or no records.
+	want := ctdaFacts{0.535, 0.55, "k:470.0, aten::after:45.0, aten::mm:10.0, cudaLaunchKernel:10.0"}
+	for _, name := range []string{"event_sync_placed", "event_sync_unplaced", "no_sync_records"} {
+		db := ctdaCase(t, name)
+		if got := ctdaFactsOf(t, db, ""); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+		// the first path row is the work before the sync, which the sync call must not name
+		var first string
+		if err := db.QueryRow(`SELECT name FROM critical_path(algorithm := 'ctda') ORDER BY seq LIMIT 1`).Scan(&first); err != nil {
+			t.Fatal(err)
+		}
+		if first != "aten::mm" {
+			t.Errorf("%s: first path row named %q, want aten::mm (the node's counted span is mm and its launch)", name, first)
+		}
+	}
+
+	// backlog_stream_sync, step 2 (instance 1): kA (400 µs) was launched in step 1 behind kB on another
+	// stream and starts only at 1100 µs, after step 2's cudaStreamSynchronize (1050–1505) began; the sync
+	// waits for it.
+	got := ctdaFactsOf(t, ctdaCase(t, "backlog_stream_sync"), ", instance := 1")
+	if want := (ctdaFacts{0.545, 0.55, "kA:400.0, kB:100.0, aten::after:45.0"}); got != want {
+		t.Errorf("backlog_stream_sync: %+v, want %+v", got, want)
+	}
+}
+
+// TestCTDANodeCases: how events become nodes.
+func TestCTDANodeCases(t *testing.T) {
+	// Two GPUs, both with a stream 7: the kernels one CPU node launched onto each are two GPU nodes.
+	db := ctdaCase(t, "two_gpus_one_stream_id")
+	ctWantRowsConn(t, db, `SELECT pid, stream, name FROM cdg_nodes() WHERE kind = 'gpu' ORDER BY pid`,
+		[][]string{{"0", "7", "k_dev0"}, {"1", "7", "k_dev1"}})
+	if got := ctdaFactsOf(t, db, ""); got.hotspots != "k_dev1:440.0, aten::after:45.0, aten::a:20.0, aten::b:10.0" {
+		t.Errorf("two_gpus_one_stream_id: hotspots %s", got.hotspots)
+	}
+
+	// A launch call with its operator's exact extent, listed before it, is still inside it: aten::relu
+	// launches krelu (call edge), and the path runs aten::pre → relu → krelu (CPCR 0.535, hta 0.525).
+	db = ctdaCase(t, "launch_same_extent")
+	ctWantRowsConn(t, db, `SELECT count(*) FROM cdg_edges() WHERE dependency = 'call'`, [][]string{{"1"}})
+	if got := ctdaFactsOf(t, db, ""); got.cpcr != 0.535 || !strings.Contains(got.hotspots, "aten::pre:100.0") {
+		t.Errorf("launch_same_extent: %+v", got)
+	}
+
+	// A 'forward' window: the window's own annotation is left out of the hotspots, an operator whose name
+	// contains "forward" is not.
+	got := ctdaFactsOf(t, ctdaCase(t, "annotation_in_op_name"), ", annotation := 'forward'")
+	if !strings.HasPrefix(got.hotspots, "aten::forward_helper_op:200.0, aten::mm:100.0") || strings.Contains(got.hotspots, "## forward ##") {
+		t.Errorf("annotation_in_op_name: hotspots %s", got.hotspots)
+	}
+
+	// The autograd thread's backward inside the main thread's run_backward: run_backward waits (left out), the
+	// path crosses from the main thread's loss to the autograd thread (CPCR 0.79 of a busy bound of 0.85).
+	db = ctdaCase(t, "autograd_thread")
+	if got := ctdaFactsOf(t, db, ""); got != (ctdaFacts{0.79, 0.85, "bwd_k:320.0, aten::copy_:180.0, ## forward ##:110.0, fwd_k:100.0"}) {
+		t.Errorf("autograd_thread: %+v", got)
+	}
+	ctWantRowsConn(t, db, `SELECT count(*) FROM critical_path(algorithm := 'ctda') WHERE name = 'torch::autograd::run_backward'`, [][]string{{"0"}})
+}
