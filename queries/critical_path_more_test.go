@@ -155,6 +155,9 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM frequent_kernel_sequences('aten::mm', top_k := 1.5)`, "top_k must be an integer, not 1.5"},
 		{`SELECT * FROM critical_path(instance_end := -5)`, "instance_end must be -1 (= instance) or an instance number ≥ instance, not -5"},
 		{`SELECT * FROM critical_path(rank := 7)`, "no trace with rank 7 is loaded (ranks loaded: "},
+		// a negative rank read as "any rank" gave rank 0's path
+		{`SELECT * FROM critical_path(rank := -1)`, "rank must be a rank number ≥ 0, not -1"},
+		{`SELECT * FROM hotspots(rank := -9223372036854775808)`, "rank must be a rank number ≥ 0, not -9223372036854775808"},
 		{`SELECT * FROM critical_path(label := 'nope')`, `no trace with label "nope"`},
 		// The Go functions get C strings: a NUL cut 'trace\0zzz' to the label trace, chr(0) to the whole trace.
 		{`SELECT * FROM critical_path(label := 'nope' || chr(0) || 'zzz')`, "label must not contain a NUL character (chr(0))"},
@@ -166,6 +169,10 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM hotspots(instance := 99)`, "instance out of range"},
 		{`SELECT * FROM cp_graph_nodes(algorithm := 'ctda')`, "cdg_nodes"},
 		{`SELECT * FROM critical_path(algorithm := 'x')`, "unknown algorithm"},
+		// the other algorithm's options were silently ignored
+		{`SELECT * FROM critical_path(aggregate := false)`, "aggregate := false is an option of algorithm := 'ctda'"},
+		{`SELECT * FROM critical_path_summary(algorithm := 'ctda', add_zero_weight_launch_edges := true)`, "add_zero_weight_launch_edges is an option of algorithm := 'hta'"},
+		{`SELECT * FROM critical_path(algorithm := 'ctda', strict_negative_weights := true)`, "strict_negative_weights is an option of algorithm := 'hta'"},
 		{`SELECT * FROM critical_path_whatif(scale := 'no_such_column = 1')`, "scale predicate"},
 		{`SELECT * FROM critical_path_whatif(scale := '1=1); DROP TABLE traces; --')`, `scale "1=1); DROP TABLE traces; --" must be one SQL predicate over events' columns, without ';'`},
 		// Re-weighting nothing is an error, not the unchanged path (which reads as "no gain").

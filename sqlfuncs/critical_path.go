@@ -67,6 +67,10 @@ func parseCPArgs(args []any) (cpArgs, error) {
 	}
 	a.label = args[0].(string)
 	a.rank = args[1].(int64)
+	if a.rank < 0 {
+		// tracesOf reads a negative rank as "every rank" (its internal callers' wildcard)
+		return a, fmt.Errorf("rank must be a rank number ≥ 0, not %d", a.rank)
+	}
 	a.opts.Annotation = args[2].(string)
 	a.opts.Instance = int(args[3].(int64))
 	a.opts.InstanceEnd = int(args[4].(int64))
@@ -103,6 +107,15 @@ func parseCPArgs(args []any) (cpArgs, error) {
 	case "hta", "ctda":
 	default:
 		return a, fmt.Errorf("unknown algorithm %q (want 'hta' or 'ctda')", a.algorithm)
+	}
+	// options of the other algorithm would be silently ignored
+	switch {
+	case a.algorithm == "hta" && !a.aggregate:
+		return a, fmt.Errorf("aggregate := false is an option of algorithm := 'ctda' (the hta graph is always event-level)")
+	case a.algorithm == "ctda" && a.opts.ZeroWeightLaunchEdges:
+		return a, fmt.Errorf("add_zero_weight_launch_edges is an option of algorithm := 'hta'")
+	case a.algorithm == "ctda" && a.opts.StrictNegativeWeights:
+		return a, fmt.Errorf("strict_negative_weights is an option of algorithm := 'hta'")
 	}
 	return a, nil
 }

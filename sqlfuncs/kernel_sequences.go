@@ -165,11 +165,15 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
 
-	// Members of the top_k patterns, patterns in output order (count desc, pattern asc).
-	q := `WITH r AS (SELECT * FROM _sq_kseq_roots(?::BOOLEAN, ?::VARCHAR, ?::BIGINT, ?::BIGINT, NULLIF(?::VARCHAR, '')) WHERE trace_id = ?),
+	// The top_k patterns in output order (count desc, pattern asc), one row each (ev NULL), then their
+	// members (pattern NULL): a pattern can be long (460 KB on df_index_resolver's
+	// CompiledFunctionBackward), and repeated on each of its 11.5k member rows it took 16 GB.
+	q := `WITH r AS MATERIALIZED (SELECT pattern, members FROM _sq_kseq_roots(?::BOOLEAN, ?::VARCHAR, ?::BIGINT, ?::BIGINT, NULLIF(?::VARCHAR, '')) WHERE trace_id = ?),
 		p AS (SELECT pattern, count(*) AS n FROM r GROUP BY pattern),
-		top AS (SELECT pattern, n, row_number() OVER (ORDER BY n DESC, pattern) AS k FROM p QUALIFY ? <= 0 OR k <= ?)
-		SELECT top.k, top.pattern, top.n, unnest(r.members) AS ev FROM top JOIN r USING (pattern)`
+		top AS MATERIALIZED (SELECT pattern, n, row_number() OVER (ORDER BY n DESC, pattern) AS k FROM p QUALIFY ? <= 0 OR k <= ?)
+		SELECT k, pattern, n, NULL::BIGINT AS ev FROM top
+		UNION ALL
+		SELECT top.k, NULL, top.n, unnest(r.members) FROM top JOIN r USING (pattern)`
 	rows, err = db.QueryContext(ctx, q, req.Compat, req.OperatorName, req.MinPatternLen, req.Rank, req.Label, traceID, req.TopK, req.TopK)
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
@@ -181,14 +185,19 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	pats := map[int64]pat{}
 	evPats := map[int64][]int64{}
 	for rows.Next() {
-		var k, cnt, ev int64
-		var name string
+		var k, cnt int64
+		var name sql.NullString
+		var ev sql.NullInt64
 		if err := rows.Scan(&k, &name, &cnt, &ev); err != nil {
 			rows.Close()
 			return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
 		}
-		pats[k] = pat{name, cnt}
-		evPats[ev] = append(evPats[ev], k)
+		if name.Valid {
+			pats[k] = pat{name.String, cnt}
+		}
+		if ev.Valid {
+			evPats[ev.Int64] = append(evPats[ev.Int64], k)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
