@@ -1406,9 +1406,9 @@ func (c *CDG) backtrack() {
 // watchdog polling cudaEventQuery until the trace ends; hta/nccl_parser_config: one 601 ms node
 // holding 146 µs of calls): its nodes connect to nothing else, so as the latest-ending node it
 // would be the whole path. Such a group of nodes, connected to no GPU node and holding no other
-// event, is left out. So is, when some thread launched GPU work in the window, every group where none
-// did: a pin-memory thread copying the next batch at the end of a step, ending last but waited for by
-// nothing in the window, was the whole path (95 µs of a 1 ms step whose work covers 83 %).
+// event, is left out. So is, in a window of annotation instances, every group that holds none of their
+// threads: a pin-memory thread copying the next batch at the end of a step, ending last but waited
+// for by nothing in the step, was the whole path (95 µs of a 1 ms step whose work covers 83 %).
 func (c *CDG) startCandidates() []bool {
 	parent := make([]int32, len(c.Nodes))
 	for i := range parent {
@@ -1427,14 +1427,21 @@ func (c *CDG) startCandidates() []bool {
 			parent[a] = b
 		}
 	}
-	// Groups in order of preference: those where a CPU node launched GPU work, those holding GPU work
-	// (launched before the window), those holding any event but runtime calls.
+	// Groups in order of preference: those holding the thread of the window's annotation (the step's
+	// own thread and the threads joined to it), then those holding GPU work or any event but runtime
+	// calls.
+	type thread struct{ pid, tid int64 }
+	stepThreads := map[thread]bool{}
+	for _, r := range c.instances {
+		if c.F.Stream[r] == -1 {
+			stepThreads[thread{c.F.Pid[r], c.F.Tid[r]}] = true
+		}
+	}
 	tiers := []func(nd CDGNode) bool{
-		func(nd CDGNode) bool { return !nd.GPU && nd.Launched >= 0 },
-		func(nd CDGNode) bool { return nd.GPU },
+		func(nd CDGNode) bool { return !nd.GPU && stepThreads[thread{nd.Pid, nd.Tid}] },
 		func(nd CDGNode) bool {
 			if nd.GPU {
-				return false // first/last index gpuRows
+				return true // (first/last index gpuRows)
 			}
 			for _, a := range c.atoms[nd.first:nd.last] {
 				if !runtimeCat(c.F.Syms[c.F.Cat[a.row]]) {

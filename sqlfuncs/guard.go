@@ -117,3 +117,28 @@ func literalText(lit string) string {
 	}
 	return strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 }
+
+// RefuseUserStatement returns RefuseInternalCall's error for a user's statement (or report section), or
+// an error when it would create, replace, drop or alter one of tracesql's own macros, views or tables
+// (queries.OwnedKind). The analyses call them, and the startup install leaves a --db file's objects as
+// they are when its version matches: a redefined _bool_arg returning NULL made every later
+// critical_path abort the process, in that file's every session.
+func RefuseUserStatement(text string) error {
+	if err := refuseOwnObjectChange(text); err != nil {
+		return err
+	}
+	return RefuseInternalCall(text)
+}
+
+func refuseOwnObjectChange(text string) error {
+	var err error
+	queries.DDLTargets(text, func(verb, kind, name string) {
+		own, ok := queries.OwnedKind(name)
+		if err != nil || !ok || (own == "macro") != (kind == "macro") {
+			return // tables and views share one namespace, macros another
+		}
+		what := map[string]string{"create": "redefining", "drop": "dropping", "alter": "altering"}[verb]
+		err = fmt.Errorf("%s is one of tracesql's own %ss, which its analyses use: %s it would break them; give yours another name", name, own, what)
+	})
+	return err
+}

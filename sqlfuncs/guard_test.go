@@ -26,8 +26,18 @@ func TestRefuseInternalCall(t *testing.T) {
 		{"CREATE MACRO m(s) AS TABLE SELECT * FROM query(s)", "query() is given SQL built when the statement runs"},
 		{"SELECT * FROM query_table('events')", ""},
 		{"SELECT * FROM query('unclosed", ""}, // DuckDB's own error
+		// tracesql's own objects: a redefined _bool_arg returning NULL aborted every later critical_path
+		{"CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS NULL::BOOLEAN", "_bool_arg is one of tracesql's own macros"},
+		{"CREATE TEMP MACRO critical_path() AS TABLE SELECT 1", "redefining it would break them"},
+		{"DROP MACRO main._str_arg", "dropping it would break them"},
+		{"DROP VIEW IF EXISTS kernels", "kernels is one of tracesql's own views"},
+		{"CREATE OR REPLACE TABLE kernel_classes AS SELECT 1", "kernel_classes is one of tracesql's own tables"},
+		{"ALTER TABLE events DROP COLUMN args", "altering it would break them"},
+		{"CREATE TABLE owners(pid INT); DROP TABLE owners", ""},
+		{"CREATE MACRO kernels(x) AS x", ""}, // a macro and a view of one name do not collide
+		{"INSERT INTO kernel_classes VALUES (0, 'x', 'COMMUNICATION')", ""},
 	} {
-		err := RefuseInternalCall(tc.sql)
+		err := RefuseUserStatement(tc.sql)
 		switch {
 		case tc.refused == "" && err != nil:
 			t.Errorf("%s: refused: %v", tc.sql, err)

@@ -1144,7 +1144,7 @@ func TestDescribeEveryColumn(t *testing.T) {
 func TestSchemaMacroDefaults(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	out, errOut, code := runCLI(t, "", "--db", db, "-c", ".schema kernel_breakdown", "-c", ".schema user_annotation_breakdown",
-		"-c", ".schema cp_graph_edges", "-c", "CREATE OR REPLACE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y", "-c", ".schema idle_time_breakdown")
+		"-c", ".schema cp_graph_edges", "-c", "CREATE OR REPLACE MACRO my_breakdown(x) AS TABLE SELECT x AS y", "-c", ".schema my_breakdown")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -1152,11 +1152,33 @@ func TestSchemaMacroDefaults(t *testing.T) {
 		"CREATE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL) AS TABLE SELECT ",
 		"CREATE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8, allowlist_patterns := NULL, hta_compat := NULL) AS TABLE ",
 		"CREATE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, algorithm := 'hta', label := NULL, ",
-		"CREATE MACRO idle_time_breakdown(x) AS TABLE SELECT x AS y;",
+		"CREATE MACRO my_breakdown(x) AS TABLE SELECT x AS y;", // a user's macro: as DuckDB keeps it
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestOwnObjectsProtected: a statement that redefines or drops one of tracesql's own macros, views or tables
+// is refused (exit 1, one line) and the --db file keeps working: a _bool_arg redefined to return NULL made every
+// later critical_path abort the process, in every later session of that file (the install is skipped when the
+// file's version matches).
+func TestOwnObjectsProtected(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "p.duckdb")
+	mustRun(t, "", "--db", db, backwardJSON, "-c", "SELECT 1")
+	for stmt, want := range map[string]string{
+		"CREATE OR REPLACE MACRO _bool_arg(x, dflt, what) AS NULL::BOOLEAN": "_bool_arg is one of tracesql's own macros, which its analyses use: redefining it would break them; give yours another name",
+		"DROP VIEW kernels": "kernels is one of tracesql's own views, which its analyses use: dropping it would break them",
+	} {
+		_, errOut, code := runCLI(t, "", "--db", db, "-c", stmt)
+		if code != 1 || errOut != "tracesql: "+want+"\n" && !strings.HasPrefix(errOut, "tracesql: "+want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and %q", stmt, code, errOut, want)
+		}
+	}
+	out := mustRun(t, "", "--db", db, "--format", "csv", "-c", "SELECT count(*) > 0 AS ok FROM critical_path(annotation := '')", "-c", "SELECT count(*) > 0 AS ok FROM kernels")
+	if out != "ok\ntrue\nok\ntrue\n" {
+		t.Errorf("after the refused statements: %q", out)
 	}
 }
 

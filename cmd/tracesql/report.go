@@ -424,7 +424,7 @@ func queryTable(ctx context.Context, conn *sql.Conn, q string) (*resultTable, er
 // appendQuery runs q and appends its rows to t (setting t.cols from the first result; a later result
 // must have the same columns).
 func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) error {
-	if err := sqlfuncs.RefuseInternalCall(q); err != nil {
+	if err := sqlfuncs.RefuseUserStatement(q); err != nil {
 		return err
 	}
 	rows, err := conn.QueryContext(ctx, q)

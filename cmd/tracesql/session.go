@@ -163,7 +163,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			err = errCancelled
 		}
 	}()
-	if err := sqlfuncs.RefuseInternalCall(stmt); err != nil {
+	if err := sqlfuncs.RefuseUserStatement(stmt); err != nil {
 		return err
 	}
 	if err := s.refuseCommittedOnlyRead(qctx, stmt); err != nil {

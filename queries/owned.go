@@ -1,0 +1,105 @@
+package queries
+
+import (
+	"strings"
+	"sync"
+)
+
+// OwnedKind returns the kind ("macro", "view" or "table") of one of tracesql's own catalog objects, the
+// ones its schema and views create, by name (any case).
+func OwnedKind(name string) (string, bool) {
+	k, ok := ownedObjects()[strings.ToLower(name)]
+	return k, ok
+}
+
+var ownedObjects = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, src := range append(Schema(), Views()...) {
+		DDLTargets(src, func(verb, kind, name string) {
+			if verb == "create" {
+				m[name] = kind
+			}
+		})
+	}
+	return m
+})
+
+// DDLTargets calls visit with each catalog object that the SQL text creates, replaces, drops or alters:
+// verb "create", "drop" or "alter", kind "macro" (a FUNCTION too), "view" or "table", and its name,
+// lower-cased and without its schema. Comments and quoted text are skipped; a "quoted" name counts.
+func DDLTargets(text string, visit func(verb, kind, name string)) {
+	var words []string // the statement's identifiers since its last other token, lower-cased
+	qualified := false // the last token was a '.' after a schema or catalog name
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		end, kind := TokenEnd(text, i)
+		if end < 0 {
+			return
+		}
+		switch name := IdentName(text, i, end, kind); {
+		case kind == TokenLineComment || kind == TokenBlockComment:
+		case name != "":
+			if qualified {
+				words = words[:len(words)-1] // main.x: the object is x
+			}
+			words = append(words, strings.ToLower(name))
+			qualified = false
+			if j := SkipBlanks(text, end+1); j < len(text) && text[j] == '.' {
+				break // a schema or catalog name: the object's name follows
+			}
+			if verb, kind, ok := ddlTarget(words); ok {
+				visit(verb, kind, words[len(words)-1])
+				words = nil
+			}
+		case c == '.' && len(words) > 0:
+			qualified = true
+		default:
+			words, qualified = nil, false
+		}
+		i = end
+	}
+}
+
+// ddlTarget reports whether words end with the name a DDL statement acts on:
+// "create [or replace] [temp|temporary] KIND [if not exists] NAME", "drop KIND [if exists] NAME" or
+// "alter KIND NAME".
+func ddlTarget(words []string) (verb, kind string, ok bool) {
+	n := len(words)
+	if n < 3 || words[n-1] == "if" { // "if [not] exists" follows: the name comes after it
+		return "", "", false
+	}
+	head := words[:n-1]
+	if len(head) >= 3 && head[len(head)-1] == "exists" && head[len(head)-2] == "not" && head[len(head)-3] == "if" {
+		head = head[:len(head)-3]
+	} else if len(head) >= 2 && head[len(head)-1] == "exists" && head[len(head)-2] == "if" {
+		head = head[:len(head)-2]
+	}
+	if len(head) < 2 {
+		return "", "", false
+	}
+	switch head[len(head)-1] {
+	case "macro", "function":
+		kind = "macro"
+	case "view", "table":
+		kind = head[len(head)-1]
+	default:
+		return "", "", false
+	}
+	head = head[:len(head)-1]
+	switch last := head[len(head)-1]; last {
+	case "drop", "alter":
+		return last, kind, true
+	case "temp", "temporary":
+		head = head[:len(head)-1]
+	}
+	if len(head) >= 3 && head[len(head)-2] == "or" && head[len(head)-1] == "replace" {
+		head = head[:len(head)-2]
+	}
+	if len(head) > 0 && head[len(head)-1] == "create" {
+		return "create", kind, true
+	}
+	return "", "", false
+}
