@@ -211,6 +211,12 @@ func TestAnalysisParameterRanges(t *testing.T) {
 			{`SELECT * FROM kernel_duration_distribution(duration_ratio := -0.5)`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not -0.5"},
 			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, num_kernels := -3)`, "user_annotation_breakdown: num_kernels must be an integer >= 0, not -3"},
 			{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := -5)`, "idle_time_breakdown: consecutive_kernel_delay must be a finite number >= 0 (µs), not -5"},
+			// NaN passed the range checks (DuckDB orders NaN above every number), a boolean became 1, a string a number
+			{`SELECT * FROM kernel_breakdown(num_kernels := 'NaN'::DOUBLE)`, "kernel_breakdown: num_kernels must be an integer >= 0, not nan"},
+			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 'inf'::DOUBLE)`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not inf"},
+			{`SELECT * FROM kernel_launch_stats(runtime_cutoff := true)`, "kernel_launch_stats: runtime_cutoff must be a finite number >= 0 (µs), not true (BOOLEAN)"},
+			{`SELECT * FROM kernel_breakdown(duration_ratio := '0.5')`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 0.5 (VARCHAR)"},
+			{`SELECT * FROM user_annotation_breakdown(num_kernels := true)`, "user_annotation_breakdown: num_kernels must be an integer >= 0, not true (BOOLEAN)"},
 			{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be a finite number >= 0 (µs), not -5"},
 			// NaN compares greater than every number in DuckDB: it passed as an infinite delay
 			{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := 'nan'::DOUBLE)`, "idle_time_breakdown: consecutive_kernel_delay must be a finite number >= 0 (µs), not nan"},

@@ -44,6 +44,13 @@ SELECT * FROM query(CASE WHEN ranks IS NULL AND streams IS NULL THEN 'SELECT tru
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 
+-- _num_check(ok, what, v, rule): _arg_check for a numeric parameter v, which must also be a finite number: NaN
+-- passed "num_kernels >= 0 AND num_kernels = trunc(num_kernels)" (DuckDB orders NaN above every number, and
+-- NaN = NaN), true became 1 and the string '0.5' a number.
+CREATE OR REPLACE MACRO _num_check(ok, what, v, rule) AS
+    CASE WHEN typeof(v) IN ('BOOLEAN', 'VARCHAR') THEN error(format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)))
+         ELSE _arg_check(ok AND isfinite(v::DOUBLE), what, v, rule) END;
+
 -- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL; a whole 1.0 is 1), or the error "what must be an integer,
 -- not x (type)": a cast rounded 0.7 to 1 and picked another rank without a word.
 -- These three check and return one evaluation of x, through a one-element list's lambda: a macro parameter is an

@@ -91,7 +91,7 @@ SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS id
 FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2, _hta_mode(hta_compat)) AS r
       FROM tl) c
 JOIN traces t USING (trace_id),
-     (SELECT _arg_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_time_breakdown: consecutive_kernel_delay',
+     (SELECT _num_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_time_breakdown: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), _int_list_arg(streams, 'idle_time_breakdown: streams'), 'idle_time_breakdown') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
@@ -129,7 +129,7 @@ SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS id
        r[1] AS mean_us, r[2] AS std_us, r[3] AS min_us, r[4] AS p25_us, r[5] AS p50_us, r[6] AS p75_us,
        r[7] AS max_us
 FROM c JOIN traces t USING (trace_id),
-     (SELECT _arg_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_interval_stats: consecutive_kernel_delay',
+     (SELECT _num_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_interval_stats: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'idle_interval_stats: ranks'), _int_list_arg(streams, 'idle_interval_stats: streams'), 'idle_interval_stats') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok

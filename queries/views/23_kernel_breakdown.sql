@@ -156,8 +156,8 @@ CREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.
                                          hta_compat := NULL) AS TABLE
 SELECT label, name, grp AS kernel_type, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
 FROM _bd_fold('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL, _hta_mode(hta_compat)),
-     (SELECT _arg_check(num_kernels >= 0 AND num_kernels = trunc(num_kernels), 'kernel_breakdown: num_kernels', num_kernels, 'an integer >= 0')
-            AND _arg_check(duration_ratio BETWEEN 0 AND 1, 'kernel_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+     (SELECT _num_check(num_kernels >= 0 AND num_kernels::DOUBLE = trunc(num_kernels::DOUBLE), 'kernel_breakdown: num_kernels', num_kernels, 'an integer >= 0')
+            AND _num_check(duration_ratio BETWEEN 0 AND 1, 'kernel_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
             AS args_ok) args_check
 WHERE args_check.args_ok
 ORDER BY label, kernel_type, name, rank;
@@ -188,8 +188,8 @@ top AS (
 SELECT f.label, f.grp AS kernel_type, f.name, f.rank, f.n AS count, f.min_ns / 1000.0 AS min_us, f.mean_us,
        f.max_ns / 1000.0 AS max_us, f.stddev_us, f.total_ns / 1000.0 AS sum_us
 FROM f JOIN top ON top.label = f.label AND top.grp = f.grp AND top.name IS NOT DISTINCT FROM f.name,
-     (SELECT _arg_check(num_kernels >= 0 AND num_kernels = trunc(num_kernels), 'kernel_duration_distribution: num_kernels', num_kernels, 'an integer >= 0')
-            AND _arg_check(duration_ratio BETWEEN 0 AND 1, 'kernel_duration_distribution: duration_ratio', duration_ratio, 'between 0 and 1')
+     (SELECT _num_check(num_kernels >= 0 AND num_kernels::DOUBLE = trunc(num_kernels::DOUBLE), 'kernel_duration_distribution: num_kernels', num_kernels, 'an integer >= 0')
+            AND _num_check(duration_ratio BETWEEN 0 AND 1, 'kernel_duration_distribution: duration_ratio', duration_ratio, 'between 0 and 1')
             AS args_ok) args_check
 WHERE args_check.args_ok
 ORDER BY f.label, kernel_type, f.name, f.rank;

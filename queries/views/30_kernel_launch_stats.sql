@@ -69,8 +69,8 @@ SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_
        cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
        cpu_duration_us > coalesce(runtime_cutoff, 50) AS runtime_outlier,
        launch_delay_us > coalesce(launch_delay_cutoff, 100) AS launch_delay_outlier
-FROM us JOIN trace_order USING (trace_id), (SELECT _arg_check(runtime_cutoff >= 0 AND isfinite(runtime_cutoff::DOUBLE), 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, 'a finite number >= 0 (µs)')
-            AND _arg_check(launch_delay_cutoff >= 0 AND isfinite(launch_delay_cutoff::DOUBLE), 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, 'a finite number >= 0 (µs)')
+FROM us JOIN trace_order USING (trace_id), (SELECT _num_check(runtime_cutoff >= 0 AND isfinite(runtime_cutoff::DOUBLE), 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, 'a finite number >= 0 (µs)')
+            AND _num_check(launch_delay_cutoff >= 0 AND isfinite(launch_delay_cutoff::DOUBLE), 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, 'a finite number >= 0 (µs)')
             AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), NULL, 'kernel_launch_stats') ranks_check
 WHERE args_check.args_ok AND ranks_check.ranks_ok

@@ -189,7 +189,7 @@ span AS (
 SELECT b.label, b.rank, b.device, b.stream, b.duration_at_max_queue_length_us,
        b.duration_at_max_queue_length_us / s.span_us AS relative_duration_at_max_queue_length
 FROM blocked b JOIN span s USING (label, rank),
-     (SELECT _arg_check(max_queue_length >= 1 AND max_queue_length = trunc(max_queue_length), 'time_blocked_on_full_queue: max_queue_length', max_queue_length, 'an integer >= 1')
+     (SELECT _num_check(max_queue_length >= 1 AND max_queue_length::DOUBLE = trunc(max_queue_length::DOUBLE), 'time_blocked_on_full_queue: max_queue_length', max_queue_length, 'an integer >= 1')
       AS args_ok) args_check
 WHERE (NOT _hta_mode(hta_compat)
        OR b.stream = (SELECT max(b2.stream) FROM blocked b2 WHERE b2.label = b.label AND b2.rank = b.rank))
