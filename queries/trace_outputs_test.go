@@ -331,7 +331,8 @@ func TestChromeTraceCheckerRejects(t *testing.T) {
 }
 
 // TestTraceOutputsSharedNames: two trace sets whose rank-0 files have one name (control/trace.json,
-// test/trace.json) exported into one directory get one file each, "<label>_rank<rank>_" before the name,
+// test/trace.json), or one file loaded under two labels, exported into one directory get one file each,
+// "<label>_rank<rank>_" before the name,
 // instead of the second overwriting the first; a name no other loaded file has is kept as HTA writes it.
 func TestTraceOutputsSharedNames(t *testing.T) {
 	orig := ctReadBytes(t, filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), false)
@@ -349,7 +350,9 @@ func TestTraceOutputsSharedNames(t *testing.T) {
 	single := ctOpen(t, src["control"])
 	db := ctOpen(t)
 	ctx := context.Background()
-	for _, label := range []string{"control", "test"} {
+	// "again": control's file once more, under another label (its exports had overwritten control's)
+	src["again"] = src["control"]
+	for _, label := range []string{"control", "test", "again"} {
 		if _, err := db.Load(ctx, []string{src[label]}, engine.LoadOptions{Label: label}); err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +371,7 @@ func TestTraceOutputsSharedNames(t *testing.T) {
 			t.Errorf("one set: wrote %s, want %s", path, want)
 		}
 		out = t.TempDir()
-		for _, label := range []string{"control", "test"} {
+		for _, label := range []string{"control", "test", "again"} {
 			if err := db.SQL.QueryRowContext(ctx, c.query, out, label).Scan(&path); err != nil {
 				t.Fatal(err)
 			}
@@ -376,8 +379,8 @@ func TestTraceOutputsSharedNames(t *testing.T) {
 				t.Errorf("label %s: wrote %s, want %s", label, path, want)
 			}
 		}
-		if ents, _ := os.ReadDir(out); len(ents) != 2 {
-			t.Errorf("%s: %d files in the output directory, want 2", c.query, len(ents))
+		if ents, _ := os.ReadDir(out); len(ents) != 3 {
+			t.Errorf("%s: %d files in the output directory, want 3", c.query, len(ents))
 		}
 	}
 }

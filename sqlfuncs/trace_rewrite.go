@@ -37,13 +37,14 @@ type loadedFile struct {
 	nameShared bool
 }
 
-// nameSharedSQL, a column of a query over traces, says whether another loaded trace file (another path) has
-// the row's file name: two sets' rank-0 files are often both named the same.
-const nameSharedSQL = `EXISTS (SELECT 1 FROM traces o WHERE o.path <> traces.path
+// nameSharedSQL, a column of a query over traces, says whether another loaded trace has the row's file name:
+// two sets' rank-0 files are often both named the same, and one file loaded under two labels (to compare
+// compat and default mode, or two windows) is that file twice.
+const nameSharedSQL = `EXISTS (SELECT 1 FROM traces o WHERE o.trace_id <> traces.trace_id
 	AND regexp_extract(o.path, '[^/]+$') = regexp_extract(traces.path, '[^/]+$'))`
 
 // exportBase is the file name that the exports written from f's trace start from: the trace file's own name,
-// as HTA's, or, when another loaded trace file has that name too, "<label>_rank<rank>_<name>", so that the
+// as HTA's, or, when another loaded trace has that file name too, "<label>_rank<rank>_<name>", so that the
 // exports of both, written to one directory, do not overwrite each other.
 func (f loadedFile) exportBase() string {
 	base := filepath.Base(f.path)
