@@ -332,8 +332,8 @@ func TestChromeTraceCheckerRejects(t *testing.T) {
 
 // TestTraceOutputsSharedNames: two trace sets whose rank-0 files have one name (control/trace.json,
 // test/trace.json), or one file loaded under two labels, exported into one directory get one file each,
-// "<label>_rank<rank>_" before the name,
-// instead of the second overwriting the first; a name no other loaded file has is kept as HTA writes it.
+// "<label>_rank<rank>_" before the name, instead of the second overwriting the first; a name no other loaded
+// file has is kept as HTA writes it.
 func TestTraceOutputsSharedNames(t *testing.T) {
 	orig := ctReadBytes(t, filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), false)
 	dir := t.TempDir()
