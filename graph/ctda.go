@@ -1428,8 +1428,8 @@ func (c *CDG) startCandidates() []bool {
 		}
 	}
 	// Groups in order of preference: those holding the thread of the window's annotation (the step's
-	// own thread and the threads joined to it), then those holding GPU work or any event but runtime
-	// calls.
+	// own thread and the threads joined to it) and some work (GPU work, an operator or runtime call),
+	// then those holding GPU work or any event but runtime calls.
 	type thread struct{ pid, tid int64 }
 	stepThreads := map[thread]bool{}
 	for _, r := range c.instances {
@@ -1437,9 +1437,27 @@ func (c *CDG) startCandidates() []bool {
 			stepThreads[thread{c.F.Pid[r], c.F.Tid[r]}] = true
 		}
 	}
-	tiers := []func(nd CDGNode) bool{
-		func(nd CDGNode) bool { return !nd.GPU && stepThreads[thread{nd.Pid, nd.Tid}] },
-		func(nd CDGNode) bool {
+	hasStep := make([]bool, len(c.Nodes))
+	hasWork := make([]bool, len(c.Nodes))
+	for v, nd := range c.Nodes {
+		g := find(int32(v))
+		if nd.GPU {
+			hasWork[g] = true
+			continue
+		}
+		if stepThreads[thread{nd.Pid, nd.Tid}] {
+			hasStep[g] = true
+		}
+		for _, a := range c.atoms[nd.first:nd.last] {
+			if a.busy {
+				hasWork[g] = true
+				break
+			}
+		}
+	}
+	tiers := []func(v int32, nd CDGNode) bool{
+		func(v int32, nd CDGNode) bool { g := find(v); return hasStep[g] && hasWork[g] },
+		func(v int32, nd CDGNode) bool {
 			if nd.GPU {
 				return true // (first/last index gpuRows)
 			}
@@ -1455,7 +1473,7 @@ func (c *CDG) startCandidates() []bool {
 	for _, in := range tiers {
 		found := false
 		for v, nd := range c.Nodes {
-			if in(nd) {
+			if in(int32(v), nd) {
 				keep[find(int32(v))], found = true, true
 			}
 		}

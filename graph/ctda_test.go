@@ -830,3 +830,19 @@ func TestCTDAUnplacedStreamWait(t *testing.T) {
 		})
 	}
 }
+
+// TestCTDAStepAnnotationElsewhere: the ProfilerStep annotation is on a thread of another process that does
+// nothing else (hta/triton_example: the profiler's step on one process, the compiled region on another). The
+// step's thread holds no work, so the path starts in the group that does: the operator, its launch, the
+// kernel and the sync; not an empty path (the preference for the step's own thread found only the annotation).
+func TestCTDAStepAnnotationElsewhere(t *testing.T) {
+	var b frameBuilder
+	b.add(7, 7, "user_annotation", "ProfilerStep#1", 0, 1000, -1)
+	b.cpu(1, "cpu_op", "aten::sin", 10, 100)
+	b.launch(1, "cudaLaunchKernel", 20, 10, 7, "k", 120, 200)
+	b.cpu(1, "cuda_runtime", "cudaDeviceSynchronize", 200, 130)
+	c := buildCTDA(t, b.frame(), true)
+	if c.Counted <= 0 || len(c.Path) < 2 {
+		t.Fatalf("path %+v, counted %d ns: want the work of thread 1 and the kernel", c.Path, c.Counted)
+	}
+}
