@@ -241,3 +241,63 @@ func TestAnalysisParameterRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalysisParameterTypes: a value of a type a parameter cannot take (a list, a struct, a date, a decimal or 2
+// for a boolean, a number for a label, an integer list element beyond BIGINT) is an error naming the macro and the
+// parameter, in every public macro. Such values gave DuckDB binder errors about coalesce(), trunc() or an internal
+// Go function (_hta_call_stack, _export_kernel_sequences_overlay), and 2 was silently true for the booleans read
+// raw; the critical-path family's errors named no function at all.
+func TestAnalysisParameterTypes(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/dlrm_8ranks")
+	dir := t.TempDir()
+	apErrors(t, db, []struct{ q, msg string }{
+		{`SELECT * FROM idle_time_breakdown(consecutive_kernel_delay := [1])`, "idle_time_breakdown: consecutive_kernel_delay must be a finite number >= 0 (µs), not [1] (INTEGER[])"},
+		{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := DATE '2020-01-01')`, "idle_interval_stats: consecutive_kernel_delay must be a finite number >= 0 (µs), not 2020-01-01 (DATE)"},
+		{`SELECT * FROM kernel_breakdown(include_memory_kernels := 1.5)`, "kernel_breakdown: include_memory_kernels must be true or false, not 1.5 (DECIMAL(2,1))"},
+		{`SELECT * FROM kernel_breakdown(include_memory_kernels := 2)`, "kernel_breakdown: include_memory_kernels must be true or false, not 2 (INTEGER)"},
+		{`SELECT * FROM kernel_breakdown(num_kernels := {'a': 1})`, "kernel_breakdown: num_kernels must be an integer >= 0, not {'a': 1} (STRUCT(a INTEGER))"},
+		// (a list of decimals, whose type name starts with DECIMAL too)
+		{`SELECT * FROM kernel_duration_distribution(duration_ratio := [0.5])`, "kernel_duration_distribution: duration_ratio must be between 0 and 1, not [0.5] (DECIMAL(2,1)[])"},
+		{`SELECT * FROM critical_path_whatif(scale := 'true', factor := [0.5])`, "critical_path_whatif: factor must be a number, not [0.5] (DECIMAL(2,1)[])"},
+		{`SELECT * FROM kernel_type_breakdown(include_memory_kernels := [true])`, "kernel_type_breakdown: include_memory_kernels must be true or false, not [true] (BOOLEAN[])"},
+		{`SELECT * FROM kernel_type_breakdown_by_rank(include_memory_kernels := 'maybe')`, "kernel_type_breakdown_by_rank: include_memory_kernels must be true or false, not maybe (VARCHAR)"},
+		{`SELECT * FROM kernel_launch_stats(runtime_cutoff := [1])`, "kernel_launch_stats: runtime_cutoff must be a finite number >= 0 (µs), not [1] (INTEGER[])"},
+		{`SELECT * FROM kernel_launch_stats(include_memory_events := 2)`, "kernel_launch_stats: include_memory_events must be true or false, not 2 (INTEGER)"},
+		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := [1])`, "user_annotation_breakdown: use_gpu_annotation must be true or false, not [1] (INTEGER[])"},
+		{`SELECT * FROM user_annotation_breakdown(duration_ratio := 'abc')`, "user_annotation_breakdown: duration_ratio must be between 0 and 1, not abc (VARCHAR)"},
+		{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := [3])`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not [3] (INTEGER[])"},
+		{`SELECT * FROM idle_time_breakdown(ranks := [9223372036854775808])`, "idle_time_breakdown: ranks is out of range: [9223372036854775808]"},
+		{`SELECT * FROM potential_stragglers(profiler_steps := [1, -9223372036854775809])`, "potential_stragglers: profiler_steps is out of range"},
+		{`SELECT * FROM frequent_kernel_sequences('aten::addmm', label := 1)`, "frequent_kernel_sequences: label must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM frequent_kernel_sequences(['aten::addmm'])`, "frequent_kernel_sequences: operator_name must be a string, not ['aten::addmm'] (VARCHAR[])"},
+		{`SELECT * FROM frequent_kernel_sequences('aten::addmm', top_k := 1.5)`, "frequent_kernel_sequences: top_k must be an integer, not 1.5"},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::addmm', '` + dir + `', compress_other_kernels := 2)`, "export_kernel_sequences_overlay: compress_other_kernels must be true or false, not 2 (INTEGER)"},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::addmm', '` + dir + `', rank := 'x')`, "export_kernel_sequences_overlay: rank must be an integer, not x (VARCHAR)"},
+		{`SELECT * FROM temporal_breakdown, kernel_breakdown(hta_compat := 'x')`, "kernel_breakdown: hta_compat must be true or false, not x (VARCHAR)"},
+		{`SELECT * FROM trace_diff('trace', 'trace', hta_compat := [1])`, "trace_diff: hta_compat must be true or false, not [1] (INTEGER[])"},
+		// the critical-path family, SQL-side and Go-side messages alike
+		{`SELECT * FROM critical_path(rank := 'x')`, "critical_path: rank must be an integer, not x (VARCHAR)"},
+		{`SELECT * FROM critical_path_summary(label := 1)`, "critical_path_summary: label must be a string, not 1 (INTEGER)"},
+		{`SELECT * FROM hotspots(rank := 9)`, "hotspots: no trace with rank 9 is loaded"},
+		{`SELECT * FROM cdg_nodes(rank := -1)`, "cdg_nodes: rank must be a rank number"},
+		{`SELECT * FROM cp_graph_edges(algorithm := 'abc')`, `cp_graph_edges: unknown algorithm "abc"`},
+		{`SELECT * FROM critical_path_whatif(scale := 'true', factor := 'NaN'::DOUBLE)`, "critical_path_whatif: factor must be"},
+		{`SELECT * FROM export_critical_path_overlay(rank := 0, output_dir := '` + dir + `', instance := 99)`, "export_critical_path_overlay: critical path of label"},
+	})
+	// What DuckDB casts to a boolean from its text still is one, and a DOUBLE duration_ratio folds as the same
+	// decimal does: the default-mode share is compared as a quotient, so that a share of exactly the ratio is
+	// equal to it in both types.
+	c := sqConn(t, db, false)
+	for _, p := range [][2]string{
+		{`kernel_breakdown(include_memory_kernels := 'yes')`, `kernel_breakdown(include_memory_kernels := true)`},
+		{`kernel_launch_stats(include_memory_events := 0)`, `kernel_launch_stats(include_memory_events := false)`},
+		{`user_annotation_breakdown(use_gpu_annotation := 'f')`, `user_annotation_breakdown(use_gpu_annotation := false)`},
+		{`kernel_breakdown(duration_ratio := 0.5::DOUBLE, num_kernels := 1)`, `kernel_breakdown(duration_ratio := 0.5, num_kernels := 1)`},
+	} {
+		got := ctRows(t, c, `SELECT * FROM `+p[0]+` ORDER BY ALL`)
+		want := ctRows(t, c, `SELECT * FROM `+p[1]+` ORDER BY ALL`)
+		if len(want) == 0 || strings.Join(flatRows(got), "\n") != strings.Join(flatRows(want), "\n") {
+			t.Errorf("%s: %d rows, %s: %d rows, or they differ", p[0], len(got), p[1], len(want))
+		}
+	}
+}

@@ -233,6 +233,15 @@ func cpGraph(ctx context.Context, env *Env, a cpArgs) (*graph.CPGraph, cpTrace, 
 	return g, tr, nil
 }
 
+// cpPublic names the public macro (queries/views/5*.sql) behind each internal table function, so that an
+// error says which call of a statement failed: "rank must be an integer" alone was ambiguous where a
+// statement joins critical_path with hotspots.
+var cpPublic = map[string]string{
+	"_cp_path": "critical_path", "_cp_summary": "critical_path_summary", "_cp_nodes": "cp_graph_nodes",
+	"_cp_edges": "cp_graph_edges", "_cp_whatif": "critical_path_whatif", "_cp_overlay": "export_critical_path_overlay",
+	"_hotspots": "hotspots", "_cdg_nodes": "cdg_nodes", "_cdg_edges": "cdg_edges",
+}
+
 // cpRegister registers one internal table function whose bind builds a cpTable.
 func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.Context, env *Env, args []any) (*cpTable, error)) {
 	addTable(name, func(conn *sql.Conn, env *Env) error {
@@ -252,6 +261,9 @@ func cpRegister(name string, argTypes []duckdb.TypeInfo, bind func(ctx context.C
 				t, err := bind(ctx, env, args)
 				if cpTiming {
 					fmt.Fprintf(os.Stderr, "cp: %s bind %v\n", name, time.Since(t0))
+				}
+				if public := cpPublic[name]; err != nil && public != "" && !strings.HasPrefix(err.Error(), public+": ") {
+					return nil, fmt.Errorf("%s: %w", public, err)
 				}
 				if err != nil {
 					return nil, err

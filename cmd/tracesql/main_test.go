@@ -302,7 +302,7 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: Invalid Input Error: kernel_breakdown: num_kernels must be an integer >= 0, not x \(VARCHAR\)\n$`},
 		{name: "a boolean parameter given a word", code: 1,
 			args:   []string{backwardJSON, "-c", "SELECT * FROM kernel_launch_stats(include_memory_events := 'maybe')"},
-			stderr: `^tracesql: kernel_launch_stats: include_memory_events must be true or false, not the string 'maybe'\n$`},
+			stderr: `^tracesql: Invalid Input Error: kernel_launch_stats: include_memory_events must be true or false, not maybe \(VARCHAR\)\n$`},
 		{name: "a conversion error about no named argument stays DuckDB's", code: 1,
 			args:   []string{backwardJSON, "-c", "SELECT * FROM kernels WHERE rank = 'abc'"},
 			stderr: `^tracesql: Conversion Error: Could not convert string 'abc' to INT32\n$`},

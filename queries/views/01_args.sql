@@ -14,8 +14,12 @@ CREATE OR REPLACE MACRO _int_list_arg(x, what) AS
          WHEN typeof(x) NOT IN ('TINYINT[]', 'SMALLINT[]', 'INTEGER[]', 'BIGINT[]', 'HUGEINT[]', 'UTINYINT[]',
                                 'USMALLINT[]', 'UINTEGER[]', 'UBIGINT[]', 'UHUGEINT[]', '"NULL"[]')
              THEN error(format('{} must be a list of integers such as [0, 1], not {}', what, typeof(x)))
-         WHEN list_count(x::VARCHAR::BIGINT[]) < len(x::VARCHAR::BIGINT[])
+         WHEN list_count(x::VARCHAR::VARCHAR[]) < len(x::VARCHAR::VARCHAR[])
              THEN error(format('{} must not hold NULL: {}', what, x::VARCHAR))
+         -- an element beyond BIGINT (a HUGEINT list) is NULL here, where the cast gave "Could not convert string
+         -- '9223372036854775808' to INT64"
+         WHEN list_count(TRY_CAST(x::VARCHAR AS BIGINT[])) < len(x::VARCHAR::VARCHAR[])
+             THEN error(format('{} is out of range: {} (BIGINTs, at most 9223372036854775807 either way)', what, x::VARCHAR))
          ELSE nullif(x::VARCHAR::BIGINT[], []) END;
 
 -- _ranks_loaded(ranks, streams, fn): one row, ranks_ok = true, or the error "fn: ranks: no trace with rank N is
@@ -44,12 +48,25 @@ SELECT * FROM query(CASE WHEN ranks IS NULL AND streams IS NULL THEN 'SELECT tru
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 
--- _num_check(ok, what, v, rule): _arg_check for a numeric parameter v, which must also be a finite number: NaN
--- passed "num_kernels >= 0 AND num_kernels = trunc(num_kernels)" (DuckDB orders NaN above every number, and
--- NaN = NaN), true became 1 and the string '0.5' a number.
+-- _num_check(ok, what, v, rule): _arg_check for a numeric parameter v, which must also be a finite number of a
+-- numeric type: NaN passed "num_kernels >= 0 AND num_kernels = trunc(num_kernels)" (DuckDB orders NaN above every
+-- number, and NaN = NaN), true became 1 and the string '0.5' a number. The macros read such a parameter as
+-- TRY_CAST(v AS DOUBLE), in ok too, which binds whatever v's type (a list or a date is NULL there, and an error
+-- here): used raw, [1] or a DATE gave a binder error about coalesce() or trunc() naming no parameter.
 CREATE OR REPLACE MACRO _num_check(ok, what, v, rule) AS
-    CASE WHEN typeof(v) IN ('BOOLEAN', 'VARCHAR') THEN error(format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)))
-         ELSE _arg_check(ok AND isfinite(v::DOUBLE), what, v, rule) END;
+    CASE WHEN v IS NOT NULL AND typeof(v) NOT IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT',
+                                                  'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE')
+              AND NOT typeof(v) LIKE 'DECIMAL(%)'
+             THEN error(format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)))
+         ELSE _arg_check(ok AND isfinite(TRY_CAST(v AS DOUBLE)), what, v, rule) END;
+
+-- _bool_check(v, what): true, or _bool_arg's error when v is neither NULL nor what DuckDB casts to a boolean from
+-- its text ('yes', 't', 1; not 2, as _bool_arg). The macros read such a parameter as TRY_CAST(v AS BOOLEAN),
+-- which binds whatever v's type: used raw, 1.5 gave a binder error about coalesce() and 2 was true.
+CREATE OR REPLACE MACRO _bool_check(v, what) AS
+    CASE WHEN v IS NOT NULL AND TRY_CAST(v::VARCHAR AS BOOLEAN) IS NULL
+             THEN error(format('{} must be true or false, not {} ({})', what, v::VARCHAR, typeof(v)))
+         ELSE true END;
 
 -- _int_arg(x, dflt, what): x as a BIGINT (dflt when NULL; a whole 1.0 is 1), or the error "what must be an integer,
 -- not x (type)": a cast rounded 0.7 to 1 and picked another rank without a word.
@@ -65,7 +82,7 @@ CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
              THEN v::VARCHAR::BIGINT
          WHEN typeof(v) IN ('HUGEINT', 'UBIGINT', 'UHUGEINT')
              THEN error(format('{} is out of range: {} (a BIGINT, at most 9223372036854775807 either way)', what, v::VARCHAR))
-         WHEN (typeof(v) IN ('FLOAT', 'DOUBLE') OR starts_with(typeof(v), 'DECIMAL'))
+         WHEN (typeof(v) IN ('FLOAT', 'DOUBLE') OR typeof(v) LIKE 'DECIMAL(%)')
               AND TRY_CAST(v::VARCHAR AS DOUBLE) = trunc(TRY_CAST(v::VARCHAR AS DOUBLE))
               AND abs(TRY_CAST(v::VARCHAR AS DOUBLE)) < 9.2e18
              THEN TRY_CAST(v::VARCHAR AS DOUBLE)::BIGINT
@@ -76,7 +93,7 @@ CREATE OR REPLACE MACRO _int_arg(x, dflt, what) AS list_transform([x], lambda v:
 CREATE OR REPLACE MACRO _float_arg(x, dflt, what) AS list_transform([x], lambda v:
     CASE WHEN v IS NULL THEN dflt::DOUBLE
          WHEN typeof(v) IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER',
-                            'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE') OR starts_with(typeof(v), 'DECIMAL')
+                            'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE') OR typeof(v) LIKE 'DECIMAL(%)'
              THEN v::VARCHAR::DOUBLE
          ELSE error(format('{} must be a number, not {} ({})', what, v::VARCHAR, typeof(v))) END)[1];
 

@@ -17,14 +17,15 @@ CREATE OR REPLACE MACRO hta_compat() AS
                                getvariable('hta_compat')::VARCHAR))
          ELSE CAST(getvariable('hta_compat') AS BOOLEAN) END;
 
--- _hta_mode(hta_compat): the mode of one call of an analysis macro: its hta_compat argument when not NULL, else
--- the session variable (hta_compat()). It takes what DuckDB casts to a boolean, as SET VARIABLE hta_compat does
--- ('yes', 1, 't'); anything else is an error naming hta_compat (a list was DuckDB's "Unimplemented type for
--- cast"). The check costs no measurable planning time.
-CREATE OR REPLACE MACRO _hta_mode(hta_compat) AS
+-- _hta_mode(hta_compat, fn): the mode of one call of the analysis macro fn: its hta_compat argument when not NULL,
+-- else the session variable (hta_compat()). It takes what DuckDB casts to a boolean, as SET VARIABLE hta_compat does
+-- ('yes', 1, 't'); anything else is an error naming fn and hta_compat (a list was DuckDB's "Unimplemented type for
+-- cast"; fn NULL names none). The check costs no measurable planning time.
+CREATE OR REPLACE MACRO _hta_mode(hta_compat, fn) AS
     coalesce(TRY_CAST(hta_compat::VARCHAR AS BOOLEAN),
              CASE WHEN hta_compat IS NULL THEN hta_compat()
-                  ELSE error(format('hta_compat must be true or false, not {} ({})', hta_compat::VARCHAR, typeof(hta_compat))) END);
+                  ELSE error(format('{}hta_compat must be true or false, not {} ({})', coalesce(fn || ': ', ''),
+                                    hta_compat::VARCHAR, typeof(hta_compat))) END);
 
 -- _hta_gpu_side(stream, correlation, name): HTA's GPU side of a row (stream and correlation -1 when none): on
 -- a stream with a correlation id, or an Event Sync / Context Sync record. NULL for a row without a name that

@@ -6,7 +6,7 @@
 -- adds only the part that sticks out past everything before it. One window pass, no self-join.
 
 -- Every analysis macro takes hta_compat := NULL (NULL = the session variable, hta_compat()) and hands the
--- effective mode, _hta_mode(hta_compat) (01_args.sql), down to the internal macros as
+-- effective mode, _hta_mode(hta_compat, fn) (10_hta_frame.sql), down to the internal macros as
 -- compat_mode; those read each mode's frames by name (_hta_frame_compat, _gpu_frame_compat, _hta_frame_default,
 -- _gpu_frame_default; 10_hta_frame.sql), never the views that follow the variable (hta_frame, gpu_frame,
 -- kernel_types).
@@ -154,7 +154,10 @@ SELECT trace_id, label, rank, grp, name, total_ns, max_ns, min_ns, mean_us, stdd
        names > coalesce(num_kernels, 10) AND NOT allowed AND (
            pos >= coalesce(num_kernels, 10)
            OR CASE WHEN compat_mode THEN cum_ns / 1000.0 > q_us
-                   ELSE cum_ns - total_ns >= coalesce(duration_ratio, 0.8) * group_ns END
+                   -- a quotient of integers, correctly rounded, equals the DOUBLE duration_ratio exactly when
+                   -- the share is that decimal (2 of 10 names' time against 0.2); ratio × total could round off it
+                   WHEN group_ns = 0 THEN true
+                   ELSE (cum_ns - total_ns) / group_ns >= coalesce(duration_ratio, 0.8) END
        ) AS fold
 FROM quantiled;
 

@@ -75,8 +75,8 @@ CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, rank
                                             hta_compat := NULL) AS TABLE
 WITH c AS (
     SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
-    FROM _bd_idle_intervals(consecutive_kernel_delay, _int_list_arg(streams, 'idle_time_breakdown: streams'),
-                            _hta_mode(hta_compat))
+    FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _int_list_arg(streams, 'idle_time_breakdown: streams'),
+                            _hta_mode(hta_compat, 'idle_time_breakdown'))
     GROUP BY trace_id, device, stream, idle_code
 ),
 -- the timeline's idle time beside its causes: a second aggregate and an unnest, 0.03 ms where a window over
@@ -88,10 +88,10 @@ tl AS (
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category,
        c.r[1] AS idle_time_us, c.r[2] AS idle_time_ratio
-FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2, _hta_mode(hta_compat)) AS r
+FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2, _hta_mode(hta_compat, 'idle_time_breakdown')) AS r
       FROM tl) c
 JOIN traces t USING (trace_id),
-     (SELECT _num_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_time_breakdown: consecutive_kernel_delay',
+     (SELECT _num_check(TRY_CAST(consecutive_kernel_delay AS DOUBLE) >= 0, 'idle_time_breakdown: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), _int_list_arg(streams, 'idle_time_breakdown: streams'), 'idle_time_breakdown') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
@@ -120,16 +120,16 @@ WITH c AS (
            -- mean, std, min, p25, p50, p75, max
            _bd_hta_round_list([avg(gap_ns) / 1000.0, stddev_samp(gap_ns) / 1000.0, min(gap_ns) / 1000.0]
                               || list_transform(quantile_cont(gap_ns, [0.25, 0.5, 0.75]), lambda q: q / 1000.0)
-                              || [max(gap_ns) / 1000.0], 2, _hta_mode(hta_compat)) AS r
-    FROM _bd_idle_intervals(consecutive_kernel_delay, _int_list_arg(streams, 'idle_interval_stats: streams'),
-                            _hta_mode(hta_compat))
+                              || [max(gap_ns) / 1000.0], 2, _hta_mode(hta_compat, 'idle_interval_stats')) AS r
+    FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _int_list_arg(streams, 'idle_interval_stats: streams'),
+                            _hta_mode(hta_compat, 'idle_interval_stats'))
     GROUP BY trace_id, device, stream, idle_code
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
        r[1] AS mean_us, r[2] AS std_us, r[3] AS min_us, r[4] AS p25_us, r[5] AS p50_us, r[6] AS p75_us,
        r[7] AS max_us
 FROM c JOIN traces t USING (trace_id),
-     (SELECT _num_check(consecutive_kernel_delay >= 0 AND isfinite(consecutive_kernel_delay::DOUBLE), 'idle_interval_stats: consecutive_kernel_delay',
+     (SELECT _num_check(TRY_CAST(consecutive_kernel_delay AS DOUBLE) >= 0, 'idle_interval_stats: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'idle_interval_stats: ranks'), _int_list_arg(streams, 'idle_interval_stats: streams'), 'idle_interval_stats') ranks_check
 WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok

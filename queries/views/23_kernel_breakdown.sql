@@ -104,14 +104,16 @@ WHERE s.len_ns > 0;
 CREATE OR REPLACE MACRO kernel_type_breakdown(include_memory_kernels := true, hta_compat := NULL) AS TABLE
 WITH s AS (
     SELECT label, kernel_type, sum(len_ns) / 1000.0 AS sum_us
-    FROM _bd_type_segments(include_memory_kernels, _hta_mode(hta_compat)) GROUP BY label, kernel_type
+    FROM _bd_type_segments(TRY_CAST(include_memory_kernels AS BOOLEAN), _hta_mode(hta_compat, 'kernel_type_breakdown')) GROUP BY label, kernel_type
 ),
 totals AS (
     SELECT label, sum(sum_us) AS total_us FROM s GROUP BY label
 )
 SELECT s.label, s.kernel_type, s.sum_us,
-       _bd_hta_round(100 * s.sum_us / t.total_us, 1, _hta_mode(hta_compat)) AS pct
-FROM s JOIN totals t ON t.label IS NOT DISTINCT FROM s.label
+       _bd_hta_round(100 * s.sum_us / t.total_us, 1, _hta_mode(hta_compat, 'kernel_type_breakdown')) AS pct
+FROM s JOIN totals t ON t.label IS NOT DISTINCT FROM s.label,
+     (SELECT _bool_check(include_memory_kernels, 'kernel_type_breakdown: include_memory_kernels') AS args_ok) args_check
+WHERE args_check.args_ok
 ORDER BY s.label, s.sum_us DESC, s.kernel_type;
 
 -- @macro kernel_type_breakdown_by_rank(include_memory_kernels := true, hta_compat := NULL)  kernel_type_breakdown
@@ -124,14 +126,16 @@ ORDER BY s.label, s.sum_us DESC, s.kernel_type;
 CREATE OR REPLACE MACRO kernel_type_breakdown_by_rank(include_memory_kernels := true, hta_compat := NULL) AS TABLE
 -- read twice, as in kernel_type_breakdown, so that the segments are computed once
 WITH s AS (
-    SELECT * FROM _bd_type_segments(include_memory_kernels, _hta_mode(hta_compat))
+    SELECT * FROM _bd_type_segments(TRY_CAST(include_memory_kernels AS BOOLEAN), _hta_mode(hta_compat, 'kernel_type_breakdown_by_rank'))
 ),
 totals AS (
     SELECT trace_id, sum(len_ns) AS total_ns FROM s GROUP BY trace_id
 )
 SELECT s.label, s.rank, s.kernel_type, s.len_ns / 1000.0 AS sum_us,
-       _bd_hta_round(100 * s.len_ns / t.total_ns, 1, _hta_mode(hta_compat)) AS pct
-FROM s JOIN totals t USING (trace_id)
+       _bd_hta_round(100 * s.len_ns / t.total_ns, 1, _hta_mode(hta_compat, 'kernel_type_breakdown_by_rank')) AS pct
+FROM s JOIN totals t USING (trace_id),
+     (SELECT _bool_check(include_memory_kernels, 'kernel_type_breakdown_by_rank: include_memory_kernels') AS args_ok) args_check
+WHERE args_check.args_ok
 ORDER BY s.label, s.rank, sum_us DESC, s.kernel_type;
 
 -- @macro kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true, hta_compat := NULL)
@@ -155,9 +159,10 @@ ORDER BY s.label, s.rank, sum_us DESC, s.kernel_type;
 CREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true,
                                          hta_compat := NULL) AS TABLE
 SELECT label, name, grp AS kernel_type, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
-FROM _bd_fold('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL, _hta_mode(hta_compat)),
-     (SELECT _num_check(num_kernels >= 0 AND num_kernels::DOUBLE = trunc(num_kernels::DOUBLE), 'kernel_breakdown: num_kernels', num_kernels, 'an integer >= 0')
-            AND _num_check(duration_ratio BETWEEN 0 AND 1, 'kernel_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+FROM _bd_fold('kernel', TRY_CAST(num_kernels AS DOUBLE), TRY_CAST(duration_ratio AS DOUBLE), TRY_CAST(include_memory_kernels AS BOOLEAN), true, NULL, _hta_mode(hta_compat, 'kernel_breakdown')),
+     (SELECT _num_check(TRY_CAST(num_kernels AS DOUBLE) >= 0 AND TRY_CAST(num_kernels AS DOUBLE) = trunc(TRY_CAST(num_kernels AS DOUBLE)), 'kernel_breakdown: num_kernels', num_kernels, 'an integer >= 0')
+            AND _num_check(TRY_CAST(duration_ratio AS DOUBLE) BETWEEN 0 AND 1, 'kernel_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+            AND _bool_check(include_memory_kernels, 'kernel_breakdown: include_memory_kernels')
             AS args_ok) args_check
 WHERE args_check.args_ok
 ORDER BY label, kernel_type, name, rank;
@@ -179,8 +184,8 @@ ORDER BY label, kernel_type, name, rank;
 CREATE OR REPLACE MACRO kernel_duration_distribution(num_kernels := 10, duration_ratio := 0.8, include_memory_kernels := true,
                                                      hta_compat := NULL) AS TABLE
 WITH f AS (
-    SELECT * FROM _bd_fold_flags('kernel', num_kernels, duration_ratio, include_memory_kernels, true, NULL,
-                                 _hta_mode(hta_compat))
+    SELECT * FROM _bd_fold_flags('kernel', TRY_CAST(num_kernels AS DOUBLE), TRY_CAST(duration_ratio AS DOUBLE), TRY_CAST(include_memory_kernels AS BOOLEAN), true, NULL,
+                                 _hta_mode(hta_compat, 'kernel_duration_distribution'))
 ),
 top AS (
     SELECT DISTINCT label, grp, name FROM f WHERE NOT fold
@@ -188,8 +193,9 @@ top AS (
 SELECT f.label, f.grp AS kernel_type, f.name, f.rank, f.n AS count, f.min_ns / 1000.0 AS min_us, f.mean_us,
        f.max_ns / 1000.0 AS max_us, f.stddev_us, f.total_ns / 1000.0 AS sum_us
 FROM f JOIN top ON top.label = f.label AND top.grp = f.grp AND top.name IS NOT DISTINCT FROM f.name,
-     (SELECT _num_check(num_kernels >= 0 AND num_kernels::DOUBLE = trunc(num_kernels::DOUBLE), 'kernel_duration_distribution: num_kernels', num_kernels, 'an integer >= 0')
-            AND _num_check(duration_ratio BETWEEN 0 AND 1, 'kernel_duration_distribution: duration_ratio', duration_ratio, 'between 0 and 1')
+     (SELECT _num_check(TRY_CAST(num_kernels AS DOUBLE) >= 0 AND TRY_CAST(num_kernels AS DOUBLE) = trunc(TRY_CAST(num_kernels AS DOUBLE)), 'kernel_duration_distribution: num_kernels', num_kernels, 'an integer >= 0')
+            AND _num_check(TRY_CAST(duration_ratio AS DOUBLE) BETWEEN 0 AND 1, 'kernel_duration_distribution: duration_ratio', duration_ratio, 'between 0 and 1')
+            AND _bool_check(include_memory_kernels, 'kernel_duration_distribution: include_memory_kernels')
             AS args_ok) args_check
 WHERE args_check.args_ok
 ORDER BY f.label, kernel_type, f.name, f.rank;

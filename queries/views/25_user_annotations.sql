@@ -18,10 +18,11 @@
 CREATE OR REPLACE MACRO user_annotation_breakdown(use_gpu_annotation := true, num_kernels := 1000, duration_ratio := 0.8,
                                                   allowlist_patterns := NULL, hta_compat := NULL) AS TABLE
 SELECT label, name, rank, sum_us, max_us, min_us, stddev_us, mean_us, count
-FROM _bd_fold('annotation', coalesce(num_kernels, 1000), duration_ratio, true, use_gpu_annotation,
-              _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat)),
-     (SELECT _num_check(num_kernels >= 0 AND num_kernels::DOUBLE = trunc(num_kernels::DOUBLE), 'user_annotation_breakdown: num_kernels', num_kernels, 'an integer >= 0')
-            AND _num_check(duration_ratio BETWEEN 0 AND 1, 'user_annotation_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+FROM _bd_fold('annotation', coalesce(TRY_CAST(num_kernels AS DOUBLE), 1000), TRY_CAST(duration_ratio AS DOUBLE), true, TRY_CAST(use_gpu_annotation AS BOOLEAN),
+              _str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns'), _hta_mode(hta_compat, 'user_annotation_breakdown')),
+     (SELECT _num_check(TRY_CAST(num_kernels AS DOUBLE) >= 0 AND TRY_CAST(num_kernels AS DOUBLE) = trunc(TRY_CAST(num_kernels AS DOUBLE)), 'user_annotation_breakdown: num_kernels', num_kernels, 'an integer >= 0')
+            AND _num_check(TRY_CAST(duration_ratio AS DOUBLE) BETWEEN 0 AND 1, 'user_annotation_breakdown: duration_ratio', duration_ratio, 'between 0 and 1')
+            AND _bool_check(use_gpu_annotation, 'user_annotation_breakdown: use_gpu_annotation')
             -- checked here too, where it runs without rows to fold (a bad list passed where there were none)
             AND coalesce(len(_str_list_arg(allowlist_patterns, 'user_annotation_breakdown: allowlist_patterns')), 0) >= 0
             AS args_ok) args_check

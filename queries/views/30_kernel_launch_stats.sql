@@ -55,8 +55,8 @@ WITH us AS (
     SELECT label, rank, correlation, cpu_dur / 1000.0 AS cpu_duration_us, gpu_dur / 1000.0 AS gpu_duration_us,
            greatest(0, gpu_ts - cpu_ts - cpu_dur) / 1000.0 AS launch_delay_us, trace_id, launch_order
     FROM query(format('FROM {}({})',
-                      CASE WHEN _hta_mode(hta_compat) THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
-                      coalesce(include_memory_events, true)))
+                      CASE WHEN _hta_mode(hta_compat, 'kernel_launch_stats') THEN '_launch_pairs_compat' ELSE '_launch_pairs_default' END,
+                      coalesce(TRY_CAST(include_memory_events AS BOOLEAN), true)))
     WHERE coalesce(list_contains(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), rank), true)
 ),
 -- Rows sort by (label, rank) through an integer: every row of a trace has the same label, so a sort on
@@ -66,11 +66,12 @@ trace_order AS (
     SELECT trace_id, (row_number() OVER (ORDER BY label, rank, trace_id))::INTEGER AS k FROM traces
 )
 SELECT label, rank, correlation, cpu_duration_us, gpu_duration_us, launch_delay_us,
-       cpu_duration_us <= coalesce(runtime_cutoff, 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
-       cpu_duration_us > coalesce(runtime_cutoff, 50) AS runtime_outlier,
-       launch_delay_us > coalesce(launch_delay_cutoff, 100) AS launch_delay_outlier
-FROM us JOIN trace_order USING (trace_id), (SELECT _num_check(runtime_cutoff >= 0 AND isfinite(runtime_cutoff::DOUBLE), 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, 'a finite number >= 0 (µs)')
-            AND _num_check(launch_delay_cutoff >= 0 AND isfinite(launch_delay_cutoff::DOUBLE), 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, 'a finite number >= 0 (µs)')
+       cpu_duration_us <= coalesce(TRY_CAST(runtime_cutoff AS DOUBLE), 50) AND gpu_duration_us < cpu_duration_us AS short_kernel,
+       cpu_duration_us > coalesce(TRY_CAST(runtime_cutoff AS DOUBLE), 50) AS runtime_outlier,
+       launch_delay_us > coalesce(TRY_CAST(launch_delay_cutoff AS DOUBLE), 100) AS launch_delay_outlier
+FROM us JOIN trace_order USING (trace_id), (SELECT _num_check(TRY_CAST(runtime_cutoff AS DOUBLE) >= 0, 'kernel_launch_stats: runtime_cutoff', runtime_cutoff, 'a finite number >= 0 (µs)')
+            AND _num_check(TRY_CAST(launch_delay_cutoff AS DOUBLE) >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, 'a finite number >= 0 (µs)')
+            AND _bool_check(include_memory_events, 'kernel_launch_stats: include_memory_events')
             AS args_ok) args_check,
      _ranks_loaded(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), NULL, 'kernel_launch_stats') ranks_check
 WHERE args_check.args_ok AND ranks_check.ranks_ok

@@ -174,24 +174,24 @@ FROM _gpu_frame_default WHERE launch_idx IS NOT NULL;
 -- (quirk §7.9); trace duration = last event start − first event start of the loaded frame.
 CREATE OR REPLACE MACRO time_blocked_on_full_queue(max_queue_length := 1024, hta_compat := NULL) AS TABLE
 WITH q AS (
-    FROM query(CASE WHEN _hta_mode(hta_compat) THEN 'FROM _queue_durations_compat' ELSE 'FROM _queue_durations_default' END)
+    FROM query(CASE WHEN _hta_mode(hta_compat, 'time_blocked_on_full_queue') THEN 'FROM _queue_durations_compat' ELSE 'FROM _queue_durations_default' END)
 ),
 blocked AS (
     SELECT label, rank, device, stream, coalesce(sum(dur), 0) / 1000.0 AS duration_at_max_queue_length_us
-    FROM q WHERE queue_length >= coalesce(max_queue_length, 1024)
+    FROM q WHERE queue_length >= coalesce(TRY_CAST(max_queue_length AS DOUBLE), 1024)
     GROUP BY label, rank, device, stream
 ),
 span AS (
     SELECT label, rank,
-           CASE WHEN _hta_mode(hta_compat) THEN max(ts) - min(ts) ELSE max(end_ts) - min(ts) END / 1000.0 AS span_us
-    FROM _hta_frame_mode(_hta_mode(hta_compat)) GROUP BY label, rank
+           CASE WHEN _hta_mode(hta_compat, 'time_blocked_on_full_queue') THEN max(ts) - min(ts) ELSE max(end_ts) - min(ts) END / 1000.0 AS span_us
+    FROM _hta_frame_mode(_hta_mode(hta_compat, 'time_blocked_on_full_queue')) GROUP BY label, rank
 )
 SELECT b.label, b.rank, b.device, b.stream, b.duration_at_max_queue_length_us,
        b.duration_at_max_queue_length_us / s.span_us AS relative_duration_at_max_queue_length
 FROM blocked b JOIN span s USING (label, rank),
-     (SELECT _num_check(max_queue_length >= 1 AND max_queue_length::DOUBLE = trunc(max_queue_length::DOUBLE), 'time_blocked_on_full_queue: max_queue_length', max_queue_length, 'an integer >= 1')
+     (SELECT _num_check(TRY_CAST(max_queue_length AS DOUBLE) >= 1 AND TRY_CAST(max_queue_length AS DOUBLE) = trunc(TRY_CAST(max_queue_length AS DOUBLE)), 'time_blocked_on_full_queue: max_queue_length', max_queue_length, 'an integer >= 1')
       AS args_ok) args_check
-WHERE (NOT _hta_mode(hta_compat)
+WHERE (NOT _hta_mode(hta_compat, 'time_blocked_on_full_queue')
        OR b.stream = (SELECT max(b2.stream) FROM blocked b2 WHERE b2.label = b.label AND b2.rank = b.rank))
   AND args_check.args_ok
 ORDER BY b.label, b.rank, b.device, b.stream;

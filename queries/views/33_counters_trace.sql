@@ -20,4 +20,4 @@ SELECT * FROM _export_counters_trace(rank := _int_arg(coalesce(rank, error('expo
     output_dir := _str_arg(output_dir, '', 'export_counters_trace: output_dir'),
     label := _str_arg(label, '', 'export_counters_trace: label'),
     time_series := _str_arg(time_series, 'queue_length,memory_bw', 'export_counters_trace: time_series'),
-    compat := _hta_mode(hta_compat));
+    compat := _hta_mode(hta_compat, 'export_counters_trace'));

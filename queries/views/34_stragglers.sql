@@ -26,7 +26,7 @@ WITH
 k AS (SELECT greatest(_int_arg(num_candidates, 2, 'potential_stragglers: num_candidates'), 1) AS k),
 steps AS (
     SELECT DISTINCT label, TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) AS step
-    FROM _hta_frame_mode(_hta_mode(hta_compat)) WHERE starts_with(name, 'ProfilerStep')
+    FROM _hta_frame_mode(_hta_mode(hta_compat, 'potential_stragglers')) WHERE starts_with(name, 'ProfilerStep')
 ),
 -- a listed step no trace has is an error: an empty result read as "no stragglers"
 step_check AS (
@@ -41,7 +41,7 @@ valid AS (
       AND coalesce(list_contains(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), step), true)
 ),
 df AS (
-    SELECT f.* FROM _ct_frame_pos_of(_hta_mode(hta_compat)) f JOIN valid v ON v.label = f.label AND v.step = f.iteration
+    SELECT f.* FROM _ct_frame_pos_of(_hta_mode(hta_compat, 'potential_stragglers')) f JOIN valid v ON v.label = f.label AND v.step = f.iteration
 ),
 span AS (
     SELECT label, min(ts) AS t_min, (max(ts + dur) - min(ts)) / count(DISTINCT iteration) AS mean_iter
@@ -50,9 +50,9 @@ span AS (
 long_comm AS (
     SELECT d.label, d.rank, d.stream, d.iteration, d.name, d.ts, d.dur, d.frame_part, d.ev_idx
     FROM df d JOIN span s USING (label)
-    LEFT JOIN _kernel_types_mode(_hta_mode(hta_compat)) kt ON kt.name = d.name
+    LEFT JOIN _kernel_types_mode(_hta_mode(hta_compat, 'potential_stragglers')) kt ON kt.name = d.name
     WHERE d.stream > 0 AND d.dur >= s.mean_iter * 0.01
-      AND CASE WHEN _hta_mode(hta_compat) THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
+      AND CASE WHEN _hta_mode(hta_compat, 'potential_stragglers') THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
                ELSE d.iteration >= 0 AND kt.kernel_type = 'COMMUNICATION' END
 ),
 last_comm AS (
@@ -98,7 +98,7 @@ hta_order AS (
           FROM flags GROUP BY label)
 )
 SELECT label, rank, flagged_steps, seq FROM (
-    SELECT f.*, CASE WHEN _hta_mode(hta_compat) THEN h.seq
+    SELECT f.*, CASE WHEN _hta_mode(hta_compat, 'potential_stragglers') THEN h.seq
                      ELSE row_number() OVER (PARTITION BY f.label ORDER BY f.flagged_steps DESC, f.lateness DESC, f.rank) - 1 END AS seq
     FROM flags f LEFT JOIN hta_order h USING (label, rank)
 ), (SELECT _arg_check(_int_arg(num_candidates, 2, 'potential_stragglers: num_candidates') >= 1, 'potential_stragglers: num_candidates', num_candidates, 'an integer >= 1') AS args_ok) args_check

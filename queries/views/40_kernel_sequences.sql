@@ -159,19 +159,19 @@ CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len
 -- A rank (and label) that is not loaded is an error, as in export_kernel_sequences_overlay and critical_path, not an
 -- empty result. The check is a branch of the UNION ALL so that it runs even when no occurrence is found.
 WITH missing AS (
-    SELECT CASE WHEN coalesce(operator_name, '') = ''
+    SELECT CASE WHEN _str_arg(operator_name, '', 'frequent_kernel_sequences: operator_name') = ''
                 THEN error('frequent_kernel_sequences: operator_name is required (a substring of the CPU op names, e.g. ''aten::linear'')')
-                WHEN _int_arg(min_pattern_len, 3, 'min_pattern_len') < 1
+                WHEN _int_arg(min_pattern_len, 3, 'frequent_kernel_sequences: min_pattern_len') < 1
                 THEN error(format('frequent_kernel_sequences: min_pattern_len must be at least 1, not {}', min_pattern_len))
                 -- (never true: it makes _int_arg check top_k even when no occurrence reads it)
-                WHEN _int_arg(top_k, 5, 'top_k') IS NULL THEN NULL
-                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = _int_arg(rank, 0, 'rank') AND (label IS NULL OR t.label = label))
-                THEN error(CASE WHEN label IS NULL
-                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded ({})', _int_arg(rank, 0, 'rank'),
+                WHEN _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k') IS NULL THEN NULL
+                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = _int_arg(rank, 0, 'frequent_kernel_sequences: rank') AND (_str_arg(label, NULL, 'frequent_kernel_sequences: label') IS NULL OR t.label = _str_arg(label, NULL, 'frequent_kernel_sequences: label')))
+                THEN error(CASE WHEN _str_arg(label, NULL, 'frequent_kernel_sequences: label') IS NULL
+                                THEN format('frequent_kernel_sequences: no trace with rank {} is loaded ({})', _int_arg(rank, 0, 'frequent_kernel_sequences: rank'),
                                             (SELECT coalesce('ranks loaded: ' || string_agg(r::VARCHAR, ', ' ORDER BY r), 'no trace is loaded')
                                              FROM (SELECT DISTINCT t.rank AS r FROM traces t)))
                                 ELSE format('frequent_kernel_sequences: no trace with label "{}" and rank {} is loaded',
-                                            label, _int_arg(rank, 0, 'rank')) END) END AS err
+                                            _str_arg(label, NULL, 'frequent_kernel_sequences: label'), _int_arg(rank, 0, 'frequent_kernel_sequences: rank')) END) END AS err
 )
 SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_duration_us FROM (
     SELECT p.label, p.rank, p.pattern, p.count, p.gpu_kernel_duration_us, p.cpu_op_duration_us
@@ -179,10 +179,10 @@ SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_d
         SELECT r.trace_id, r.label, r.rank, r.pattern, count(*) AS count,
                sum(r.kernel_dur) / 1000.0 AS gpu_kernel_duration_us, sum(r.root_dur) / 1000.0 AS cpu_op_duration_us,
                row_number() OVER (PARTITION BY r.trace_id ORDER BY count(*) DESC, r.pattern) AS k
-        FROM _sq_kseq_roots(_hta_mode(hta_compat), coalesce(operator_name, ''), _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(rank, 0, 'rank'), label) r
+        FROM _sq_kseq_roots(_hta_mode(hta_compat, 'frequent_kernel_sequences'), _str_arg(operator_name, '', 'frequent_kernel_sequences: operator_name'), _int_arg(min_pattern_len, 3, 'frequent_kernel_sequences: min_pattern_len'), _int_arg(rank, 0, 'frequent_kernel_sequences: rank'), _str_arg(label, NULL, 'frequent_kernel_sequences: label')) r
         GROUP BY r.trace_id, r.label, r.rank, r.pattern
     ) p
-    WHERE _int_arg(top_k, 5, 'top_k') <= 0 OR p.k <= _int_arg(top_k, 5, 'top_k')
+    WHERE _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k') <= 0 OR p.k <= _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k')
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM missing WHERE err IS NOT NULL
 ) x
@@ -194,6 +194,6 @@ ORDER BY x.label, x.rank, x.count DESC, x.pattern;
 -- @column marked_events  Events that got args.Patterns
 CREATE OR REPLACE MACRO export_kernel_sequences_overlay(operator_name, output_dir, min_pattern_len := 3, top_k := 5, rank := 0,
         compress_other_kernels := true, label := NULL, hta_compat := NULL) AS TABLE
-SELECT * FROM _export_kernel_sequences_overlay(_str_arg(operator_name, '', 'operator_name'), _str_arg(output_dir, '', 'output_dir'),
-    _int_arg(min_pattern_len, 3, 'min_pattern_len'), _int_arg(top_k, 5, 'top_k'), _int_arg(rank, 0, 'rank'), _str_arg(label, '', 'label'),
-    coalesce(compress_other_kernels, true), _hta_mode(hta_compat));
+SELECT * FROM _export_kernel_sequences_overlay(_str_arg(operator_name, '', 'export_kernel_sequences_overlay: operator_name'), _str_arg(output_dir, '', 'export_kernel_sequences_overlay: output_dir'),
+    _int_arg(min_pattern_len, 3, 'export_kernel_sequences_overlay: min_pattern_len'), _int_arg(top_k, 5, 'export_kernel_sequences_overlay: top_k'), _int_arg(rank, 0, 'export_kernel_sequences_overlay: rank'), _str_arg(label, '', 'export_kernel_sequences_overlay: label'),
+    _bool_arg(compress_other_kernels, true, 'export_kernel_sequences_overlay: compress_other_kernels'), _hta_mode(hta_compat, 'export_kernel_sequences_overlay'));

@@ -131,7 +131,7 @@ CASE WHEN rnk IS NOT NULL THEN rnk
 -- with none given, the label's lowest, as _sq_diff_ops takes it). _sq_diff_has_step: whether that rank has
 -- ProfilerStep#iteration (true for a NULL iteration, the side's first step).
 CREATE OR REPLACE MACRO _sq_diff_side_rank(hta_compat, lbl, other_lbl, rnk, other_rnk) AS
-coalesce(_sq_diff_rank(_hta_mode(hta_compat), lbl, other_lbl, rnk, other_rnk), (SELECT min(r.rank) FROM traces r WHERE r.label = lbl));
+coalesce(_sq_diff_rank(_hta_mode(hta_compat, NULL), lbl, other_lbl, rnk, other_rnk), (SELECT min(r.rank) FROM traces r WHERE r.label = lbl));
 
 CREATE OR REPLACE MACRO _sq_diff_has_step(hta_compat, lbl, other_lbl, rnk, other_rnk, iteration) AS
 iteration IS NULL OR EXISTS (SELECT 1 FROM profiler_steps p JOIN traces t USING (trace_id)
@@ -158,13 +158,13 @@ WITH sel AS (
                    THEN error(format('{}: trace set {} has no rank {} (control_rank)', fn, control_label, control_rank))
                WHEN test_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = test_rank)
                    THEN error(format('{}: trace set {} has no rank {} (test_rank)', fn, test_label, test_rank))
-               WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NULL
+               WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NULL
                     AND _sq_diff_rank(false, control_label, test_label, NULL, NULL) IS NULL
                    THEN error(format('{}: trace sets {} and {} have no rank in common: name control_rank and test_rank', fn, control_label, test_label))
-               WHEN NOT _hta_mode(hta_compat) AND control_rank IS NULL AND test_rank IS NOT NULL
+               WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = test_rank)
                    THEN error(format('{}: trace set {} has no rank {} (control_rank, which defaults to test_rank)', fn, control_label, test_rank))
-               WHEN NOT _hta_mode(hta_compat) AND test_rank IS NULL AND control_rank IS NOT NULL
+               WHEN NOT _hta_mode(hta_compat, fn) AND test_rank IS NULL AND control_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
                    THEN error(format('{}: trace set {} has no rank {} (test_rank, which defaults to control_rank)', fn, test_label, control_rank))
                -- the iteration of the rank compared, which another rank of the set having it does not make up for
@@ -179,16 +179,16 @@ WITH sel AS (
            coalesce(use_short_name, false) AS short
 ),
 ctl AS (
-    SELECT _sq_diff_name(_hta_mode(hta_compat), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(_hta_mode(hta_compat), control_label,
-                      _sq_diff_rank(_hta_mode(hta_compat), control_label, test_label, control_rank, test_rank), control_iteration) o, sel
+    SELECT _sq_diff_name(_hta_mode(hta_compat, fn), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
+    FROM _sq_diff_ops(_hta_mode(hta_compat, fn), control_label,
+                      _sq_diff_rank(_hta_mode(hta_compat, fn), control_label, test_label, control_rank, test_rank), control_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 ),
 tst AS (
-    SELECT _sq_diff_name(_hta_mode(hta_compat), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
-    FROM _sq_diff_ops(_hta_mode(hta_compat), test_label,
-                      _sq_diff_rank(_hta_mode(hta_compat), test_label, control_label, test_rank, control_rank), test_iteration) o, sel
+    SELECT _sq_diff_name(_hta_mode(hta_compat, fn), sel.short, o.name) AS name, count(*) AS n, sum(o.dur) / 1000.0 AS d
+    FROM _sq_diff_ops(_hta_mode(hta_compat, fn), test_label,
+                      _sq_diff_rank(_hta_mode(hta_compat, fn), test_label, control_label, test_rank, control_rank), test_iteration) o, sel
     WHERE sel.dev = 'ALL' OR (sel.dev = 'GPU') = o.is_gpu
     GROUP BY 1
 )
@@ -202,9 +202,9 @@ SELECT coalesce(c.name, t.name) AS name,
 -- Events without a name are one group (joined on name, NULL never matched NULL: a deleted and an added row, even
 -- for a set against itself); compat drops them, as pandas' groupby does in HTA.
 FROM ctl c FULL OUTER JOIN tst t ON c.name IS NOT DISTINCT FROM t.name
-WHERE NOT (_hta_mode(hta_compat) AND coalesce(c.name, t.name) IS NULL)
+WHERE NOT (_hta_mode(hta_compat, fn) AND coalesce(c.name, t.name) IS NULL)
 -- compat: HTA's order (control's names sorted, then the names only the test side has, sorted); default: by name
-ORDER BY _hta_mode(hta_compat) AND c.n IS NULL, name;
+ORDER BY _hta_mode(hta_compat, fn) AND c.n IS NULL, name;
 
 -- @macro trace_diff(control_label, test_label, control_rank := NULL, test_rank := NULL, control_iteration := NULL, test_iteration := NULL, device_type := 'ALL', use_short_name := false, hta_compat := NULL)  One row per op/kernel name seen in either side: counts and total durations in the chosen rank and iteration of each side (HTA TraceDiff.compare_traces). A rank left NULL is the other side's rank, or the lowest rank both sets have (an error when they share none; compat: each set's lowest rank, as HTA). An iteration left NULL is that side's lowest ProfilerStep number (a trace without ProfilerStep compares as a whole). device_type: CPU, GPU or ALL. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column name                       Op or kernel name (sq_short_name of it when use_short_name; Python object addresses written `at 0x…`, except in compat)

@@ -39,10 +39,10 @@
 CREATE OR REPLACE MACRO critical_path(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_path(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cp_path(_str_arg(label, '', 'critical_path: label'), _int_arg(rank, 0, 'critical_path: rank'), _str_arg(annotation, 'ProfilerStep', 'critical_path: annotation'),
+    _int_arg(instance, 0, 'critical_path: instance'), _int_arg(instance_end, -1, 'critical_path: instance_end'), _str_arg(algorithm, 'hta', 'critical_path: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'critical_path: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'critical_path: add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'critical_path: strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat, 'critical_path'), 'critical_path: compat'), _bool_arg(aggregate, true, 'critical_path: aggregate'));
 
 -- @macro critical_path_summary(same parameters as critical_path)  HTA's summary(): one row per bound_by bucket of the critical path; a path of no edges (a window of blocking calls only, whose spans weigh 0) gives one row with bound_by NULL, to report its window, CPCR and busy bound.
 -- @column label           Trace set
@@ -58,10 +58,10 @@ SELECT * FROM _cp_path(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), 
 CREATE OR REPLACE MACRO critical_path_summary(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_summary(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cp_summary(_str_arg(label, '', 'critical_path_summary: label'), _int_arg(rank, 0, 'critical_path_summary: rank'), _str_arg(annotation, 'ProfilerStep', 'critical_path_summary: annotation'),
+    _int_arg(instance, 0, 'critical_path_summary: instance'), _int_arg(instance_end, -1, 'critical_path_summary: instance_end'), _str_arg(algorithm, 'hta', 'critical_path_summary: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'critical_path_summary: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'critical_path_summary: add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'critical_path_summary: strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat, 'critical_path_summary'), 'critical_path_summary: compat'), _bool_arg(aggregate, true, 'critical_path_summary: aggregate'));
 
 -- @macro cp_graph_nodes(same parameters as critical_path)  One row per node of the critical-path DAG (an event's start or end).
 -- @column label             Trace set
@@ -81,10 +81,10 @@ SELECT * FROM _cp_summary(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'
 CREATE OR REPLACE MACRO cp_graph_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cp_nodes(_str_arg(label, '', 'cp_graph_nodes: label'), _int_arg(rank, 0, 'cp_graph_nodes: rank'), _str_arg(annotation, 'ProfilerStep', 'cp_graph_nodes: annotation'),
+    _int_arg(instance, 0, 'cp_graph_nodes: instance'), _int_arg(instance_end, -1, 'cp_graph_nodes: instance_end'), _str_arg(algorithm, 'hta', 'cp_graph_nodes: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'cp_graph_nodes: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'cp_graph_nodes: add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'cp_graph_nodes: strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat, 'cp_graph_nodes'), 'cp_graph_nodes: compat'), _bool_arg(aggregate, true, 'cp_graph_nodes: aggregate'));
 
 -- @macro cp_graph_edges(same parameters as critical_path)  One row per edge of the critical-path DAG, in construction order.
 -- @column label             Trace set
@@ -106,21 +106,21 @@ SELECT * FROM _cp_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'),
 CREATE OR REPLACE MACRO cp_graph_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cp_edges(_str_arg(label, '', 'cp_graph_edges: label'), _int_arg(rank, 0, 'cp_graph_edges: rank'), _str_arg(annotation, 'ProfilerStep', 'cp_graph_edges: annotation'),
+    _int_arg(instance, 0, 'cp_graph_edges: instance'), _int_arg(instance_end, -1, 'cp_graph_edges: instance_end'), _str_arg(algorithm, 'hta', 'cp_graph_edges: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'cp_graph_edges: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'cp_graph_edges: add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'cp_graph_edges: strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat, 'cp_graph_edges'), 'cp_graph_edges: compat'), _bool_arg(aggregate, true, 'cp_graph_edges: aggregate'));
 
 -- @macro critical_path_whatif(same parameters as critical_path but hta_compat, then scale, factor := 0.5, hta_compat)  The critical path recomputed after multiplying by factor the span (operator) edges of the events matching scale, a SQL predicate on events (e.g. 'name LIKE ''%gemm%'''); a predicate that re-weights no span of the window's graph is an error, not the unchanged path. scale is required.
 -- @column (all)  As critical_path; weight_us and bound_by are those of the re-weighted graph
 CREATE OR REPLACE MACRO critical_path_whatif(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     algorithm := 'hta', label := NULL, data_load_events := NULL, add_zero_weight_launch_edges := false,
     strict_negative_weights := false, compat := NULL, aggregate := true, scale := NULL, factor := 0.5, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_whatif(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'hta', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    _bool_arg(strict_negative_weights, false, 'strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'),
-    _str_arg(scale, '', 'scale'), _float_arg(factor, 0.5, 'factor'));
+SELECT * FROM _cp_whatif(_str_arg(label, '', 'critical_path_whatif: label'), _int_arg(rank, 0, 'critical_path_whatif: rank'), _str_arg(annotation, 'ProfilerStep', 'critical_path_whatif: annotation'),
+    _int_arg(instance, 0, 'critical_path_whatif: instance'), _int_arg(instance_end, -1, 'critical_path_whatif: instance_end'), _str_arg(algorithm, 'hta', 'critical_path_whatif: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'critical_path_whatif: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'critical_path_whatif: add_zero_weight_launch_edges'),
+    _bool_arg(strict_negative_weights, false, 'critical_path_whatif: strict_negative_weights'), _bool_arg(compat, _hta_mode(hta_compat, 'critical_path_whatif'), 'critical_path_whatif: compat'), _bool_arg(aggregate, true, 'critical_path_whatif: aggregate'),
+    _str_arg(scale, '', 'critical_path_whatif: scale'), _float_arg(factor, 0.5, 'critical_path_whatif: factor'));
 
 -- @macro longest_path(edges_table)  The longest path over any table (named by a string; not a TEMP table) with columns src_node, dst_node, weight_us: e.g. a saved cp_graph_edges result with changed weights. Ties: networkx's rule (graph/longest_path.go).
 -- @column seq             Position on the path
@@ -129,4 +129,4 @@ SELECT * FROM _cp_whatif(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank')
 -- @column weight_us       Edge weight, µs
 -- @column path_length_us  Length of the whole path, µs
 CREATE OR REPLACE MACRO longest_path(edges_table) AS TABLE
-SELECT * FROM _longest_path(_str_arg(edges_table, '', 'edges_table'));
+SELECT * FROM _longest_path(_str_arg(edges_table, '', 'longest_path: edges_table'));

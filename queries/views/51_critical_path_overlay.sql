@@ -12,9 +12,9 @@
 CREATE OR REPLACE MACRO export_critical_path_overlay(rank := 0, output_dir := NULL, annotation := 'ProfilerStep',
     instance := 0, instance_end := -1, label := NULL, only_show_critical_events := true, show_all_edges := false,
     add_zero_weight_launch_edges := false, data_load_events := NULL, compat := NULL, hta_compat := NULL) AS TABLE
-SELECT * FROM _cp_overlay(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), 'hta',
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'add_zero_weight_launch_edges'),
-    false, _bool_arg(compat, _hta_mode(hta_compat), 'compat'), true,
-    _str_arg(output_dir, '', 'output_dir'), _bool_arg(only_show_critical_events, true, 'only_show_critical_events'),
-    _bool_arg(show_all_edges, false, 'show_all_edges'));
+SELECT * FROM _cp_overlay(_str_arg(label, '', 'export_critical_path_overlay: label'), _int_arg(rank, 0, 'export_critical_path_overlay: rank'), _str_arg(annotation, 'ProfilerStep', 'export_critical_path_overlay: annotation'),
+    _int_arg(instance, 0, 'export_critical_path_overlay: instance'), _int_arg(instance_end, -1, 'export_critical_path_overlay: instance_end'), 'hta',
+    coalesce(to_json(_str_list_arg(data_load_events, 'export_critical_path_overlay: data_load_events'))::VARCHAR, '[]'), _bool_arg(add_zero_weight_launch_edges, false, 'export_critical_path_overlay: add_zero_weight_launch_edges'),
+    false, _bool_arg(compat, _hta_mode(hta_compat, 'export_critical_path_overlay'), 'export_critical_path_overlay: compat'), true,
+    _str_arg(output_dir, '', 'export_critical_path_overlay: output_dir'), _bool_arg(only_show_critical_events, true, 'export_critical_path_overlay: only_show_critical_events'),
+    _bool_arg(show_all_edges, false, 'export_critical_path_overlay: show_all_edges'));

@@ -12,10 +12,10 @@
 -- @column prop_in_total  Share of the window's end-to-end time (0–1)
 CREATE OR REPLACE MACRO hotspots(rank := 0, annotation := 'ProfilerStep', instance := 0, top := 20, algorithm := 'ctda',
     instance_end := -1, label := NULL, data_load_events := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _hotspots(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), _str_arg(algorithm, 'ctda', 'algorithm'),
-    coalesce(to_json(_str_list_arg(data_load_events, 'data_load_events'))::VARCHAR, '[]'), false, false, _bool_arg(compat, _hta_mode(hta_compat), 'compat'),
-    _bool_arg(aggregate, true, 'aggregate'), _int_arg(top, 20, 'top'));
+SELECT * FROM _hotspots(_str_arg(label, '', 'hotspots: label'), _int_arg(rank, 0, 'hotspots: rank'), _str_arg(annotation, 'ProfilerStep', 'hotspots: annotation'),
+    _int_arg(instance, 0, 'hotspots: instance'), _int_arg(instance_end, -1, 'hotspots: instance_end'), _str_arg(algorithm, 'ctda', 'hotspots: algorithm'),
+    coalesce(to_json(_str_list_arg(data_load_events, 'hotspots: data_load_events'))::VARCHAR, '[]'), false, false, _bool_arg(compat, _hta_mode(hta_compat, 'hotspots'), 'hotspots: compat'),
+    _bool_arg(aggregate, true, 'hotspots: aggregate'), _int_arg(top, 20, 'hotspots: top'));
 
 -- @macro cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, label := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  One row per node of the computation dependency graph (CDG) of algorithm 'ctda': a run of a thread's CPU events in one phase, launching onto one stream, not crossing a synchronisation call; or the GPU events one CPU node launched.
 -- @column label                Trace set
@@ -37,9 +37,9 @@ SELECT * FROM _hotspots(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'),
 -- @column counted_us           Time the node's cpu_op, runtime/driver or GPU events cover inside its counted span on the path, µs (what CPCR counts; Python frames and annotations are not; NULL off the path)
 CREATE OR REPLACE MACRO cdg_nodes(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     label := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cdg_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), 'ctda', '[]', false, false,
-    _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cdg_nodes(_str_arg(label, '', 'cdg_nodes: label'), _int_arg(rank, 0, 'cdg_nodes: rank'), _str_arg(annotation, 'ProfilerStep', 'cdg_nodes: annotation'),
+    _int_arg(instance, 0, 'cdg_nodes: instance'), _int_arg(instance_end, -1, 'cdg_nodes: instance_end'), 'ctda', '[]', false, false,
+    _bool_arg(compat, _hta_mode(hta_compat, 'cdg_nodes'), 'cdg_nodes: compat'), _bool_arg(aggregate, true, 'cdg_nodes: aggregate'));
 
 -- @macro cdg_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1, label := NULL, compat := NULL, aggregate := true, hta_compat := NULL)  One row per dependency of the CDG (algorithm 'ctda').
 -- @column label             Trace set
@@ -52,6 +52,6 @@ SELECT * FROM _cdg_nodes(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank')
 -- @column on_critical_path  Edge lies on the critical path
 CREATE OR REPLACE MACRO cdg_edges(rank := 0, annotation := 'ProfilerStep', instance := 0, instance_end := -1,
     label := NULL, compat := NULL, aggregate := true, hta_compat := NULL) AS TABLE
-SELECT * FROM _cdg_edges(_str_arg(label, '', 'label'), _int_arg(rank, 0, 'rank'), _str_arg(annotation, 'ProfilerStep', 'annotation'),
-    _int_arg(instance, 0, 'instance'), _int_arg(instance_end, -1, 'instance_end'), 'ctda', '[]', false, false,
-    _bool_arg(compat, _hta_mode(hta_compat), 'compat'), _bool_arg(aggregate, true, 'aggregate'));
+SELECT * FROM _cdg_edges(_str_arg(label, '', 'cdg_edges: label'), _int_arg(rank, 0, 'cdg_edges: rank'), _str_arg(annotation, 'ProfilerStep', 'cdg_edges: annotation'),
+    _int_arg(instance, 0, 'cdg_edges: instance'), _int_arg(instance_end, -1, 'cdg_edges: instance_end'), 'ctda', '[]', false, false,
+    _bool_arg(compat, _hta_mode(hta_compat, 'cdg_edges'), 'cdg_edges: compat'), _bool_arg(aggregate, true, 'cdg_edges: aggregate'));
