@@ -184,7 +184,7 @@ func TestNestCPULanes(t *testing.T) {
 		Cat:    []int32{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 1, 0},
 		Syms:   []string{"cpu_op", "python_function", "user_annotation"},
 	}
-	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14})
+	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14}, 100)
 	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48, 100, 5, 45, 10, 10, 15}
 	if !slices.Equal(got.Dur, want) {
 		t.Errorf("durations %v, want %v", got.Dur, want)
@@ -192,7 +192,7 @@ func TestNestCPULanes(t *testing.T) {
 	if f.Dur[1] != 25 {
 		t.Errorf("the input frame was changed: %v", f.Dur)
 	}
-	if g := nestCPULanes(f, []int32{0, 3, 4}); g != f {
+	if g := nestCPULanes(f, []int32{0, 3, 4}, 100); g != f {
 		t.Errorf("a frame with nothing to clip was copied")
 	}
 }

@@ -210,8 +210,23 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	start, end := g.WindowStart, g.WindowEnd
 	g.clippedSet = make([]bool, n)
 	swe := symID(f.Syms, "Stream Wait Event")
+	isLaunchCall := symSet(f.Syms, launchNames)
+	// By default a launch call of zero duration (a sub-µs call in a trace of whole µs) comes in too, with
+	// the GPU work it launched: HTA leaves both out, so a 200 µs kernel the CPU then waited for was no
+	// part of the graph and the path was the 20 µs of CPU time around it.
+	zeroLaunch := func(r int) bool {
+		if o.Compat || f.Dur[r] != 0 || !isLaunchCall[f.Name[r]] {
+			return false
+		}
+		ic := row(f.IndexCorr[r])
+		return ic >= 0 && f.Stream[ic] != -1
+	}
+	// By default the window is half-open, as its CPU time (nestCPULanes cuts at its end) and CPCR's span: a
+	// call at the very instant the next step starts is the next step's (HTA takes it, and the 2 ms kernel it
+	// launched made a path twice the window).
+	inWindow := func(r int) bool { return f.TS[r] >= start && (f.TS[r] < end || o.Compat && f.TS[r] == end) }
 	for r := 0; r < n; r++ {
-		if f.Stream[r] == -1 && f.TS[r] >= start && f.TS[r] <= end && f.Dur[r] > 0 {
+		if f.Stream[r] == -1 && inWindow(r) && (f.Dur[r] > 0 || zeroLaunch(r)) {
 			g.clippedSet[r] = true
 			if ic := row(f.IndexCorr[r]); ic >= 0 && f.Stream[ic] != -1 {
 				g.clippedSet[ic] = true
@@ -239,7 +254,7 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	}
 
 	if !o.Compat {
-		f = nestCPULanes(f, g.Clipped)
+		f = nestCPULanes(f, g.Clipped, g.WindowEnd)
 		g.F = f
 	}
 
@@ -344,11 +359,36 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 
 	// (a) CUDA runtime lock across threads.
 	{
+		var walk []int32
+		for v := int32(0); v < int32(nn); v++ {
+			if lockNode(v) {
+				walk = append(walk, v)
+			}
+		}
+		if !o.Compat {
+			// The lock is a process's, and a call that starts at the instant another ends took it over:
+			// walked per process, ends before starts at one time. HTA walks every process in (ts, file
+			// order), so a worker process's call took a launch's span away, and whether a hand-off at an
+			// integer µs did depended on which call the file lists first.
+			rank := func(v int32) int {
+				switch r := g.NodeRow[v]; {
+				case !g.NodeStart[v] && f.Dur[r] > 0:
+					return 0
+				case g.NodeStart[v]:
+					return 1
+				}
+				return 2 // a zero-length call's end, after its own start
+			}
+			slices.SortStableFunc(walk, func(a, b int32) int {
+				return cmp.Or(cmp.Compare(f.Pid[g.NodeRow[a]], f.Pid[g.NodeRow[b]]), cmp.Compare(g.NodeTS[a], g.NodeTS[b]),
+					cmp.Compare(rank(a), rank(b)))
+			})
+		}
 		var pending []int32
 		last := int32(-1)
-		for v := int32(0); v < int32(nn); v++ {
-			if !lockNode(v) {
-				continue
+		for i, v := range walk {
+			if i > 0 && f.Pid[g.NodeRow[v]] != f.Pid[g.NodeRow[walk[i-1]]] {
+				pending, last = pending[:0], -1
 			}
 			if g.NodeStart[v] {
 				pending = append(pending, v)
@@ -662,7 +702,11 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 // close in a later one, so cutting the range to its frame made a 2.25 ms enumerate(DataLoader)
 // annotation 5 µs long, and data_load_events found no data loading. Python frames are no nodes of
 // the graph, so their ends only shape the tree.
-func nestCPULanes(f *Frame, rows []int32) *Frame {
+//
+// No event ends after windowEnd: CPU time after the window is not the window's (on the annotation's own
+// thread the nesting already cuts it). A logger thread's op that starts in a 100 µs step and runs on for
+// 350 µs was a 350 µs path, 3.5 times the window, while CPCR counted the 50 µs inside it.
+func nestCPULanes(f *Frame, rows []int32, windowEnd int64) *Frame {
 	py := symID(f.Syms, "python_function")
 	cpu := make([]int32, 0, len(rows))
 	for _, r := range rows {
@@ -697,6 +741,10 @@ func nestCPULanes(f *Frame, rows []int32) *Frame {
 			open = open[:len(open)-1]
 		}
 		end := f.TS[r] + f.Dur[r]
+		if end > windowEnd {
+			end = windowEnd
+			clip(r, end)
+		}
 		if f.Cat[r] != py {
 			for len(open) > 0 {
 				p := open[len(open)-1]

@@ -43,11 +43,21 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		}
 		return gpuCorr[lo:hi]
 	}
+	// A stream's state (queue length, last kernel) is per stream id in HTA, so that with several GPUs in
+	// one process (DataParallel) a kernel on GPU 1 was the previous kernel of one on GPU 0 and a stream
+	// sync on GPU 1 waited for GPU 0's work; by default it is per (GPU, stream), as everywhere else.
+	type streamKey struct{ gpu, stream int64 }
+	keyOf := func(r int32) streamKey {
+		if g.opts.Compat {
+			return streamKey{0, f.Stream[r]}
+		}
+		return streamKey{f.Pid[r], f.Stream[r]}
+	}
 	// Queue lengths on the whole rank (§4.6): +1 at each launch (stream of its GPU row), -1 at the
 	// start of each GPU row whose correlation a launch has; per stream, cumulative in ts order.
 	type qev struct {
 		ts     int64
-		stream int64
+		stream streamKey
 		delta  int64
 		row    int32
 	}
@@ -57,17 +67,17 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
 			ks := gpuRowsOf(f.Corr[r])
 			for _, k := range ks {
-				qs = append(qs, qev{f.TS[r], f.Stream[k.row], 1, int32(r)})
+				qs = append(qs, qev{f.TS[r], keyOf(k.row), 1, int32(r)})
 				launched[k.row] = true
 			}
 			if len(ks) == 0 {
-				qs = append(qs, qev{f.TS[r], math.MinInt64, 1, int32(r)}) // NaN stream: dropped by groupby
+				qs = append(qs, qev{f.TS[r], streamKey{0, math.MinInt64}, 1, int32(r)}) // NaN stream: dropped by groupby
 			}
 		}
 	}
 	for r := 0; r < n; r++ {
 		if launched[r] {
-			qs = append(qs, qev{f.TS[r], f.Stream[r], -1, int32(r)})
+			qs = append(qs, qev{f.TS[r], keyOf(int32(r)), -1, int32(r)})
 		}
 	}
 	// pandas sorts the concatenation (launches, then GPU rows) with numpy's unstable quicksort; equal
@@ -81,10 +91,10 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	for i := range qlen {
 		qlen[i] = math.MinInt64 // NaN
 	}
-	cum := map[int64]int64{}
+	cum := map[streamKey]int64{}
 	for _, qi := range qorder {
 		q := qs[qi]
-		if q.stream == math.MinInt64 {
+		if q.stream.stream == math.MinInt64 {
 			continue
 		}
 		cum[q.stream] += q.delta
@@ -236,12 +246,12 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	}
 	ws = permute(ws, func(w work) int64 { return w.sort })
 
-	lastNode := map[int64]int32{}
-	var streamOrder []int64
+	lastNode := map[streamKey]int32{}
+	var streamOrder []streamKey
 	kernelSync := map[int32]int32{} // dest row → src row (-1 consumed)
 	type streamLaunch struct {
 		row    int32
-		stream int64
+		stream streamKey
 	}
 	graphLaunchSeen := map[streamLaunch]bool{} // (launching CPU row, stream) whose first GPU row was met
 	tsOfEv := func(ev int64) int64 {
@@ -253,6 +263,11 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	syncEdge := func(gpuNode int32, cpuEv int64) {
 		r := row(cpuEv)
 		if r < 0 || g.endNode[r] < 0 {
+			return
+		}
+		if f.Dur[r] < g.Source.Dur[r] && g.NodeTS[gpuNode] > g.NodeTS[g.endNode[r]] {
+			// the call was cut (nestCPULanes) before the GPU work it waited for ended: an edge back in
+			// time, which let a path run longer than the time it spans
 			return
 		}
 		addEdge(gpuNode, g.endNode[r], EdgeSyncDependency, false)
@@ -291,10 +306,13 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			}
 			if name == ctxSync {
 				for _, s := range streamOrder {
-					syncEdge(lastNode[s], f.IndexCorr[r])
+					// by default a device sync waits for its own GPU's streams only
+					if g.opts.Compat || s.gpu == f.Pid[r] {
+						syncEdge(lastNode[s], f.IndexCorr[r])
+					}
 				}
 			} else if name == streamSync {
-				if v, ok := lastNode[f.Stream[r]]; ok {
+				if v, ok := lastNode[keyOf(r)]; ok {
 					syncEdge(v, f.IndexCorr[r])
 				}
 			}
@@ -306,7 +324,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		}
 		id := addEdge(s, e, EdgeOperator, false)
 		attribute(id, -1)
-		stream := f.Stream[r]
+		stream := keyOf(r)
 		syncSrc, hasSync := kernelSync[r]
 		syncEnd := int32(-1)
 		if hasSync && syncSrc >= 0 {

@@ -422,7 +422,9 @@ func TestCTDARecordedTraceFacts(t *testing.T) {
 // launches a 2000 µs kernel at exactly 1000 µs, the next step's start. Both algorithms analyse [0, 1000]:
 // the launch at the window's end is the next window's (half-open, as the CPU cut), the busy bound counts
 // CPU time up to the window's end only (0.9: thread 2 covers 500–1000 beside thread 1's 100–900), hotspot
-// shares stay within the span, and CTDA's path is thread 1's step, not thread 2's cut event.
+// shares stay within the span, and both paths are thread 1's step (aten::mm 100–850 with its launch, k2's
+// launch delay and k2: 820 µs, 800 of them in events), not thread 2's cut event (hta's path was aten::long
+// whole, 5000 µs in the 1000 µs window) nor the next step's kernel (k3: a 2030 µs path).
 func TestCTDAWindowEdges(t *testing.T) {
 	db, err := engine.Open(context.Background(), "")
 	if err != nil {
@@ -432,17 +434,18 @@ func TestCTDAWindowEdges(t *testing.T) {
 	if _, err := db.Load(context.Background(), []string{filepath.Join("..", "testdata", "hta", "ct_window_edge.json")}, engine.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"hta": 0.5, "ctda": 0.73}
+	want := map[string]float64{"hta": 0.8, "ctda": 0.73}
 	for _, alg := range []string{"hta", "ctda"} {
-		var window, cpcr, busy, share float64
+		var window, cpcr, busy, share, length float64
 		q := fmt.Sprintf(`SELECT max(window_us), max(cpcr), max(busy_bound),
-			(SELECT sum(prop_in_total) FROM hotspots(0, 'ProfilerStep', 0, algorithm := '%[1]s'))
+			(SELECT sum(prop_in_total) FROM hotspots(0, 'ProfilerStep', 0, algorithm := '%[1]s')), max(path_length_us)
 			FROM critical_path_summary(annotation := 'ProfilerStep', instance := 0, algorithm := '%[1]s')`, alg)
-		if err := db.SQL.QueryRow(q).Scan(&window, &cpcr, &busy, &share); err != nil {
+		if err := db.SQL.QueryRow(q).Scan(&window, &cpcr, &busy, &share, &length); err != nil {
 			t.Fatal(err)
 		}
-		if window != 1000 || busy != 0.9 || share > 1 || math.Abs(cpcr-want[alg]) > 1e-9 {
-			t.Errorf("%s: window %v µs, busy bound %v, CPCR %v, hotspot shares %v; want 1000, 0.9, %v, <= 1", alg, window, busy, cpcr, share, want[alg])
+		if window != 1000 || busy != 0.9 || share > 1 || math.Abs(cpcr-want[alg]) > 1e-9 || length > window {
+			t.Errorf("%s: window %v µs, busy bound %v, CPCR %v, hotspot shares %v, path %v µs; want 1000, 0.9, %v, <= 1, <= the window",
+				alg, window, busy, cpcr, share, length, want[alg])
 		}
 	}
 	var onPath string
