@@ -197,6 +197,37 @@ func TestNestCPULanes(t *testing.T) {
 	}
 }
 
+// TestSerialGPULanes: on one (GPU, stream) a row ends where the next one starts; other lanes, CPU rows,
+// sync rows and rows not taken are left alone.
+func TestSerialGPULanes(t *testing.T) {
+	// rows: 0 [0,100) and 1 [90,150) stream 7 GPU 0 → 0 cut to [0,90); 2 [140,150) inside 1 → 1 cut to
+	// [90,140); 3 [160,170) after a gap; 4 [95,200) stream 8 (other lane); 5 [95,200) stream 7 on GPU 1;
+	// 6 [300,310) and 7 [300,320) one start: the shorter one cut to nothing; 8 [305,330) a Context Sync on
+	// stream 7; 9 [0,500) a CPU row; 10 [315,400) stream 7, not in rows.
+	f := &Frame{
+		EvIdx:     []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+		Pid:       []int64{0, 0, 0, 0, 0, 1, 0, 0, 0, 100, 0},
+		Tid:       []int64{7, 7, 7, 7, 8, 7, 7, 7, 7, 100, 7},
+		TS:        []int64{0, 90, 140, 160, 95, 95, 300, 300, 305, 0, 315},
+		Dur:       []int64{100, 60, 10, 10, 105, 105, 10, 20, 25, 500, 85},
+		Stream:    []int64{7, 7, 7, 7, 8, 7, 7, 7, 7, -1, 7},
+		IndexCorr: []int64{20, 21, 22, 23, 24, 25, 26, 27, 28, 0, 30},
+		Cat:       []int32{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0},
+		Syms:      []string{"kernel", "cuda_sync", "cpu_op"},
+	}
+	got := serialGPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	want := []int64{90, 50, 10, 10, 105, 105, 0, 20, 25, 500, 85}
+	if !slices.Equal(got.Dur, want) {
+		t.Errorf("durations %v, want %v", got.Dur, want)
+	}
+	if f.Dur[0] != 100 {
+		t.Errorf("the input frame was changed: %v", f.Dur)
+	}
+	if g := serialGPULanes(f, []int32{0, 3, 4, 5}); g != f {
+		t.Errorf("a frame with nothing to cut was copied")
+	}
+}
+
 // TestWindowInstances: instances are the CPU annotations in file order by default; Kineto's GPU-timeline copies
 // of each step count only in compat mode (HTA), where they used to make instance 1 of two steps a GPU copy.
 func TestWindowInstances(t *testing.T) {

@@ -37,6 +37,10 @@ func TestHTADefaultModeCases(t *testing.T) {
 		// (245) into the cut sync's end (200) went back in time
 		{"sync_cut_at_step_end", "gpu_compute_bound=85.0 gpu_kernel_kernel_overhead=40.0 gpu_kernel_launch_overhead=10.0", 145, 0,
 			"k1 and k2 with their launch and the gap between them"},
+		// stream 7: k1 30-130, k2 120-200 (starts 10 µs before k1 ends), k3 195-200 (inside k2), k4 210-250; HTA
+		// counts both overlaps twice (edges back in time, clamped to 0): 265 µs over 260 µs of rows
+		{"overlapping_kernels_one_stream", "=0.0 cpu_bound=12.0 gpu_compute_bound=210.0 gpu_kernel_kernel_overhead=10.0 gpu_kernel_launch_overhead=18.0", 265, 2,
+			"mm 10-12, launch delay 12-30, k1 30-120, k2 120-195, k3 195-200, gap 200-210, k4 210-250, relu 260-270"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			db := ctOpen(t, "../testdata/traces/hta_cases/"+c.file+".json").SQL

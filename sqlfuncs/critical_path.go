@@ -477,8 +477,8 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 		// CPCR counts what the busy bound counts: the part of an edge's time inside the span and
 		// inside the event it is attributed to, when that is a cpu_op, runtime/driver call or GPU
 		// work (an annotation on the path is not work; the delay before a kernel is not the kernel).
-		// Path edges follow each other in time, except where two kernels of one stream overlap (an
-		// edge back in time from the first one's end to the second one's start): counting from the
+		// Path edges follow each other in time, except where two kernels of one stream overlap in compat
+		// mode (an edge back in time from the first one's end to the second one's start): counting from the
 		// furthest point reached so far, the sum is their union.
 		if r := g.Attr[e]; r >= 0 && graph.BusyRow(g.F, r) {
 			lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r], reached)
