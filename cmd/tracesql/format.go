@@ -326,11 +326,30 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 		return 'l'
 	}
 
+	const noRows = "0 rows"
+	inner := func() int { // the box's width inside its outer lines
+		w := len(widths) - 1
+		for _, wd := range widths {
+			w += wd + 2
+		}
+		return w
+	}
+	if n == 0 && len(widths) > 0 && inner() < len(noRows)+2 {
+		widths[len(widths)-1] += len(noRows) + 2 - inner()
+	}
 	rule("┌", "┬", "┐")
 	line(names, center)
 	line(types, center)
-	if n == 0 {
+	if n == 0 && len(widths) == 0 {
 		rule("└", "┴", "┘")
+		return n, nil
+	}
+	if n == 0 {
+		// as DuckDB's box: the header, then one line across the columns saying there are no rows
+		rule("├", "┴", "┤")
+		pad := inner() - len(noRows)
+		w.WriteString("│" + strings.Repeat(" ", pad/2) + noRows + strings.Repeat(" ", pad-pad/2) + "│\n")
+		w.WriteString("└" + strings.Repeat("─", inner()) + "┘\n")
 		return n, nil
 	}
 	rule("├", "┼", "┤")

@@ -104,7 +104,9 @@ func TestRenderEmpty(t *testing.T) {
 		{"table", `┌─────────┬─────────┐
 │    n    │    s    │
 │ integer │ varchar │
-└─────────┴─────────┘
+├─────────┴─────────┤
+│      0 rows       │
+└───────────────────┘
 `},
 		{"csv", "n,s\n"},
 		{"tsv", "n\ts\n"},
@@ -179,6 +181,13 @@ func TestRenderTableElided(t *testing.T) {
 │      6 │ r6      │
 └────────┴─────────┘
 7 rows (2 shown)
+`},
+		{"no rows in a narrow column: the box widens", "SELECT 1::BIT AS b WHERE false", 10, 0, `┌────────┐
+│   b    │
+│  bit   │
+├────────┤
+│ 0 rows │
+└────────┘
 `},
 	}
 	for _, tc := range tests {

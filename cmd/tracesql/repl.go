@@ -39,12 +39,21 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	defer func() { s.piped = false }()
 	defer func(script, where string) { s.script, s.where = script, where }(s.script, s.where)
 	s.script = "stdin"
-	first := true
+	first, checked := true, false
 	for sc.Scan() {
 		text := sc.Text()
 		if first {
 			text = strings.TrimPrefix(text, "\ufeff") // as runScript
 			first = false
+		}
+		if !checked && strings.TrimSpace(text) != "" {
+			// a trace or database piped in by mistake (tracesql < trace.json.gz): one line saying so, as
+			// -f - says, not a parser error per line of binary
+			checked = true
+			if err := checkSQLText([]byte(text)); err != nil {
+				fmt.Fprintf(s.errOut, "tracesql: stdin: %v\n", err)
+				return 1
+			}
 		}
 		if err := s.feed(ctx, &buf, text, false); err != nil {
 			if errors.Is(err, errCancelled) {

@@ -43,6 +43,8 @@ type session struct {
 	piped     bool    // statements come from a non-terminal stdin (readPiped)
 	exitCode  *int    // .exit CODE
 	sawBegin  bool    // a BEGIN or START (TRANSACTION) ran: later statements check for an open transaction
+	// preparedCommands: per PREPAREd statement name, whether its EXECUTE answers with a status only
+	preparedCommands map[string]bool
 	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
 	screen func() int
 }
@@ -183,7 +185,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if err != nil {
 		return err
 	}
-	if len(cols) == 1 && (cols[0] == "Success" || cols[0] == "Count") && isCommand(stmt) {
+	if len(cols) == 1 && (cols[0] == "Success" || cols[0] == "Count") && s.isCommand(stmt) {
 		// DDL and DML: like the DuckDB CLI in its default mode, print nothing.
 		for rows.Next() {
 		}
@@ -243,13 +245,50 @@ var commandKeywords = map[string]bool{"CREATE": true, "DROP": true, "ALTER": tru
 	"DETACH": true, "USE": true, "SET": true, "RESET": true, "LOAD": true, "INSTALL": true,
 	"FORCE": true, "BEGIN": true, "START": true, "COMMIT": true, "END": true, "ROLLBACK": true,
 	"ABORT": true, "CHECKPOINT": true, "VACUUM": true, "ANALYZE": true, "EXPORT": true,
-	"IMPORT": true, "PREPARE": true, "DEALLOCATE": true, "COMMENT": true}
+	"IMPORT": true, "PREPARE": true, "DEALLOCATE": true, "COMMENT": true, "PRAGMA": true}
 
 // isCommand reports a statement whose one-column Success/Count result is a status, not data.
 // It looks at the first keyword after comments, so that `/* x */ SELECT true AS Success` and
-// `SELECT count(*) AS Count` are queries, and their results are printed.
-func isCommand(stmt string) bool {
-	return commandKeywords[statementKeyword(stmt)]
+// `SELECT count(*) AS Count` are queries, and their results are printed. A PRAGMA that answers with
+// data (`PRAGMA table_info`) has other columns. An EXECUTE is what the statement it runs is: a
+// PREPAREd INSERT answers Count, a PREPAREd `SELECT count(*) AS Count` data.
+func (s *session) isCommand(stmt string) bool {
+	switch kw := statementKeyword(stmt); kw {
+	case "PREPARE":
+		if name, body, ok := preparedStatement(stmt); ok {
+			if s.preparedCommands == nil {
+				s.preparedCommands = map[string]bool{}
+			}
+			s.preparedCommands[name] = commandKeywords[statementKeyword(body)]
+		}
+		return true
+	case "EXECUTE":
+		name, _, _ := preparedStatement(stmt)
+		command, known := s.preparedCommands[name]
+		return command || !known
+	default:
+		return commandKeywords[kw]
+	}
+}
+
+// preparedNamePattern matches `PREPARE name AS body` and `EXECUTE name(args)` after leading comments.
+var preparedNamePattern = regexp.MustCompile(`(?is)^(?:PREPARE|EXECUTE)\s+("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)\s*(?:AS\s+(.*))?`)
+
+// preparedStatement returns the statement name of a PREPARE or EXECUTE (case folded unless quoted, as
+// DuckDB's identifiers) and a PREPARE's body.
+func preparedStatement(stmt string) (name, body string, ok bool) {
+	end, _ := queries.LeadingComments(stmt)
+	m := preparedNamePattern.FindStringSubmatch(stmt[end:])
+	if m == nil {
+		return "", "", false
+	}
+	name = m[1]
+	if strings.HasPrefix(name, `"`) {
+		name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+	} else {
+		name = strings.ToLower(name)
+	}
+	return name, m[2], true
 }
 
 func (s *session) afterStatement() {
@@ -298,6 +337,11 @@ func (s *session) runScript(ctx context.Context, text, source string, stopOnErro
 // runPending runs the statement left in buf without its ';' at the end of the input, if any.
 func (s *session) runPending(ctx context.Context, buf *stmtBuffer) error {
 	p := buf.Pending()
+	if line, ok := buf.UnclosedComment(); ok {
+		// the input ends inside a /* comment: the statements after the /* did not run
+		s.setWhere(line)
+		return errors.New("unterminated /* comment: the input ends inside it, and the statements after it did not run")
+	}
 	if p == "" || queries.OnlyComments(p) {
 		return nil
 	}

@@ -87,6 +87,28 @@ func (s *stmtBuffer) PendingLine() int {
 	return s.firstLine + strings.Count(text[:end], "\n")
 }
 
+// UnclosedComment reports pending text that is only white space and comments and ends inside a /*
+// comment, and the line that comment opens on (a -- comment ends with the input; an unclosed comment
+// after SQL text is the statement's, which DuckDB reports).
+func (s *stmtBuffer) UnclosedComment() (line int, ok bool) {
+	text := s.b.String()
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		end, kind := queries.TokenEnd(text, i)
+		switch {
+		case kind != queries.TokenLineComment && kind != queries.TokenBlockComment:
+			return 0, false
+		case end < 0:
+			return s.firstLine + strings.Count(text[:i], "\n"), kind == queries.TokenBlockComment
+		}
+		i = end
+	}
+	return 0, false
+}
+
 // SkipLine counts a line that was not SQL (a dot command) while nothing is pending.
 func (s *stmtBuffer) SkipLine() { s.lines++ }
 
