@@ -214,11 +214,21 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	// By default a launch call of zero duration (a sub-µs call in a trace of whole µs) comes in too, with
 	// the GPU work it launched: HTA leaves both out, so a 200 µs kernel the CPU then waited for was no
 	// part of the graph and the path was the 20 µs of CPU time around it.
+	// linked is the row an event's index_correlation names. By default an index_correlation of 0 names
+	// none (the partner is not in the trace: a kernel launched before profiling began), as in ctda; HTA
+	// takes it for event 0, so such a kernel came into any window holding the file's first event, with
+	// a launch edge from that event 13 ms back in time (param/dlrm_kineto_8ranks rank 1).
+	linked := func(r int) int32 {
+		if !o.Compat && f.IndexCorr[r] == 0 {
+			return -1
+		}
+		return row(f.IndexCorr[r])
+	}
 	zeroLaunch := func(r int) bool {
 		if o.Compat || f.Dur[r] != 0 || !isLaunchCall[f.Name[r]] {
 			return false
 		}
-		ic := row(f.IndexCorr[r])
+		ic := linked(r)
 		return ic >= 0 && f.Stream[ic] != -1
 	}
 	// By default the window is half-open, as its CPU time (nestCPULanes cuts at its end) and CPCR's span: a
@@ -228,7 +238,7 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	for r := 0; r < n; r++ {
 		if f.Stream[r] == -1 && inWindow(r) && (f.Dur[r] > 0 || zeroLaunch(r)) {
 			g.clippedSet[r] = true
-			if ic := row(f.IndexCorr[r]); ic >= 0 && f.Stream[ic] != -1 {
+			if ic := linked(r); ic >= 0 && f.Stream[ic] != -1 {
 				g.clippedSet[ic] = true
 			}
 		}
@@ -241,7 +251,7 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 		// index_correlation names one of them: every GPU row it launched comes in.
 		for r := 0; r < n; r++ {
 			if f.Stream[r] != -1 && !g.clippedSet[r] {
-				if l := row(f.IndexCorr[r]); l >= 0 && f.Stream[l] == -1 && g.clippedSet[l] {
+				if l := linked(r); l >= 0 && f.Stream[l] == -1 && g.clippedSet[l] {
 					g.clippedSet[r] = true
 				}
 			}

@@ -254,6 +254,13 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		stream streamKey
 	}
 	graphLaunchSeen := map[streamLaunch]bool{} // (launching CPU row, stream) whose first GPU row was met
+	// linkEv: the event a GPU or sync row's index_correlation names; by default 0 names none (linked in build)
+	linkEv := func(r int32) int64 {
+		if !g.opts.Compat && f.IndexCorr[r] == 0 {
+			return -1
+		}
+		return f.IndexCorr[r]
+	}
 	tsOfEv := func(ev int64) int64 {
 		if r := row(ev); r >= 0 {
 			return f.TS[r]
@@ -300,7 +307,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 						kernelSync[dst] = src
 					}
 				} else if src >= 0 && g.endNode[src] >= 0 {
-					syncEdge(g.endNode[src], f.IndexCorr[r])
+					syncEdge(g.endNode[src], linkEv(r))
 				}
 				continue
 			}
@@ -308,12 +315,12 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				for _, s := range streamOrder {
 					// by default a device sync waits for its own GPU's streams only
 					if g.opts.Compat || s.gpu == f.Pid[r] {
-						syncEdge(lastNode[s], f.IndexCorr[r])
+						syncEdge(lastNode[s], linkEv(r))
 					}
 				}
 			} else if name == streamSync {
 				if v, ok := lastNode[keyOf(r)]; ok {
-					syncEdge(v, f.IndexCorr[r])
+					syncEdge(v, linkEv(r))
 				}
 			}
 			continue
@@ -340,7 +347,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		if _, ok := kernelSync[r]; ok {
 			kernelSync[r] = -1
 		}
-		runtimeEv := f.IndexCorr[r]
+		runtimeEv := linkEv(r)
 		runtimeTS := tsOfEv(runtimeEv)
 		last, hasLast := lastNode[stream]
 		launchAdded := false

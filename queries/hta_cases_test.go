@@ -41,6 +41,10 @@ func TestHTADefaultModeCases(t *testing.T) {
 		// counts both overlaps twice (edges back in time, clamped to 0): 265 µs over 260 µs of rows
 		{"overlapping_kernels_one_stream", "=0.0 cpu_bound=12.0 gpu_compute_bound=210.0 gpu_kernel_kernel_overhead=10.0 gpu_kernel_launch_overhead=18.0", 265, 2,
 			"mm 10-12, launch delay 12-30, k1 30-120, k2 120-195, k3 195-200, gap 200-210, k4 210-250, relu 260-270"},
+		// a kernel whose launch is not in the trace (index_correlation 0), 100 µs before the step: it came into
+		// the graph with a launch edge from the file's first event (event 0, in the step), back in time
+		{"kernel_launched_before_profiling", "=0.0 cpu_bound=35.0 gpu_compute_bound=100.0 gpu_kernel_launch_overhead=25.0", 160, 0,
+			"first 10-30, mm 40-45, launch delay 45-70, k1 70-170, sync, relu 190-200"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			db := ctOpen(t, "../testdata/traces/hta_cases/"+c.file+".json").SQL
