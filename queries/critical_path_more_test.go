@@ -132,6 +132,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 	for _, stmt := range []string{
 		`CREATE TABLE cp_lp_huge AS SELECT * FROM (VALUES (0, 1, 1e300)) v(src_node, dst_node, weight_us)`,
 		`CREATE TABLE cp_lp_nan AS SELECT * FROM (VALUES (0, 1, 'nan'::DOUBLE)) v(src_node, dst_node, weight_us)`,
+		`CREATE TABLE cp_lp_frac AS SELECT * FROM (VALUES (1, 2.0, 1.0), (1.5, 2, 1.0)) v(src_node, dst_node, weight_us)`,
 		`CREATE TABLE cp_lp_null AS SELECT * FROM (VALUES (0, 1, NULL::DOUBLE), (1, 2, 1.0)) v(src_node, dst_node, weight_us)`,
 		`CREATE TABLE cp_lp_sum AS SELECT * FROM (VALUES (0, 1, 4e15), (1, 2, 4e15)) v(src_node, dst_node, weight_us)`,
 	} {
@@ -184,6 +185,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		{`SELECT * FROM longest_path('cp_lp_huge')`, "not a number within"},
 		{`SELECT * FROM longest_path('cp_lp_nan')`, "not a number within"},
 		{`SELECT * FROM longest_path('cp_lp_null')`, "NULL weight_us on 0→1"},
+		{`SELECT * FROM longest_path('cp_lp_frac')`, "node ids (src_node, dst_node) must be integers, not 1.5"},
 		{`SELECT * FROM longest_path('cp_lp_sum')`, "more than int64 nanoseconds"},
 		// Wrong types name the parameter (they were binder errors naming the internal function, a cast
 		// error, or for output_dir a directory named after the value).

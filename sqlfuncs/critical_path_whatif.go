@@ -112,7 +112,10 @@ func init() {
 		if name == "" {
 			return nil, fmt.Errorf("longest_path: pass the name of a table with src_node, dst_node, weight_us")
 		}
-		rows, err := env.DB.QueryContext(ctx, `SELECT src_node::BIGINT, dst_node::BIGINT, weight_us::DOUBLE FROM `+quoteTable(name))
+		// non_integer: a node id the BIGINT cast would round (1.5 became 2, and an edge 1.5→2 a cycle)
+		rows, err := env.DB.QueryContext(ctx, `SELECT src_node::BIGINT, dst_node::BIGINT, weight_us::DOUBLE,
+			CASE WHEN src_node::BIGINT <> src_node THEN src_node::VARCHAR WHEN dst_node::BIGINT <> dst_node THEN dst_node::VARCHAR END
+			FROM `+quoteTable(name))
 		if err != nil {
 			// The hint goes before DuckDB's message, which ends in its SQL context (LINE 1: ...) that
 			// the CLI leaves out.
@@ -142,8 +145,12 @@ func init() {
 		for rows.Next() {
 			var s, d *int64
 			var w *float64
-			if err := rows.Scan(&s, &d, &w); err != nil {
+			var nonInteger *string
+			if err := rows.Scan(&s, &d, &w, &nonInteger); err != nil {
 				return nil, fmt.Errorf("longest_path(%q): %w", name, err)
+			}
+			if nonInteger != nil {
+				return nil, fmt.Errorf("longest_path(%q): node ids (src_node, dst_node) must be integers, not %s", name, *nonInteger)
 			}
 			if s == nil || d == nil {
 				return nil, fmt.Errorf("longest_path(%q): NULL src_node or dst_node", name)
