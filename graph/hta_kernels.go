@@ -246,6 +246,39 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	}
 	ws = permute(ws, func(w work) int64 { return w.sort })
 
+	// outside: per (GPU, stream), the GPU work that is not in the graph (launched before the window, or
+	// by a launch the trace lacks), by start. By default a kernel that waited behind such work after its
+	// launch call gets no launch edge: the wait was the stream's backlog, not launch overhead (on
+	// tracelens resnet_act_checkpoint, whose GPU runs two steps behind, a 29 ms "launch delay" made 99.5 %
+	// of the path).
+	type span struct{ ts, end int64 }
+	var outside map[streamKey][]span
+	if !g.opts.Compat {
+		outside = map[streamKey][]span{}
+		for r := 0; r < n; r++ {
+			if f.Stream[r] != -1 && f.Cat[r] != syncCat && f.IndexCorr[r] >= 0 && !g.clippedSet[r] {
+				k := keyOf(int32(r))
+				outside[k] = append(outside[k], span{f.TS[r], f.TS[r] + g.Source.Dur[r]})
+			}
+		}
+		for _, spans := range outside {
+			slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.ts, b.ts) })
+		}
+	}
+	// busyOutside reports work outside the graph on stream that ran after launchTS and began before start.
+	busyOutside := func(stream streamKey, launchTS, start int64) bool {
+		spans := outside[stream]
+		i, _ := slices.BinarySearchFunc(spans, start, func(sp span, t int64) int { return cmp.Compare(sp.ts, t) })
+		for j := i - 1; j >= 0; j-- {
+			if spans[j].end > launchTS {
+				return true
+			}
+			if j < i-8 {
+				break // spans of one stream follow each other: one that ended long before says enough
+			}
+		}
+		return false
+	}
 	lastNode := map[streamKey]int32{}
 	var streamOrder []streamKey
 	kernelSync := map[int32]int32{} // dest row → src row (-1 consumed)
@@ -351,7 +384,8 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		runtimeTS := tsOfEv(runtimeEv)
 		last, hasLast := lastNode[stream]
 		launchAdded := false
-		idleAtLaunch := (!hasLast || g.NodeTS[last] < runtimeTS) && (!hasSync || g.NodeTS[syncEnd] < runtimeTS)
+		idleAtLaunch := (!hasLast || g.NodeTS[last] < runtimeTS) && (!hasSync || g.NodeTS[syncEnd] < runtimeTS) &&
+			(g.opts.Compat || !busyOutside(stream, runtimeTS, f.TS[r]))
 		if qAt(runtimeEv) == 1 && qlen[r] == 0 && idleAtLaunch {
 			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
 				addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)

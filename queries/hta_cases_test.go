@@ -45,6 +45,9 @@ func TestHTADefaultModeCases(t *testing.T) {
 		// the graph with a launch edge from the file's first event (event 0, in the step), back in time
 		{"kernel_launched_before_profiling", "=0.0 cpu_bound=35.0 gpu_compute_bound=100.0 gpu_kernel_launch_overhead=25.0", 160, 0,
 			"first 10-30, mm 40-45, launch delay 45-70, k1 70-170, sync, relu 190-200"},
+		// k1, launched at 12, waits until 150 behind k0, launched before the step (so not in the graph): HTA calls
+		// the 138 µs a launch delay
+		{"kernel_behind_earlier_work", "=0.0 cpu_bound=10.0 gpu_compute_bound=100.0", 250, 0, "k1 150-250, sync, relu 260-270"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			db := ctOpen(t, "../testdata/traces/hta_cases/"+c.file+".json").SQL
