@@ -287,9 +287,15 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	cpuRows := map[laneKey][]int32{}
 	inWindow := make([]bool, n)
 	var gpuAll []int32
+	// A launch call of zero duration (a sub-µs call in a trace of whole µs) is one too: without it its
+	// kernel looked launched before the window, and the path lost the operator that launched it.
+	zeroLaunch := func(r int) bool {
+		l := linked(r)
+		return f.Dur[r] == 0 && l >= 0 && f.Stream[l] >= 0 && isGPUWork[f.Cat[l]]
+	}
 	for r := 0; r < n; r++ {
 		// Half-open, as clipAtoms: an event starting at the window's end is the next window's.
-		if isCPU[f.Cat[r]] && f.Dur[r] > 0 && f.TS[r] >= ws && (f.TS[r] < we || ws == we) {
+		if isCPU[f.Cat[r]] && (f.Dur[r] > 0 || zeroLaunch(r)) && f.TS[r] >= ws && (f.TS[r] < we || ws == we) {
 			k := laneKey{f.Pid[r], f.Tid[r]}
 			cpuRows[k] = append(cpuRows[k], int32(r))
 			inWindow[r] = true
@@ -864,20 +870,23 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		}
 	}
-	if !sawSync {
-		// No sync records: a synchronising call waits for its own memcpy, or for every stream.
-		for _, ids := range logical {
-			for _, v := range ids {
-				for _, a := range c.atoms[c.Nodes[v].first:c.Nodes[v].last] {
-					nm := f.Name[a.row]
-					if !isSyncCall[nm] {
-						continue
-					}
-					dst := nextOnThread(a.row)
-					if g := launches[a.row]; g >= 0 && !isDeviceSync[nm] {
-						addSync(gpuNodeOfRow[g], dst)
-						continue
-					}
+	// A synchronous copy waits for its own copy, which waited for its stream's work before it: CUPTI
+	// writes no sync record for it, so this holds in a trace with records too (one Stream Sync anywhere
+	// in the window made a 470 µs kernel that a cudaMemcpy waited for 515 µs of cpu_bound aten::to).
+	// Without any sync record, a synchronising call waits for every stream.
+	for _, ids := range logical {
+		for _, v := range ids {
+			for _, a := range c.atoms[c.Nodes[v].first:c.Nodes[v].last] {
+				nm := f.Name[a.row]
+				if !isSyncCall[nm] {
+					continue
+				}
+				dst := nextOnThread(a.row)
+				if g := launches[a.row]; g >= 0 && !isDeviceSync[nm] {
+					addSync(gpuNodeOfRow[g], dst)
+					continue
+				}
+				if !sawSync {
 					for _, k := range streamKeys {
 						if g := lastLaunched(k, f.TS[a.row]); g >= 0 {
 							addSync(g, dst)
@@ -1077,7 +1086,9 @@ func clipAtoms(atoms []ctdaAtom, from int, we int64) []ctdaAtom {
 
 // threadAtoms cuts one thread's time into atoms owned by the innermost running event, appending
 // them to atoms; it sets each row's phase (its own rule, else its parent's). rows are sorted by
-// start, longer first.
+// start, longer first. An event of zero duration owns no time, so it gets no atom, except a launch
+// call (rows hold those of zero duration only): an atom of length 0 ties it, and its GPU work, to
+// the node it falls in.
 func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
 	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
@@ -1108,6 +1119,9 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 	popUntil := func(t int64) {
 		for len(stack) > 0 && end(stack[len(stack)-1]) <= t {
 			top := stack[len(stack)-1]
+			if f.Dur[top] == 0 {
+				atoms = append(atoms, ctdaAtom{cur, cur, top, true, false})
+			}
 			emit(top, cur, end(top))
 			cur = max(cur, end(top))
 			stack, busyUntil = stack[:len(stack)-1], busyUntil[:len(busyUntil)-1]

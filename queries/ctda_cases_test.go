@@ -86,6 +86,16 @@ func TestCTDASyncCases(t *testing.T) {
 		}
 	}
 
+	// A synchronous cudaMemcpy (45–515) whose copy runs after the 470 µs kernel k: it waited for k, whether or not
+	// the window holds a sync record elsewhere (a Stream Sync at 582 here; CUPTI writes none for the copy). With
+	// one, the wait was 470 µs of cpu_bound aten::to.
+	for _, agg := range []string{"", ", aggregate := false"} {
+		got := ctdaFactsOf(t, ctdaCase(t, "sync_copy_with_sync_record"), agg)
+		if want := (ctdaFacts{0.57, 0.585, "k:470.0, aten::after:50.0, Memcpy DtoH (Device -> Pageable):10.0, aten::mm:10.0"}); got != want {
+			t.Errorf("sync_copy_with_sync_record%s: %+v, want %+v", agg, got, want)
+		}
+	}
+
 	// backlog_stream_sync, step 2 (instance 1): kA (400 µs) was launched in step 1 behind kB on another
 	// stream and starts only at 1100 µs, after step 2's cudaStreamSynchronize (1050–1505) began; the sync
 	// waits for it.
@@ -111,6 +121,15 @@ func TestCTDANodeCases(t *testing.T) {
 	ctWantRowsConn(t, db, `SELECT count(*) FROM cdg_edges() WHERE dependency = 'call'`, [][]string{{"1"}})
 	if got := ctdaFactsOf(t, db, ""); got.cpcr != 0.535 || !strings.Contains(got.hotspots, "aten::pre:100.0") {
 		t.Errorf("launch_same_extent: %+v", got)
+	}
+
+	// A launch call of zero duration at 390 in aten::mm (0–400) launches k (400–800), which a stream sync waits
+	// for: mm → k → aten::after (the kernel looked launched before the window, and the path lost mm: CPCR 0.51).
+	for _, agg := range []string{"", ", aggregate := false"} {
+		got := ctdaFactsOf(t, ctdaCase(t, "zero_duration_launch"), agg)
+		if want := (ctdaFacts{0.9, 0.915, "k:400.0, aten::mm:390.0, aten::after:100.0, aten::item:10.0"}); got != want {
+			t.Errorf("zero_duration_launch%s: %+v, want %+v", agg, got, want)
+		}
 	}
 
 	// A 'forward' window: the window's own annotation is left out of the hotspots, an operator whose name
