@@ -353,6 +353,32 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return f.TS[call] + f.Dur[call]
 	}
 
+	// An event record that a stream wait or an event sync names ends its node too: the work launched
+	// before it is what the wait waited for, the work after it not. (A node that launched k1, recorded,
+	// then launched k2 was one GPU node, which had not ended when the work waiting for k1 began: the
+	// wait was lost, and counted as launch overhead or CPU work.)
+	var awaitedRecord []bool
+	for r := 0; r < n; r++ {
+		if f.WaitOnCorr[r] >= 0 && f.Syms[f.Cat[r]] == "cuda_sync" {
+			if awaitedRecord == nil {
+				awaitedRecord = make([]bool, n)
+			}
+			awaitedRecord[r] = true
+		}
+	}
+	if awaitedRecord != nil {
+		corrs := map[int64]bool{}
+		for r := 0; r < n; r++ {
+			if awaitedRecord[r] {
+				corrs[f.WaitOnCorr[r]] = true
+				awaitedRecord[r] = false
+			}
+		}
+		for r := 0; r < n; r++ {
+			awaitedRecord[r] = isCPU[f.Cat[r]] && f.Corr[r] >= 0 && corrs[f.Corr[r]]
+		}
+	}
+
 	// Logical threads: per process, the Python threads are one; every other thread is its own.
 	lanes := make([]laneKey, 0, len(cpuRows))
 	for k := range cpuRows {
@@ -441,7 +467,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				if g := launches[a.row]; g >= 0 {
 					ls, ld = f.Stream[g], f.Pid[g]
 				}
-				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
+				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, awaitedRecord, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
 					break
 				}
 				if ph < 0 && phase[a.row] >= 0 {
@@ -910,14 +936,14 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 }
 
 // splits reports whether atom b starts a new CPU node after atom a (same logical thread): on a
-// thread change, after a synchronisation or stream-wait call (endsNode), on a phase change, on a
-// launch onto another stream (of another GPU: stream ids repeat across devices), and, without
-// aggregation, whenever the owning event changes.
-func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode []bool, bPhase, nodePhase int16, bStream, nodeStream, bGPU, nodeGPU int64) bool {
+// thread change, after a synchronisation or stream-wait call (endsNode) or an awaited event record
+// (endsAfter, by row; nil: none), on a phase change, on a launch onto another stream (of another GPU:
+// stream ids repeat across devices), and, without aggregation, whenever the owning event changes.
+func (c *CDG) splits(aggregate bool, a, b ctdaAtom, threadChange bool, endsNode, endsAfter []bool, bPhase, nodePhase int16, bStream, nodeStream, bGPU, nodeGPU int64) bool {
 	switch {
 	case threadChange:
 		return true
-	case b.row != a.row && (!aggregate || endsNode[c.F.Name[a.row]]):
+	case b.row != a.row && (!aggregate || endsNode[c.F.Name[a.row]] || endsAfter != nil && endsAfter[a.row]):
 		return true
 	case bPhase >= 0 && nodePhase >= 0 && bPhase != nodePhase:
 		return true

@@ -96,6 +96,19 @@ func TestCTDASyncCases(t *testing.T) {
 		}
 	}
 
+	// aten::a launches k1 (20–320) on stream 7, records an event, launches k2 (320–620) there too; what waits for
+	// the event waits for k1 only: k3 on stream 8 (320–720) after a stream wait, or aten::b (330–900) after an
+	// event sync. k1 and k2 were one GPU node, which had not ended when the waiting work began, so the wait was
+	// lost (263 µs of launch overhead; 325 µs of CPU work).
+	for name, want := range map[string]ctdaFacts{
+		"record_between_launches_stream_wait": {0.715, 0.72, "k3:400.0, k1:300.0, cudaLaunchKernel:10.0, aten::a:5.0"},
+		"record_between_launches_event_sync":  {0.885, 0.9, "aten::b:570.0, k1:300.0, cudaLaunchKernel:10.0, aten::a:5.0"},
+	} {
+		if got := ctdaFactsOf(t, ctdaCase(t, name), ""); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+	}
+
 	// backlog_stream_sync, step 2 (instance 1): kA (400 µs) was launched in step 1 behind kB on another
 	// stream and starts only at 1100 µs, after step 2's cudaStreamSynchronize (1050–1505) began; the sync
 	// waits for it.
