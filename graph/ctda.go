@@ -696,8 +696,10 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	// launchTime: when a GPU node's work was enqueued (its first launch call's start). Work launched
 	// before the window was enqueued by its launch call there, even when it started only after a
-	// synchronisation in the window began (a stream running behind); its start is the fallback when
-	// the trace holds no launch call for it.
+	// synchronisation in the window began (a stream running behind). Work whose launch call the trace
+	// lacks was launched before profiling began, so before the window: a stream wait in the window
+	// waits for it too (taking its start for its launch, a wait for a 400 µs backlog kernel starting
+	// after the wait call found none, and the 400 µs read as a gap).
 	launchAt := make([]int64, len(c.Nodes))
 	for g := nCPU; g < len(c.Nodes); g++ {
 		launchAt[g] = c.Nodes[g].Start
@@ -708,6 +710,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 			if l >= 0 {
 				launchAt[g] = min(launchAt[g], f.TS[l])
+			} else {
+				launchAt[g] = min(launchAt[g], ws)
 			}
 		}
 	}

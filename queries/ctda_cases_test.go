@@ -109,6 +109,17 @@ func TestCTDASyncCases(t *testing.T) {
 		}
 	}
 
+	// Step 2 (instance 1): kX (stream 9, 900–1100) and kO (stream 7, 1100–1500) have no launch call in the trace
+	// (launched before profiling); the step records an event on stream 7 and makes stream 8 wait for it, so k8
+	// (1500–1600) waits for kO, with the record placed or not (CUDA 12). kO, starting after the wait call, was
+	// taken as launched then, and not waited for: a 475 µs launch delay, or a 400 µs gap.
+	for _, name := range []string{"stream_wait_on_unlaunched_backlog", "stream_wait_on_unlaunched_backlog_cuda12"} {
+		got := ctdaFactsOf(t, ctdaCase(t, name), ", instance := 1")
+		if want := (ctdaFacts{0.6, 0.6, "kO:400.0, k8:100.0, kX:100.0"}); got != want {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+	}
+
 	// backlog_stream_sync, step 2 (instance 1): kA (400 µs) was launched in step 1 behind kB on another
 	// stream and starts only at 1100 µs, after step 2's cudaStreamSynchronize (1050–1505) began; the sync
 	// waits for it.
