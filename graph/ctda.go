@@ -67,6 +67,8 @@ type CDGNode struct {
 	// the trace does not place, so the sync edge into it is the schedule's guess, and a late start
 	// cannot be told from that wait.
 	waitUnplaced bool
+	// logical (CPU nodes): the index of its logical thread (the Python threads of a process are one).
+	logical      int32
 	MainRow      int32 // frame row naming the node: the CPU event starting in it that covers most of it (namingRow), or its first GPU event
 	Launcher     int32 // GPU nodes: the CPU node that launched it (-1 none)
 	Launched     int32 // CPU nodes: the GPU node it launched (-1 none)
@@ -97,6 +99,9 @@ type CDG struct {
 	// can cover more.
 	BusyBound int64
 	instances []int // frame rows of the annotation instances making the window
+	// ownThread, per logical thread: it holds the thread of the window's annotation; in a window
+	// without one (annotation ''), it runs Python and launched GPU work, the training loop's thread.
+	ownThread []bool
 }
 
 type ctdaAtom struct {
@@ -432,7 +437,18 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		cpuNodeOfRow[i] = -1
 	}
 	var logical [][]int32 // node ids per logical thread, in time order
-	for _, grp := range groups {
+	annotationLane := map[laneKey]bool{}
+	for _, r := range instances {
+		if f.Stream[r] == -1 {
+			annotationLane[laneKey{f.Pid[r], f.Tid[r]}] = true
+		}
+	}
+	for gi, grp := range groups {
+		own := false
+		for _, k := range grp {
+			own = own || annotationLane[k]
+		}
+		c.ownThread = append(c.ownThread, own)
 		var atoms []ctdaAtom
 		var atomTid []int32 // index into grp
 		for gi, k := range grp {
@@ -457,7 +473,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		for i := 0; i < len(atoms); {
 			k := grp[atomTid[i]]
 			nd := CDGNode{Pid: k.pid, Tid: k.tid, Stream: -1, Start: atoms[i].start, Launcher: -1, Launched: -1,
-				first: int32(len(c.atoms))}
+				logical: int32(gi), first: int32(len(c.atoms))}
 			ph := int16(-1)
 			firstLaunch := int64(-1)
 			j := i
@@ -504,6 +520,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			ids = append(ids, int32(len(c.Nodes)))
 			c.Nodes = append(c.Nodes, nd)
 			i = j
+			if len(instances) == 0 && nd.Stream >= 0 && isPyLane[k] {
+				c.ownThread[gi] = true
+			}
 		}
 		logical = append(logical, ids)
 		if err := ctx.Err(); err != nil {
@@ -530,7 +549,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				continue
 			}
 			releases = append(releases, [2]int32{v, int32(len(c.Nodes))})
-			c.Nodes = append(c.Nodes, CDGNode{Pid: nd.Pid, Tid: nd.Tid, Stream: -1, Phase: nd.Phase, Start: a.end, End: a.end,
+			c.Nodes = append(c.Nodes, CDGNode{Pid: nd.Pid, Tid: nd.Tid, Stream: -1, Phase: nd.Phase, Start: a.end, End: a.end, logical: nd.logical,
 				FirstLaunchEnd: a.end, waitFrom: a.end, MainRow: a.row, Launcher: -1, Launched: -1, first: nd.last, last: nd.last})
 		}
 	}
@@ -1333,15 +1352,26 @@ func (c *CDG) backtrack() {
 	// CPU node can. (One with such work competes with that work's end: the annotation's own thread
 	// can run on past the step too, a sglang decode step's Python frame, with 33 ms of calls inside.)
 	cut := func(nd CDGNode) bool { return !nd.GPU && nd.last > nd.first && c.atoms[nd.last-1].cut }
-	for _, allowCut := range []bool{false, true} {
+	// CPU work of another thread (a C++ communication thread, a DataLoader worker process) that ends
+	// after the window's own thread is done was waited for by nothing in the window: had the own
+	// thread waited, its work would end later. Such a node starts the path only when the own thread
+	// has no work; the GPU work it launched still competes (the GPU's end is the path's end).
+	ownAny := slices.Contains(c.ownThread, true)
+	for _, pass := range []struct{ ownOnly, allowCut bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		if pass.ownOnly && !ownAny {
+			continue
+		}
 		for v, nd := range c.Nodes {
-			if (candidate != nil && !candidate[v]) || (cut(nd) && !allowCut && workEnd[v] < 0) {
+			if (candidate != nil && !candidate[v]) || (cut(nd) && !pass.allowCut && workEnd[v] < 0) {
 				continue
 			}
 			if nd.GPU {
 				if bestGPU < 0 || nd.End > c.Nodes[bestGPU].End {
 					bestGPU = int32(v)
 				}
+				continue
+			}
+			if pass.ownOnly && !c.ownThread[nd.logical] {
 				continue
 			}
 			if !anyWork {

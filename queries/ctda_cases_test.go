@@ -64,6 +64,35 @@ func TestCTDASideThreadsLeaveThePathAlone(t *testing.T) {
 	}
 }
 
+// TestCTDAPathStartsOnTheStepsThread: CPU work of another thread that ends after the step's own thread is done
+// was waited for by nothing in the step, so it does not start the path. A C++ thread's
+// ProcessGroupNCCL::allreduce launches ncclKernel (320–800 µs) that the main thread's device sync waits for before
+// aten::after (810–950): the path is the op up to its launch, the launch, the kernel, the sync's return and
+// aten::after, whether the op ends at 940 (comm_thread_ends_in_step) or 10 µs after the main thread's work, at 960
+// (comm_thread_outlives_step: the op alone was the path, CPCR 0.66). With annotation := '' a DataLoader worker
+// process's aten::cat running to 980 µs (worker_process_outlives_step) was the whole trace's path; the training
+// process's path is aten::mm, its 660 µs kernel and aten::after, as with the step's annotation.
+func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
+	const comm = "ncclKernel:480.0, aten::after:140.0, cudaLaunchKernel:10.0, sync:5.0"
+	const worker = "k_mm:660.0, aten::after:190.0, aten::mm:10.0, cudaLaunchKernel:10.0"
+	for _, c := range []struct {
+		trace, args string
+		cpcr        float64
+		hotspots    string
+	}{
+		{"comm_thread_ends_in_step", "", 0.635, comm},
+		{"comm_thread_outlives_step", "", 0.635, comm},
+		{"comm_thread_outlives_step", ", annotation := ''", 0.635, comm},
+		{"worker_process_outlives_step", "", 0.875, worker},
+		{"worker_process_outlives_step", ", annotation := ''", 0.875, worker},
+	} {
+		got := ctdaFactsOf(t, ctdaCase(t, c.trace), c.args)
+		if math.Abs(got.cpcr-c.cpcr) > 1e-9 || got.hotspots != c.hotspots {
+			t.Errorf("%s%s: CPCR %.4f, hotspots %s; want %.3f, %s", c.trace, c.args, got.cpcr, got.hotspots, c.cpcr, c.hotspots)
+		}
+	}
+}
+
 // TestCTDASyncCases: synchronisation corner cases, each against the answer worked out by hand.
 func TestCTDASyncCases(t *testing.T) {
 	// A 470 µs kernel k launched at 10 µs, a cudaEventSynchronize from 35 to 505 µs, then aten::after. The path
