@@ -384,6 +384,44 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 	}
 
+	// So does a launch after a device or stream synchronisation that another thread began after the
+	// node's previous launch onto that stream: the call waited for the work launched before it, not
+	// for the rest. (A C++ thread's op launching kB1, then kB2 after the main thread's
+	// cudaDeviceSynchronize began, made one GPU node still running when the sync returned: the
+	// wait was lost, and the main thread's wait counted as CPU work.)
+	type syncKey struct{ gpu, stream int64 } // stream -1: every stream of the GPU
+	syncStarts := map[syncKey][]int64{}
+	for r := 0; r < n; r++ {
+		if f.Syms[f.Cat[r]] != "cuda_sync" {
+			continue
+		}
+		k := syncKey{f.Pid[r], -1}
+		switch f.Syms[f.Name[r]] {
+		case "Context Sync":
+		case "Stream Sync":
+			k.stream = f.Stream[r]
+		default:
+			continue
+		}
+		if call := linked(r); call >= 0 {
+			syncStarts[k] = append(syncStarts[k], f.TS[call])
+		}
+	}
+	for _, ts := range syncStarts {
+		slices.Sort(ts)
+	}
+	// syncedBetween: a synchronisation of the stream began in (lo, hi].
+	syncedBetween := func(gpu, stream, lo, hi int64) bool {
+		for _, k := range []syncKey{{gpu, -1}, {gpu, stream}} {
+			ts := syncStarts[k]
+			i, _ := slices.BinarySearch(ts, lo+1)
+			if i < len(ts) && ts[i] <= hi {
+				return true
+			}
+		}
+		return false
+	}
+
 	// Logical threads: per process, the Python threads are one; every other thread is its own.
 	lanes := make([]laneKey, 0, len(cpuRows))
 	for k := range cpuRows {
@@ -475,7 +513,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			nd := CDGNode{Pid: k.pid, Tid: k.tid, Stream: -1, Start: atoms[i].start, Launcher: -1, Launched: -1,
 				logical: int32(gi), first: int32(len(c.atoms))}
 			ph := int16(-1)
-			firstLaunch := int64(-1)
+			firstLaunch, lastLaunchAt := int64(-1), int64(-1)
 			j := i
 			for ; j < len(atoms); j++ {
 				a := atoms[j]
@@ -484,6 +522,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					ls, ld = f.Stream[g], f.Pid[g]
 				}
 				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, awaitedRecord, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
+					break
+				}
+				if ls >= 0 && lastLaunchAt >= 0 && len(syncStarts) > 0 && syncedBetween(ld, ls, lastLaunchAt, f.TS[a.row]) {
 					break
 				}
 				if ph < 0 && phase[a.row] >= 0 {
@@ -496,6 +537,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					if firstLaunch < 0 {
 						firstLaunch = launchDone(a.row)
 					}
+					lastLaunchAt = f.TS[a.row]
 				}
 				if cpuNodeOfRow[a.row] != int32(len(c.Nodes)) {
 					cpuNodeOfRow[a.row] = int32(len(c.Nodes))

@@ -138,6 +138,17 @@ func TestCTDASyncCases(t *testing.T) {
 		}
 	}
 
+	// A C++ thread's cpp_worker_op launches kB1 (stream 7, 20–300) at 10 µs and kB2 (410–800) at 400 µs; the
+	// main thread's cudaDeviceSynchronize (50–305) waits for kB1 only, then aten::after runs. kB1 and kB2 were one
+	// GPU node, still running when aten::after began: the wait was lost, and the main thread's wait counted as
+	// 48 µs of Python (CPCR 0.852, no kernel on the path).
+	for _, agg := range []string{"", ", aggregate := false"} {
+		got := ctdaFactsOf(t, ctdaCase(t, "device_sync_other_thread_node"), agg)
+		if want := (ctdaFacts{0.882, 0.895, "aten::after:590.0, kB1:280.0, cpp_worker_op:5.0, cudaLaunchKernel:5.0"}); got != want {
+			t.Errorf("device_sync_other_thread_node%s: %+v, want %+v", agg, got, want)
+		}
+	}
+
 	// Step 2 (instance 1): kX (stream 9, 900–1100) and kO (stream 7, 1100–1500) have no launch call in the trace
 	// (launched before profiling); the step records an event on stream 7 and makes stream 8 wait for it, so k8
 	// (1500–1600) waits for kO, with the record placed or not (CUDA 12). kO, starting after the wait call, was
