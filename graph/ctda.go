@@ -69,7 +69,7 @@ type CDGNode struct {
 	waitUnplaced bool
 	// logical (CPU nodes): the index of its logical thread (the Python threads of a process are one).
 	logical      int32
-	MainRow      int32 // frame row naming the node: the CPU event starting in it that covers most of it (namingRow), or its first GPU event
+	MainRow      int32 // frame row naming the node: the event (starting in it, for a CPU node) that covers most of it (namingRow)
 	Launcher     int32 // GPU nodes: the CPU node that launched it (-1 none)
 	Launched     int32 // CPU nodes: the GPU node it launched (-1 none)
 	Events       int32 // events in the node
@@ -98,7 +98,9 @@ type CDG struct {
 	// BusyBound: time of the window covered by cpu_op, runtime/driver and GPU events (ns); no path
 	// can cover more.
 	BusyBound int64
-	instances []int // frame rows of the annotation instances making the window
+	instances []int // frame rows of the annotation instances making the window, ascending
+	// stepMarker, per symbol: a ProfilerStep#N name (ownAnnotation, windows without instances).
+	stepMarker []bool
 	// ownThread, per logical thread: it holds the thread of the window's annotation; in a window
 	// without one (annotation ''), it runs Python and launched GPU work, the training loop's thread.
 	ownThread []bool
@@ -131,6 +133,10 @@ type PathStep struct {
 	// Named: the frame row naming the counted span (namingRow over [Lo, Hi]): a node ending in a
 	// synchronisation call counts only the work before it, which the call must not name.
 	Named int32
+	// LauncherNamed (GPU nodes with Launcher time): the launcher's event naming the time it was busy
+	// while the stream waited for its launches (namingRow over that time), not the launcher's
+	// MainRow, which may run after it.
+	LauncherNamed int32
 }
 
 // CDG edge kinds, as graph edge types.
@@ -226,7 +232,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, instances: instances}
+	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, instances: slices.Sorted(slices.Values(instances))}
 	n := f.Len()
 	row := rowIndex(f)
 	// linked: the row an event's index_correlation names. 0 means "correlated but the partner is
@@ -659,6 +665,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// the GPU takes over pacing the pair (covered).
 	for g := nCPU; g < len(c.Nodes); g++ {
 		nd := &c.Nodes[g]
+		nd.MainRow = c.namingRow(*nd, nd.Start, nd.End)
 		nd.paceFrom = nd.Start
 		prevEnd := int64(-1)
 		for i, r := range c.gpuRows[nd.first:nd.last] {
@@ -1504,11 +1511,14 @@ func (c *CDG) backtrack() {
 		step.Lo, step.Hi = lo, max(lo, hi)
 		step.Counted = c.covered(node, step.Lo, step.Hi, nil)
 		if c.Nodes[node].GPU {
-			own, launcher := c.gpuSpanParts(node, step.Lo, step.Hi)
+			own, launcher, wlo, whi := c.gpuSpanParts(node, step.Lo, step.Hi)
 			step.Launcher, step.Idle = launcher, step.Hi-step.Lo-own-launcher
+			if launcher > 0 {
+				step.LauncherNamed = c.namingRow(c.Nodes[c.Nodes[node].Launcher], wlo, whi)
+			}
 		}
 		step.Named = c.Nodes[node].MainRow
-		if !c.Nodes[node].GPU && step.Hi > step.Lo {
+		if step.Hi > step.Lo {
 			step.Named = c.namingRow(c.Nodes[node], step.Lo, step.Hi)
 		}
 		c.Counted += step.Counted
@@ -1699,8 +1709,9 @@ func (c *CDG) coveredPair(first, second int32, lo, hi int64, fn func(row int32, 
 }
 
 // gpuSpanParts splits [lo, hi] of a GPU node's span: own, the time its events cover; launcher, the
-// launcher's busy time inside the gaps that waited for a launch (PathStep.Launcher).
-func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher int64) {
+// launcher's busy time inside the gaps that waited for a launch (PathStep.Launcher), which lies in
+// [wlo, whi].
+func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher, wlo, whi int64) {
 	nd := c.Nodes[node]
 	type iv struct{ s, e int64 }
 	var waits []iv // parts of the gaps between the node's events that waited for a launch call
@@ -1719,18 +1730,21 @@ func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher int64) {
 		prevEnd = max(prevEnd, e)
 	}
 	if len(waits) == 0 || nd.Launcher < 0 {
-		return own, 0
+		return own, 0, 0, 0
 	}
 	k := 0
+	wlo, whi = hi, lo
 	c.pieces(nd.Launcher, func(s, e int64, _ int32, busy bool) {
 		for busy && k < len(waits) && waits[k].e <= s {
 			k++
 		}
 		for j := k; busy && j < len(waits) && waits[j].s < e; j++ {
-			launcher += min(e, waits[j].e) - max(s, waits[j].s)
+			from, to := max(s, waits[j].s), min(e, waits[j].e)
+			launcher += to - from
+			wlo, whi = min(wlo, from), max(whi, to)
 		}
 	})
-	return own, launcher
+	return own, launcher, wlo, whi
 }
 
 // pieces calls fn with each time piece of a node (CPU atoms; GPU events) and whether it is busy.
@@ -1766,14 +1780,10 @@ func (c *CDG) Hotspots() []Hotspot {
 	for i, s := range c.F.Syms {
 		skip[i] = syncCall(s)
 	}
-	instance := map[int32]bool{}
-	for _, r := range c.instances {
-		instance[int32(r)] = true
-	}
 	sums := map[key]int64{}
 	for _, s := range c.Path {
 		c.covered(s.Node, s.Lo, s.Hi, func(r int32, ns int64) {
-			if !skip[c.F.Name[r]] && !instance[r] {
+			if !skip[c.F.Name[r]] && !c.ownAnnotation(r) {
 				sums[key{c.F.Name[r], c.F.Cat[r]}] += ns
 			}
 		})
@@ -1784,6 +1794,24 @@ func (c *CDG) Hotspots() []Hotspot {
 	}
 	SortHotspots(out)
 	return out
+}
+
+// ownAnnotation reports whether row r marks the window rather than doing work in it: one of the
+// window's annotation instances (each of several spans part of the window only), or, in a window
+// without them (annotation := ''), a ProfilerStep annotation, the profiler's step marker (its time
+// with nothing beneath is the CPU idling between steps, not a hotspot).
+func (c *CDG) ownAnnotation(r int32) bool {
+	if len(c.instances) == 0 {
+		if c.stepMarker == nil {
+			c.stepMarker = make([]bool, len(c.F.Syms))
+			for i, s := range c.F.Syms {
+				c.stepMarker[i] = strings.HasPrefix(s, "ProfilerStep#")
+			}
+		}
+		return c.stepMarker[c.F.Name[r]] && c.F.Syms[c.F.Cat[r]] == "user_annotation"
+	}
+	_, found := slices.BinarySearch(c.instances, int(r))
+	return found
 }
 
 // SortHotspots orders hotspots by duration, longest first, then by name.
@@ -1842,7 +1870,8 @@ type SpanBounder struct {
 	names nameBounds
 }
 
-// namingRow is the event that names the span [lo, hi] of a CPU node (the whole node: its MainRow):
+// namingRow is the event that names the span [lo, hi] of a node (the whole node: its MainRow). Of a
+// CPU node:
 // of the events starting in the node, the one that covers most of the span (the longer on a tie: the
 // outer of nested events), else the owner of its first piece. An event that holds the whole window (its annotation, a whole-run
 // range) names no node: it would name the window's first node after the window. Coverage, not
@@ -1850,11 +1879,23 @@ type SpanBounder struct {
 // in the node's last 0.2 ms.
 func (c *CDG) namingRow(nd CDGNode, lo, hi int64) int32 {
 	f := c.F
+	if nd.GPU {
+		// A GPU node: its event covering most of the span (the first on a tie), not its first event,
+		// a 0 µs kernel ahead of the 200 µs one.
+		rows := c.gpuRows[nd.first:nd.last]
+		best, bestIn := rows[0], int64(-1)
+		for _, r := range rows {
+			if in := max(0, min(f.TS[r]+f.Dur[r], hi)-max(f.TS[r], lo)); in > bestIn {
+				best, bestIn = r, in
+			}
+		}
+		return best
+	}
 	best, bestIn := c.atoms[nd.first].row, int64(-1)
 	for _, a := range c.atoms[nd.first:nd.last] {
 		r := a.row
 		ts, end := f.TS[r], f.TS[r]+f.Dur[r]
-		if ts < nd.Start || ts <= c.WindowStart && end >= c.WindowEnd {
+		if ts < nd.Start || ts <= c.WindowStart && end >= c.WindowEnd || c.ownAnnotation(r) {
 			continue
 		}
 		if in := max(0, min(end, hi)-max(ts, lo)); in > bestIn || in == bestIn && f.Dur[r] > f.Dur[best] {

@@ -93,6 +93,24 @@ func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
 	}
 }
 
+// TestCTDARowNames: what names a path row. kernel_from_previous_step: step 2 syncs on k_prev, launched by
+// aten::prev at the end of step 1; over both steps, the first row was named ProfilerStep#1 (each instance spans
+// half the window, and only an event spanning all of it was left out), and with annotation := '' ProfilerStep#1's
+// idle 880 µs topped the hotspots. zero_duration_kernel_first: aten::a launches a 0 µs k_zero, then the 200 µs
+// k1; the GPU node's row was named k_zero, and its launcher row, the time aten::a's launches held the stream,
+// aten::item (the launcher node's name, an op that ran after it).
+func TestCTDARowNames(t *testing.T) {
+	db := ctdaCase(t, "kernel_from_previous_step")
+	ctWantRowsConn(t, db, `SELECT string_agg(name, ',' ORDER BY seq) FROM critical_path(algorithm := 'ctda', instance := 0, instance_end := 1) WHERE name IS NOT NULL`,
+		[][]string{{"aten::prev,k_prev,aten::after"}})
+	ctWantRowsConn(t, db, `SELECT string_agg(name, ',' ORDER BY duration_us DESC) FROM hotspots(annotation := '')`,
+		[][]string{{"aten::after,k_prev,aten::prev,cudaLaunchKernel,aten::item"}})
+	db = ctdaCase(t, "zero_duration_kernel_first")
+	ctWantRowsConn(t, db, `SELECT string_agg(name || ':' || round(weight_us) || ':' || bound_by, ',' ORDER BY seq) FROM critical_path(algorithm := 'ctda') WHERE name IS NOT NULL`,
+		[][]string{{"aten::a:20.0:cpu_bound,k1:200.0:gpu_compute_bound,aten::a:20.0:cpu_bound,aten::b:735.0:cpu_bound"}})
+	ctWantRowsConn(t, db, `SELECT name FROM cdg_nodes() WHERE kind = 'gpu'`, [][]string{{"k1"}})
+}
+
 // TestCTDASyncCases: synchronisation corner cases, each against the answer worked out by hand.
 func TestCTDASyncCases(t *testing.T) {
 	// A 470 µs kernel k launched at 10 µs, a cudaEventSynchronize from 35 to 505 µs, then aten::after. The path

@@ -152,7 +152,7 @@ func ctdaBound(c *graph.CDG, r ctdaRow, spans *graph.SpanBounder) string {
 	case r.part == partIdle:
 		return graph.BoundKernelKernel
 	case r.part == partLauncher:
-		return spans.BoundBy(c.Nodes[r.dst].Launcher)
+		return spans.BoundByNamed(c.Nodes[r.dst].Launcher, c.Path[r.step].LauncherNamed)
 	case r.edge < 0:
 		return spans.BoundByNamed(r.dst, c.Path[r.step].Named)
 	}
@@ -173,6 +173,9 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 		r := rows[i]
 		if r.edge < 0 && r.part == partOwn {
 			return c.Path[r.step].Named, true
+		}
+		if r.part == partLauncher {
+			return c.Path[r.step].LauncherNamed, true
 		}
 		if en := ctdaEventNode(c, r); en >= 0 {
 			return c.Nodes[en].MainRow, true
