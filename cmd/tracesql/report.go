@@ -118,6 +118,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return 1
 		}
 		traces = []tracePath{{p, "sample"}}
+		// Said, since the report would otherwise pass for one of the user's traces.
+		fmt.Fprintln(stderr, "tracesql: report: no traces or --db given: reporting on the bundled sample trace")
 	}
 	for _, set := range groupByLabel(traces) {
 		opts.Label = set.label
@@ -132,6 +134,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
 		return 1
 	}
+	fmt.Fprintf(stderr, "tracesql: report written to %s\n", *out)
 	return 0
 }
 

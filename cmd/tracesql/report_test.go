@@ -659,7 +659,7 @@ func TestReportUserSections(t *testing.T) {
 		}
 	}
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if !strings.HasPrefix(l, "tracesql: warning: report section ") {
+		if !strings.HasPrefix(l, "tracesql: warning: report section ") && l != "tracesql: report written to "+out {
 			t.Errorf("unexpected stderr line %q", l)
 		}
 	}
@@ -1135,7 +1135,7 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "r.html")
-	if stdout, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir); code != 0 || stdout != "" || stderr != "" {
+	if stdout, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir); code != 0 || stdout != "" || stderr != "tracesql: report written to "+out+"\n" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	b, err := os.ReadFile(out)
@@ -1265,5 +1265,20 @@ func TestShortLabels(t *testing.T) {
 		if n := len([]rune(got[i])); n > labelChars+3 {
 			t.Errorf("label %d: %d runes", i, n)
 		}
+	}
+}
+
+// TestReportSaysWhatItDid: `tracesql report` says on stderr where it wrote, and, given no traces or --db, that
+// it reported on the bundled sample (it wrote ./report.html without a word, which could pass for the user's).
+func TestReportSaysWhatItDid(t *testing.T) {
+	t.Chdir(t.TempDir())
+	stdout, stderr, code := runCLI(t, "", "report")
+	want := "tracesql: report: no traces or --db given: reporting on the bundled sample trace\n" +
+		"tracesql: report written to report.html\n"
+	if code != 0 || stdout != "" || stderr != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0, \"\", %q", code, stdout, stderr, want)
+	}
+	if fi, err := os.Stat("report.html"); err != nil || fi.Size() == 0 {
+		t.Fatalf("report.html: %v", err)
 	}
 }
