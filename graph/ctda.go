@@ -68,12 +68,12 @@ type CDGNode struct {
 	// cannot be told from that wait.
 	waitUnplaced bool
 	// logical (CPU nodes): the index of its logical thread (the Python threads of a process are one).
-	logical      int32
-	MainRow      int32 // frame row naming the node: the event (starting in it, for a CPU node) that covers most of it (namingRow)
-	Launcher     int32 // GPU nodes: the CPU node that launched it (-1 none)
-	Launched     int32 // CPU nodes: the GPU node it launched (-1 none)
-	Events       int32 // events in the node
-	first, last  int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
+	logical     int32
+	MainRow     int32 // frame row naming the node: the event (starting in it, for a CPU node) that covers most of it (namingRow)
+	Launcher    int32 // GPU nodes: the CPU node that launched it (-1 none)
+	Launched    int32 // CPU nodes: the GPU node it launched (-1 none)
+	Events      int32 // events in the node
+	first, last int32 // its atoms (CPU) or GPU rows (GPU), [first, last)
 }
 
 // CDG is the computation dependency graph of one window and its critical path.
@@ -1798,7 +1798,7 @@ func (c *CDG) Hotspots() []Hotspot {
 
 // ownAnnotation reports whether row r marks the window rather than doing work in it: one of the
 // window's annotation instances (each of several spans part of the window only), or, in a window
-// without them (annotation := ''), a ProfilerStep annotation, the profiler's step marker (its time
+// without them (an empty annotation: the whole trace), a ProfilerStep annotation, the profiler's step marker (its time
 // with nothing beneath is the CPU idling between steps, not a hotspot).
 func (c *CDG) ownAnnotation(r int32) bool {
 	if len(c.instances) == 0 {
