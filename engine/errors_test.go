@@ -1032,3 +1032,55 @@ func TestThreadsLanesAndLastName(t *testing.T) {
 		t.Errorf("threads: %q, want %q", got, want)
 	}
 }
+
+// TestFileOrderRanks: ranks from the file order count the set's trace files only. A JSON file that is not a trace
+// (an execution trace beside its Kineto trace, a config file, sorted first) made the only trace rank 1, so every
+// analysis whose rank defaults to 0 failed. One trace kept plain and gzipped (gunzip -k), without distributedInfo,
+// loaded as two ranks and doubled every count across ranks: the second is an error naming the first.
+func TestFileOrderRanks(t *testing.T) {
+	ev := `"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`
+	plain := `{` + ev + `}`
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		ranks string // "file:rank …" of what loaded, in rank order
+		bad   string // the file an error names ("" none)
+		want  string
+	}{
+		{"not a trace first", map[string]string{"a_et.json": `{"nodes":[]}`, "trace.json": plain}, "trace.json:0", "", ""},
+		{"not a trace between", map[string]string{"host1.json": plain, "host2_meta.json": `{"lr":1}`, "host3.json": plain}, "host1.json:0 host3.json:1", "", ""},
+		{"plain and gzipped", map[string]string{"t.json": plain, "t.json.gz": plain}, "t.json:0", "t.json.gz",
+			"t.json is in the trace set under the same name up to .gz: the same trace twice"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, body := range c.files {
+				if strings.HasSuffix(n, ".gz") {
+					var b bytes.Buffer
+					zw := gzip.NewWriter(&b)
+					zw.Write([]byte(body))
+					zw.Close()
+					body = b.String()
+				}
+				if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := openTestDB(t)
+			_, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
+			switch {
+			case c.bad == "" && err != nil:
+				t.Fatalf("load: %v", err)
+			case c.bad != "" && (err == nil || !strings.Contains(err.Error(), "load "+filepath.Join(dir, c.bad)+": "+filepath.Join(dir, c.want))):
+				t.Fatalf("load: %v; want an error on %s: …%s", err, c.bad, c.want)
+			}
+			var got string
+			if err := db.SQL.QueryRow(`SELECT string_agg(regexp_extract(path, '[^/]+$') || ':' || rank, ' ' ORDER BY rank) FROM traces`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.ranks {
+				t.Errorf("loaded %q, want %q", got, c.ranks)
+			}
+		})
+	}
+}

@@ -54,6 +54,9 @@ type LoadOptions struct {
 	// swaps records, for the files of replacing, which ones failed in this Load and which older versions
 	// another file's new version took away.
 	swaps *swapState
+	// fileOrder (set by Load for several files) is each file's place among the set's trace files, its
+	// rank when ranks come from the file order: a JSON file that is not a trace takes none.
+	fileOrder []int
 }
 
 // swapState follows the changed files of one Load with Replace whose ranks moved onto each other.
@@ -134,6 +137,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		opts.swaps = &swapState{failed: map[string]bool{}, taken: map[string]takenRank{}}
 	}
 	if len(files) > 1 {
+		opts.fileOrder = traceOrder(files)
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
 		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {
 			var le *LoadError
@@ -738,11 +742,20 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if err != nil {
 		return res, err
 	}
-	rank, err := pickRank(opts.RankFrom, info, path, index)
+	order := index
+	if opts.fileOrder != nil {
+		order = opts.fileOrder[index]
+	}
+	rank, err := pickRank(opts.RankFrom, info, path, order)
 	if err != nil {
 		return res, err
 	}
-	if named, nerr := pickRank(RankFile, info, path, index); opts.Warn != nil && opts.RankFrom == RankAuto && info.rank != nil && nerr == nil && named != rank {
+	if rankFromOrder(opts.RankFrom, info, path) && opts.RankFrom == RankAuto {
+		if err := db.checkNoGzipTwin(ctx, path, opts.Label); err != nil {
+			return res, err
+		}
+	}
+	if named, nerr := pickRank(RankFile, info, path, order); opts.Warn != nil && opts.RankFrom == RankAuto && info.rank != nil && nerr == nil && named != rank {
 		// (a renamed or copied file: the clash with the file that is rank 5 by name came later, and
 		// only its error showed the disagreement)
 		opts.Warn(fmt.Sprintf("%s: distributedInfo.rank is %d, its name says rank %d: loaded as rank %d (--rank-from file takes the name's)", path, rank, named, rank))
@@ -804,7 +817,8 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			// A re-profiled job: Kineto names each new file after its time, and the old one is gone.
 			return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q, a file that is no longer there: unload it (.unload %s) or use a fresh --db, then load this one", rank, other, opts.Label, other)
 		}
-		return res, fmt.Errorf("rank %d is already loaded from %s in trace set %q (%s)", rank, other, opts.Label, rankClashHint(opts))
+		src := rankSourceOf(opts.RankFrom, info, path)
+		return res, fmt.Errorf("rank %d (from %s) is already loaded from %s in trace set %q (%s)", rank, src, other, opts.Label, rankClashHint(opts, src))
 	case !errors.Is(err, sql.ErrNoRows):
 		return res, err
 	}

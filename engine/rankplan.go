@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Each file commits on its own (a failed file leaves the database as it was), so a rank clash found
@@ -57,6 +58,52 @@ func readHead(path string) (traceHead, error) {
 // rankSource says where an up-front rank came from, for the clash message.
 type rankSource string
 
+const srcFileOrder rankSource = "the file order"
+
+// traceOrder numbers the files that are traces, in order: a file's number is its rank when ranks come
+// from the file order. A JSON file that is not a trace (an execution trace beside its Kineto trace, a
+// config file) is skipped when it loads, so it takes no number: it made the directory's only trace
+// rank 1. An NCCL profiler file is no trace either. A file whose start cannot be read counts: it is
+// a trace that fails in its turn.
+func traceOrder(files []string) []int {
+	order := make([]int, len(files))
+	n := 0
+	for i, path := range files {
+		order[i] = n
+		if IsNCCLProfile(path) {
+			continue
+		}
+		if h, err := readHead(path); err == nil && h.notTrace {
+			continue
+		}
+		n++
+	}
+	return order
+}
+
+// gzipTwinError is the error of a file ranked by the file order whose name, up to .gz, is other's: the
+// same trace kept plain and gzipped (gunzip -k) would load as two ranks, and double every count
+// across ranks.
+func gzipTwinError(other string) error {
+	return fmt.Errorf("%s is in the trace set under the same name up to .gz: the same trace twice (kept plain and gzipped?); their ranks come from the file order, so they would load as two ranks: remove one, or load it under another --label", other)
+}
+
+// checkNoGzipTwin fails when label holds path's twin (the same name up to .gz).
+func (db *DB) checkNoGzipTwin(ctx context.Context, path, label string) error {
+	twin := path + ".gz"
+	if strings.HasSuffix(path, ".gz") {
+		twin = strings.TrimSuffix(path, ".gz")
+	}
+	var n int
+	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE label = ? AND path = ?`, label, pathText(twin)).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return gzipTwinError(twin)
+	}
+	return nil
+}
+
 // headRank returns the rank file index of the set will be loaded as, where that is known without
 // parsing it: for --rank-from file and index, and for auto when the file is a bare array (no
 // metadata) or has distributedInfo before traceEvents, as Kineto writes it. known is false when the
@@ -83,16 +130,19 @@ func headRank(from RankFrom, path string, index int) (rank int, src rankSource, 
 	if err != nil {
 		return 0, "", false, err
 	}
+	return rank, rankSourceOf(from, info, path), true, nil
+}
+
+// rankSourceOf says where the rank of a file with metadata info comes from.
+func rankSourceOf(from RankFrom, info traceInfo, path string) rankSource {
 	_, named := rankDigitsInName(path)
 	switch {
 	case from == RankAuto && info.rank != nil:
-		src = "distributedInfo.rank"
+		return "distributedInfo.rank"
 	case from != RankIndex && named:
-		src = "the file name"
-	default:
-		src = "the file order"
+		return "the file name"
 	}
-	return rank, src, true, nil
+	return srcFileOrder
 }
 
 // checkRanksUpFront fails, before any file of the set is loaded, with the *LoadError of a rank clash
@@ -130,6 +180,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 		return err
 	}
 	seen := map[int]owner{}
+	orderRanked := map[string]string{} // files ranked by the file order, by name without .gz
 	for i, path := range files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -146,20 +197,31 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 		} else if existing >= 0 {
 			continue // skipped: its rank is its own
 		}
-		rank, src, known, err := headRank(opts.RankFrom, path, i)
+		order := i
+		if opts.fileOrder != nil {
+			order = opts.fileOrder[i]
+		}
+		rank, src, known, err := headRank(opts.RankFrom, path, order)
 		if err != nil {
 			continue // its metadata or name: loadFile reports it with the same words
 		}
 		if !known {
 			continue
 		}
+		if src == srcFileOrder && opts.RankFrom == RankAuto {
+			key := strings.TrimSuffix(path, ".gz")
+			if other, ok := orderRanked[key]; ok {
+				return &LoadError{Path: path, Err: gzipTwinError(other)}
+			}
+			orderRanked[key] = path
+		}
 		if other, ok := loaded[rank]; ok {
 			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is already loaded from %s in trace set %q (%s)",
-				rank, src, other, opts.Label, rankClashHint(opts))}
+				rank, src, other, opts.Label, rankClashHint(opts, src))}
 		}
 		if o, ok := seen[rank]; ok {
 			return &LoadError{Path: path, Err: fmt.Errorf("rank %d (from %s) is also the rank of %s (from %s) in trace set %q (%s)",
-				rank, src, o.path, o.src, opts.Label, rankClashHint(opts))}
+				rank, src, o.path, o.src, opts.Label, rankClashHint(opts, src))}
 		}
 		seen[rank] = owner{path, src}
 	}
@@ -169,7 +231,12 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 // rankClashHint says what to do about two files of one rank in a trace set. The likely cause is an extra file
 // (a copy, another run's file) in the directory: numbering the files in order would hide it and shift every
 // later rank, so that is offered last, and not to a load that numbers them already.
-func rankClashHint(opts LoadOptions) string {
+func rankClashHint(opts LoadOptions, src rankSource) string {
+	if src == srcFileOrder {
+		// Numbering in order is what gave it its rank: each load counts from 0, so a file added later
+		// (.load, a rerun on a --db) meets the set's rank 0.
+		return "two files with one rank: this file has no distributedInfo.rank and no rank in its name, so its rank is its place among the files loaded with it, counted from 0 in each load: load the set's files in one go, put the rank in the file name (…_rank3.json), or load it under another --label"
+	}
 	if opts.RankFrom == RankIndex {
 		return "two files with one rank: remove or move the extra file, or load it under another --label"
 	}

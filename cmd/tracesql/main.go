@@ -380,14 +380,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				return code
 			}
 			s.reportErr(err)
-			if len(o.scripts) > 0 {
-				discardNewDB()
-				return 1 // -c and -f stop at the first failure
-			}
-			// The REPL and piped statements go on with what did load (a failed file leaves nothing
-			// behind); piped input still exits 1.
+			// The other trace sets load all the same: which sets a --db holds after a failed run must
+			// not depend on the order of the --label arguments. -c and -f then run nothing (below); the
+			// REPL and piped statements go on with what did load (a failed file leaves nothing behind),
+			// and piped input still exits 1.
 			loadFailed = true
 		}
+	}
+	if loadFailed && len(o.scripts) > 0 {
+		discardNewDB()
+		return 1
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if o.dbPath != "" {

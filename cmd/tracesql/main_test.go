@@ -888,6 +888,32 @@ func TestLoadGoesPastBadFiles(t *testing.T) {
 	}
 }
 
+// TestLoadGoesPastBadSets: a bad file in one --label set leaves the later sets to load all the same (with -c they
+// were skipped without a word, so what a --db held after the run depended on the order of the --label arguments);
+// -c still runs nothing and exits 1.
+func TestLoadGoesPastBadSets(t *testing.T) {
+	good := []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`)
+	bad, fine := t.TempDir(), t.TempDir()
+	for path, body := range map[string][]byte{
+		filepath.Join(bad, "rank0.json"): good, filepath.Join(bad, "rank1.json"): []byte(`{"traceEvents": [`),
+		filepath.Join(fine, "rank0.json"): good, filepath.Join(fine, "rank1.json"): good,
+	} {
+		if err := os.WriteFile(path, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, order := range [][]string{{"--label", "b", bad, "--label", "f", fine}, {"--label", "f", fine, "--label", "b", bad}} {
+		db := filepath.Join(t.TempDir(), "x.db")
+		out, errOut, code := runCLI(t, "", append(append([]string{"--db", db}, order...), "-c", "SELECT 1")...)
+		if code != 1 || out != "" || !strings.Contains(errOut, "rank1.json: truncated JSON") {
+			t.Errorf("%v: exit %d, stdout %q, stderr:\n%s\nwant exit 1, no output, the bad file's line", order, code, out, errOut)
+		}
+		if got := mustRun(t, "", "--db", db, "--format", "csv", "-c", "SELECT label, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"); got != "label,n\nb,1\nf,2\n" {
+			t.Errorf("%v: the database holds\n%s, want b 1, f 2", order, got)
+		}
+	}
+}
+
 // TestDotListingsShowAll: --maxrows elides query results, never the names a dot command lists.
 func TestDotListingsShowAll(t *testing.T) {
 	cases := []struct {
