@@ -1,11 +1,16 @@
 package queries_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"tracesql/engine"
+	"tracesql/queries"
 )
 
 // collectiveRank is one rank's Kineto trace holding collectives, each a record_param_comms op around the
@@ -211,4 +216,138 @@ func TestCollectivesLineUp(t *testing.T) {
 	})
 	ctWantRows(t, db.SQL, `SELECT in_nelems, msg_bytes, group_size FROM comm_kernels WHERE pg_name = '4' AND rank = 0`, [][]string{
 		{"4611686018427387904", "NULL", "NULL"}})
+}
+
+// collectivesCases: the trace sets of testdata/traces/collectives_cases (a review's repros; steps of 1 ms, µs times,
+// each collective a record_param_comms op around the launch of its NCCL kernel) and the collectives rows each must
+// give, worked out by hand, as "pg_name step seq collective ranks group_size consistent start_skew_us last_rank
+// min_us", by step, process group and seq.
+var collectivesCases = []struct {
+	dir  string
+	why  string
+	want []string
+}{
+	{"missing_on_one_rank", "both ranks have steps 1 and 2 and pg \"1\"'s all-gather of step 1; rank 1 lacks the one of step 2: " +
+		"it holds 0 of them there, rank 0 one, so that row pairs nothing (its 100 µs is rank 0's kernel, wait included)", []string{
+		"0 1 1 allreduce 2 2 true 30 1 170",
+		"1 1 1 allgather 2 2 true 20 1 80",
+		"0 2 1 allreduce 2 2 true 50 1 150",
+		"1 2 1 allgather 1 2 false 0 0 100",
+	}},
+	{"extra_on_one_rank", "rank 1 holds an extra broadcast of pg \"0\" in step 2 (two collectives, rank 0 one): both of the " +
+		"group's rows of that step are inconsistent; pg \"1\" still lines up", []string{
+		"0 1 1 allreduce 2 2 true 30 1 170",
+		"1 1 1 allgather 2 2 true 20 1 80",
+		"0 2 1 allreduce 2 2 false 50 0 10",
+		"0 2 2 allreduce 1 2 false 0 1 150",
+		"1 2 1 allgather 2 2 true 0 0 100",
+	}},
+	{"window_shifted", "rank 0 profiled steps 1-2, rank 1 steps 2-3: in steps 1 and 3 the other rank's window lacks the step, " +
+		"so the one rank's collectives are consistent", []string{
+		"0 1 1 allreduce 1 2 true 0 0 200",
+		"1 1 1 allgather 1 2 true 0 0 55",
+		"0 2 1 allreduce 2 2 true 40 1 160",
+		"1 2 1 allgather 2 2 true 25 0 55",
+		"0 3 1 allreduce 1 2 true 0 1 160",
+		"1 3 1 allgather 1 2 true 0 1 80",
+	}},
+	{"group_not_loaded", "ranks 0-2 of 4: pg \"0\" (all four) lines up on the three; pg \"1\" (ranks 0 and 2) lacks rank 2 " +
+		"in step 2, which recorded the group in step 1; rank 1 never recorded pg \"1\" (not in it) and counts for nothing " +
+		"there; pg \"2\" (ranks 1 and 3) has its one loaded rank", []string{
+		"0 1 1 allreduce 3 4 true 20 2 180",
+		"1 1 1 allgather 2 2 true 30 2 70",
+		"2 1 1 broadcast 1 2 true 0 1 10",
+		"0 2 1 allreduce 3 4 true 20 2 180",
+		"1 2 1 allgather 1 2 false 0 0 100",
+		"2 2 1 broadcast 1 2 true 0 1 10",
+	}},
+	{"outside_steps", "rank 0's all-reduce before step 1 (outside every step) pairs with nothing, where the windows began " +
+		"(consistent); rank 1 has step 2 but not rank 0's all-reduce of it", []string{
+		"0 NULL 1 allreduce 1 2 true 0 0 50",
+		"0 1 1 allreduce 2 2 true 30 1 170",
+		"0 2 1 allreduce 1 2 false 0 0 200",
+	}},
+	{"unnamed_group", "old kernels without record_param_comms: the process group is unknown (it stands for every group), " +
+		"so rank 1 having step 2 without one does not make rank 0's inconsistent", []string{
+		"NULL 1 1 allreduce 2 2 true 5 1 195",
+		"NULL 2 1 allreduce 1 1 true 0 0 200",
+	}},
+}
+
+const collectivesCaseQuery = `SELECT pg_name, step, seq, collective, ranks, group_size, consistent, start_skew_us, last_rank, min_us
+	FROM collectives WHERE label = ? ORDER BY step NULLS FIRST, pg_name NULLS LAST, seq`
+
+func collectivesCaseRows(t *testing.T, db *engine.DB, label string) []string {
+	t.Helper()
+	var got []string
+	for _, r := range ctRows(t, db.SQL, collectivesCaseQuery, label) {
+		got = append(got, strings.Join(r, " "))
+	}
+	return got
+}
+
+// TestCollectivesConsistentCases: each trace set of collectivesCases alone, then all of them in one database, one
+// label each (a rank counts for its own trace set only).
+func TestCollectivesConsistentCases(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "traces", "collectives_cases")
+	for _, c := range collectivesCases {
+		t.Run(c.dir, func(t *testing.T) {
+			db := ctOpen(t, filepath.Join(dir, c.dir))
+			var label string
+			if err := db.SQL.QueryRow(`SELECT any_value(label) FROM traces`).Scan(&label); err != nil {
+				t.Fatal(err)
+			}
+			if got := collectivesCaseRows(t, db, label); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("%s\n got %q\nwant %q", c.why, got, c.want)
+			}
+		})
+	}
+	db := ctOpen(t)
+	for _, c := range collectivesCases {
+		if _, err := db.Load(context.Background(), []string{filepath.Join(dir, c.dir)}, engine.LoadOptions{Label: c.dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range collectivesCases {
+		if got := collectivesCaseRows(t, db, c.dir); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s among the other sets:\n got %q\nwant %q", c.dir, got, c.want)
+		}
+	}
+}
+
+// TestCollectivesReportSection: the report's "Waiting in collectives" section sums and takes the longest of the start
+// skews of the consistent collectives of several ranks that each rank started last. missing_on_one_rank: rank 1 last
+// in three (30, 20, 50 µs; the all-gather only rank 0 recorded is left out); extra_on_one_rank: rank 1 last in two
+// (30, 20), rank 0 in one (0; the two inconsistent rows left out).
+func TestCollectivesReportSection(t *testing.T) {
+	var sec *queries.ReportSection
+	for _, f := range queries.ReportFiles() {
+		if f.Name != "45_collectives.sql" {
+			continue
+		}
+		secs, err := queries.ParseReport(f.Name, f.Text)
+		if err != nil || len(secs) != 1 {
+			t.Fatalf("%s: %v, %d sections", f.Name, err, len(secs))
+		}
+		sec = &secs[0]
+	}
+	if sec == nil {
+		t.Fatal("no 45_collectives.sql")
+	}
+	if !strings.Contains(sec.About, "total_wait_us") || !strings.Contains(sec.About, "longest_wait_us") ||
+		strings.Join(sec.Y.Cols, ",") != "total_wait_us,longest_wait_us" {
+		t.Errorf("section: about %q, y %v", sec.About, sec.Y.Cols)
+	}
+	db := ctOpen(t)
+	for _, d := range []string{"missing_on_one_rank", "extra_on_one_rank"} {
+		p := filepath.Join("..", "testdata", "traces", "collectives_cases", d)
+		if _, err := db.Load(context.Background(), []string{p}, engine.LoadOptions{Label: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctWantRows(t, db.SQL, sec.SQL, [][]string{
+		{"extra_on_one_rank", "0", "0", "0", "1"},
+		{"extra_on_one_rank", "1", "50", "30", "2"},
+		{"missing_on_one_rank", "1", "100", "50", "3"},
+	})
 }

@@ -69,7 +69,7 @@ func TestCTDASideThreadsLeaveThePathAlone(t *testing.T) {
 // ProcessGroupNCCL::allreduce launches ncclKernel (320–800 µs) that the main thread's device sync waits for before
 // aten::after (810–950): the path is the op up to its launch, the launch, the kernel, the sync's return and
 // aten::after, whether the op ends at 940 (comm_thread_ends_in_step) or 10 µs after the main thread's work, at 960
-// (comm_thread_outlives_step: the op alone was the path, CPCR 0.66). With annotation := '' a DataLoader worker
+// (comm_thread_outlives_step: the op alone was the path, CPCR 0.66). With annotation := ” a DataLoader worker
 // process's aten::cat running to 980 µs (worker_process_outlives_step) was the whole trace's path; the training
 // process's path is aten::mm, its 660 µs kernel and aten::after, as with the step's annotation.
 func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
@@ -95,7 +95,7 @@ func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
 
 // TestCTDARowNames: what names a path row. kernel_from_previous_step: step 2 syncs on k_prev, launched by
 // aten::prev at the end of step 1; over both steps, the first row was named ProfilerStep#1 (each instance spans
-// half the window, and only an event spanning all of it was left out), and with annotation := '' ProfilerStep#1's
+// half the window, and only an event spanning all of it was left out), and with annotation := ” ProfilerStep#1's
 // idle 880 µs topped the hotspots. zero_duration_kernel_first: aten::a launches a 0 µs k_zero, then the 200 µs
 // k1; the GPU node's row was named k_zero, and its launcher row, the time aten::a's launches held the stream,
 // aten::item (the launcher node's name, an op that ran after it).

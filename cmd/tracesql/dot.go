@@ -452,6 +452,15 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 	opts := s.loadOpts
 	opts.Replace = false // asked for per .load, not carried over from the command line
 	var paths []string
+	labelled := false
+	// One .load is one trace set: a second --label would silently win over the first.
+	setLabel := func(l string) error {
+		if labelled && l != opts.Label {
+			return fmt.Errorf(".load: two labels, %q and %q: one .load loads one trace set (run .load once per label)", opts.Label, l)
+		}
+		opts.Label, labelled = l, true
+		return nil
+	}
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--replace" || a == "-replace":
@@ -460,10 +469,14 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 			if i+1 == len(args) {
 				return fmt.Errorf(".load: --label needs a value")
 			}
-			opts.Label = args[i+1]
+			if err := setLabel(args[i+1]); err != nil {
+				return err
+			}
 			i++
 		case strings.HasPrefix(a, "--label="):
-			opts.Label = strings.TrimPrefix(a, "--label=")
+			if err := setLabel(strings.TrimPrefix(a, "--label=")); err != nil {
+				return err
+			}
 		case strings.HasPrefix(a, "-") && a != "-":
 			return fmt.Errorf(".load: unknown flag %s (usage: .load PATH... [--label L] [--replace]; ./%s names a file of that name)", a, a)
 		default:

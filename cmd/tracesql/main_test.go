@@ -425,6 +425,8 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: \S*/q\.sql:1: .*nope.*\n$`},
 		{name: ".load with an unknown flag", stdin: ".load --labl y x.json\n", args: []string{backwardJSON}, code: 1,
 			stderr: `^tracesql: stdin:1: \.load: unknown flag --labl .*\n$`},
+		{name: ".load with two labels", stdin: ".load x.json --label a --label=b\n", args: []string{backwardJSON}, code: 1,
+			stderr: `^tracesql: stdin:1: \.load: two labels, "a" and "b": one \.load loads one trace set \(run \.load once per label\)\n$`},
 		{name: "missing trace path", args: []string{traceDir + "/no_such_trace.json", "-c", "SELECT 1"}, code: 1,
 			stderr: `^tracesql: load \.\./\.\./testdata/traces/no_such_trace\.json: no such file or directory\n$`},
 		{name: "not JSON", files: map[string]string{"garbage.json": "hello, world\n"},

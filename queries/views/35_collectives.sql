@@ -105,7 +105,7 @@ FROM sized;
 -- @column collective         Collective name (when the ranks disagree, the first in alphabetical order)
 -- @column ranks              Ranks whose trace has this collective
 -- @column group_size         Ranks of the process group (Group size; else ranks)
--- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others, names the same collective and size (or all none), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
+-- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others (a rank of the trace set that has the step and recorded the group in another step, but none of its collectives in this one, holds 0; a rank that never recorded the group may not be in it and holds nothing, as do kernels outside every step and an unknown group), names the same collective and size (or all none), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
 -- @column msg_bytes          Message size, bytes (the largest among the ranks)
 -- @column first_start        Earliest kernel start, ns
 -- @column start_skew_us      Latest − earliest kernel start among the ranks, µs
@@ -132,10 +132,27 @@ per_rank AS (
     GROUP BY label, pg_name, step, seq, rank
 ),
 -- a rank whose window holds more or fewer collectives of a process group in a step than another's: its
--- sequence does not line up with theirs
+-- sequence does not line up with theirs. A rank of the trace set that has the step (its ProfilerStep) and
+-- recorded the group in some step, but holds none of its collectives in this one, holds 0 (the collective
+-- was recorded on the other ranks only). A rank that never recorded the group holds nothing: it may not
+-- belong to the group, whose ranks need not all be loaded. Nor does a rank hold 0 of kernels outside every
+-- step (step NULL: where a rank's window began or ended) or of an unknown process group (pg_name NULL: old
+-- traces, where it stands for every group, and a rank need not be in those used in a step); those compare
+-- the ranks holding some only.
+rank_steps AS (
+    SELECT DISTINCT t.label, p.rank, p.step
+    FROM profiler_steps p JOIN traces t ON t.trace_id = p.trace_id
+    WHERE p.step IS NOT NULL
+),
 counts AS (
     SELECT label, pg_name, step, min(n) = max(n) AS same_count
-    FROM (SELECT label, pg_name, step, rank, count(*) AS n FROM per_rank GROUP BY ALL)
+    FROM (SELECT label, pg_name, step, rank, sum(n) AS n
+          FROM (SELECT label, pg_name, step, rank, count(*) AS n FROM per_rank GROUP BY ALL
+                UNION ALL
+                SELECT g.label, g.pg_name, s.step, g.rank, 0
+                FROM (SELECT DISTINCT label, pg_name, rank FROM per_rank WHERE pg_name IS NOT NULL) g
+                JOIN rank_steps s ON s.label = g.label AND s.rank = g.rank)
+          GROUP BY ALL)
     GROUP BY ALL
 ),
 c AS (
