@@ -69,7 +69,7 @@ func TestCTDASideThreadsLeaveThePathAlone(t *testing.T) {
 // ProcessGroupNCCL::allreduce launches ncclKernel (320–800 µs) that the main thread's device sync waits for before
 // aten::after (810–950): the path is the op up to its launch, the launch, the kernel, the sync's return and
 // aten::after, whether the op ends at 940 (comm_thread_ends_in_step) or 10 µs after the main thread's work, at 960
-// (comm_thread_outlives_step: the op alone was the path, CPCR 0.66). With annotation := ” a DataLoader worker
+// (comm_thread_outlives_step: the op alone was the path, CPCR 0.66). Over the whole trace (an empty annotation) a DataLoader worker
 // process's aten::cat running to 980 µs (worker_process_outlives_step) was the whole trace's path; the training
 // process's path is aten::mm, its 660 µs kernel and aten::after, as with the step's annotation.
 func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
