@@ -62,7 +62,7 @@ func BenchmarkCriticalPath(b *testing.B) {
 
 // BenchmarkCriticalPath1M times critical_path over a window of more than a million events: the
 // ProfilerSteps of df_index_resolver (or trace_diff/control) replicated by engine.Inflate until the
-// trace holds ≥ 1M events, analysed whole (annotation := ”). Inflating and loading happen before the
+// trace holds ≥ 1M events, analysed whole (an empty annotation). Inflating and loading happen before the
 // timer. Reported: ms per call (graph cache reset each time), the window's events and graph nodes,
 // and peak RSS during the calls (VmHWM after resetting it through /proc/self/clear_refs) next to
 // the RSS before them (DuckDB holding the loaded trace, after returning freed Go memory to the OS)

@@ -95,7 +95,7 @@ func TestCTDAPathStartsOnTheStepsThread(t *testing.T) {
 
 // TestCTDARowNames: what names a path row. kernel_from_previous_step: step 2 syncs on k_prev, launched by
 // aten::prev at the end of step 1; over both steps, the first row was named ProfilerStep#1 (each instance spans
-// half the window, and only an event spanning all of it was left out), and with annotation := ” ProfilerStep#1's
+// half the window, and only an event spanning all of it was left out), and over the whole trace (an empty annotation) ProfilerStep#1's
 // idle 880 µs topped the hotspots. zero_duration_kernel_first: aten::a launches a 0 µs k_zero, then the 200 µs
 // k1; the GPU node's row was named k_zero, and its launcher row, the time aten::a's launches held the stream,
 // aten::item (the launcher node's name, an op that ran after it).
