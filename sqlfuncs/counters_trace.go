@@ -16,6 +16,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -279,7 +280,6 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 		return "", 0, fmt.Errorf("rank %d is loaded %d times (labels %s): pass label", a.rank, len(paths), strings.Join(labels, ", "))
 	}
 	label, lf := labels[0], paths[0]
-	src := lf.path
 	if err := lf.unchanged(); err != nil {
 		return "", 0, err
 	}
@@ -344,7 +344,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 			events = append(events, `,"args":{"Memcpy BW":`...)
 			events = appendPyFloat(events, bw)
 			events = append(events, `},"ph":"C","name":`...)
-			events = strconv.AppendQuote(events, name)
+			events = appendJSONString(events, name)
 			events = append(events, '}')
 			n++
 		}
@@ -363,8 +363,8 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	// The output file.
 	outName := countersName(lf.exportBase(), a.compat)
 	out := filepath.Join(a.outputDir, outName)
-	if absOut, _ := filepath.Abs(out); absOut == src {
-		return "", 0, fmt.Errorf("%s would overwrite the trace itself", out)
+	if err := RefuseOwnFiles(ctx, db, out); err != nil {
+		return "", 0, err
 	}
 	gz := a.compat || strings.HasSuffix(outName, ".gz")
 	if err := writeWithCounters(ctx, lf, out, gz, events); err != nil {
@@ -575,4 +575,15 @@ func trailingBackslashes(b []byte) int {
 		n++
 	}
 	return n
+}
+
+// appendJSONString appends s as a JSON string. Go's quoting (strconv.Quote) writes a control character as \x01,
+// which no JSON reader accepts; invalid UTF-8 (which the loader keeps) becomes U+FFFD. HTML characters stay as
+// they are, as Python's json writes them.
+func appendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 }

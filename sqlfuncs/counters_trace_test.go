@@ -82,3 +82,19 @@ func TestCountersName(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendJSONString: the memory-bandwidth series' names are written as JSON strings (Go's quoting wrote a control
+// character as \x01, and the file no JSON reader could open).
+func TestAppendJSONString(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Memcpy HtoD", `"Memcpy HtoD"`},
+		{"Memcpy\x01toD", `"Memcpy\u0001toD"`},
+		{`a"b\c`, `"a\"b\\c"`},
+		{"D -> H <&>", `"D -> H <&>"`},
+		{"caf\xe9", `"caf\ufffd"`},
+	} {
+		if got := string(appendJSONString([]byte("x"), c.in)); got != "x"+c.want {
+			t.Errorf("%q: got %s, want x%s", c.in, got, c.want)
+		}
+	}
+}

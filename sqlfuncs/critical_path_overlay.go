@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/graph"
+	"tracesql/internal/decimal"
 )
 
 // _cp_overlay (public macro export_critical_path_overlay, queries/views/51_critical_path_overlay.sql)
@@ -33,6 +35,9 @@ import (
 type ovOptions struct {
 	OnlyCritical bool // drop non-critical X events (except user_annotation / python_function)
 	ShowAllEdges bool // a flow per graph edge (zero-weight launch edges excepted); forced off by OnlyCritical
+	// Exact: flow timestamps exactly at their events' (default mode); HTA truncates them to whole µs, which on a
+	// trace of sub-µs times put a start before its event, binding the arrow to the parent slice or none.
+	Exact bool
 }
 
 // ovResult counts what an overlay wrote.
@@ -93,7 +98,7 @@ func ovFlows(g *graph.CPGraph, o ovOptions) []ovFlow {
 }
 
 // ovWriteOverlay writes the overlay of g's critical path for the raw trace file lf into dir.
-func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir string, o ovOptions) (ovResult, error) {
+func ovWriteOverlay(ctx context.Context, db *sql.DB, g *graph.CPGraph, lf loadedFile, dir string, o ovOptions) (ovResult, error) {
 	res := ovResult{}
 	src := lf.path
 	if dir == "" {
@@ -104,6 +109,9 @@ func ovWriteOverlay(ctx context.Context, g *graph.CPGraph, lf loadedFile, dir st
 		return res, err
 	}
 	res.Path = filepath.Join(dir, "overlaid_critical_path_"+lf.exportBase())
+	if err := RefuseOwnFiles(ctx, db, res.Path); err != nil {
+		return res, err
+	}
 
 	critical := map[int64]bool{}
 	for _, v := range g.Path.Nodes {
@@ -286,7 +294,7 @@ func ovEvents(ctx context.Context, dec *json.Decoder, w *bufio.Writer, critical 
 			buf = append(buf, `,"tid":`...)
 			buf = ovAppendRaw(buf, ep.tid)
 			buf = append(buf, `,"ts":`...)
-			buf = ovAppendFlowTS(buf, ep, start)
+			buf = ovAppendFlowTS(buf, ep, start, o.Exact)
 			buf = append(buf, `,"cat":"critical_path","name":"critical_path","args":{"weight":`...)
 			buf = strconv.AppendInt(buf, fl.weight, 10)
 			buf = append(buf, `,"critical":`...)
@@ -322,11 +330,27 @@ func ovAppendRaw(buf []byte, raw json.RawMessage) []byte {
 	return append(buf, raw...)
 }
 
-// ovAppendFlowTS writes a flow event's ts as HTA does: the event's ts (start node) or ts+dur (end
-// node, minus min(1, dur) for a GPU event, args.device >= 0, so the arrow ends inside the kernel),
-// truncated to an integer. Integer
+// ovAppendFlowTS writes a flow event's ts: the event's ts (start node) or ts+dur (end node, minus
+// min(1 µs, dur) for a GPU event, args.device >= 0, so the arrow ends inside the kernel). exact: in
+// ns, written as µs with three decimals; else as HTA, truncated to an integer, with integer
 // arithmetic when both numbers are integers, float64 otherwise (as Python).
-func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start bool) []byte {
+func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start, exact bool) []byte {
+	if exact {
+		ts, err := decimal.MicrosToNanos(ep.ts)
+		dur := int64(0)
+		if err == nil && ep.dur != nil {
+			dur, err = decimal.MicrosToNanos(ep.dur)
+		}
+		if err == nil {
+			if !start {
+				ts += dur
+				if ep.gpu {
+					ts -= min(1000, dur)
+				}
+			}
+			return appendTS(buf, ts, false, false)
+		}
+	}
 	tsI, tsIsInt := ovJSONInt(ep.ts)
 	durI, durIsInt := ovJSONInt(ep.dur)
 	if ep.dur == nil {
@@ -491,12 +515,12 @@ func init() {
 			if dir == "" {
 				return nil, errors.New("export_critical_path_overlay: output_dir is required (output_dir := '/some/dir')")
 			}
-			o := ovOptions{OnlyCritical: args[cpArgCount+1].(bool), ShowAllEdges: args[cpArgCount+2].(bool)}
+			o := ovOptions{OnlyCritical: args[cpArgCount+1].(bool), ShowAllEdges: args[cpArgCount+2].(bool), Exact: !a.opts.Compat}
 			g, tr, err := cpGraph(ctx, env, a)
 			if err != nil {
 				return nil, err
 			}
-			res, err := ovWriteOverlay(ctx, g, tr.file, dir, o)
+			res, err := ovWriteOverlay(ctx, env.DB, g, tr.file, dir, o)
 			if err != nil {
 				return nil, fmt.Errorf("export_critical_path_overlay: %w", err)
 			}

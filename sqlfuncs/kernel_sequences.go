@@ -258,6 +258,9 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	}
 
 	out := filepath.Join(req.OutputDir, "overlaid_"+lf.exportBase())
+	if err := RefuseOwnFiles(ctx, db, out); err != nil {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
+	}
 	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
 		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz"), legacySpan: !req.Compat})
 	if err != nil {

@@ -93,10 +93,17 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		return fmt.Errorf("read trace: %w", err) // the *PathError names src
 	}
 	defer in.Close()
-	if st, err := in.Stat(); err != nil {
+	st, err := in.Stat()
+	if err != nil {
 		return fmt.Errorf("read trace: %w", err)
 	} else if err := lf.check(st); err != nil {
 		return err
+	}
+	// Never onto the trace itself: an output_dir that reaches its directory through a link (or a hard-linked
+	// copy), with a name the export keeps (compat's counters trace of a file named without .json), replaced
+	// the user's trace with its rewrite. A comparison of the paths' text let that through.
+	if out, err := os.Stat(dst); err == nil && os.SameFile(out, st) {
+		return fmt.Errorf("write %s: that is the trace being exported (%s); choose another output_dir", dst, src)
 	}
 	br := bufio.NewReaderSize(in, 1<<20)
 	var r io.Reader = br
@@ -110,7 +117,13 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 		defer ra.Close()
 		r = ra // decompress on another core while this one rewrites (and compresses)
 	}
-	if pr := bufio.NewReaderSize(r, 64<<10); arrayrepair.IsArray(peekAll(pr)) {
+	pr := bufio.NewReaderSize(r, 64<<10)
+	if b, _ := pr.Peek(3); string(b) == "\xef\xbb\xbf" {
+		// A UTF-8 byte-order mark: the loader accepts it, so the exports read past it too (the rewriters'
+		// JSON decoders and the counters' array-form test stopped at it).
+		pr.Discard(3)
+	}
+	if arrayrepair.IsArray(peekAll(pr)) {
 		r = arrayrepair.NewReader(pr)
 	} else {
 		r = pr

@@ -184,6 +184,40 @@ func TestRewriteTraceErrors(t *testing.T) {
 		}
 	})
 
+	t.Run("onto the trace itself", func(t *testing.T) {
+		// Through a link to the trace's directory the path's text differs, the file does not: the trace was
+		// replaced by its own rewrite.
+		dir := t.TempDir()
+		trace := rwWrite(t, filepath.Join(dir, "t.trace"), []byte(`{"traceEvents":[]}`))
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(dir, link); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(link, "t.trace")
+		err := rewriteTrace(loadedFile{path: trace}, dst, false, rwUpper)
+		if err == nil || !strings.Contains(err.Error(), "that is the trace being exported") {
+			t.Fatalf("got %v, want a refusal", err)
+		}
+		if b, _ := os.ReadFile(trace); string(b) != `{"traceEvents":[]}` {
+			t.Errorf("the trace became %q", b)
+		}
+	})
+
+	t.Run("byte-order mark", func(t *testing.T) {
+		for _, body := range []string{`{"traceEvents":[{"a":1}]}`, `[{"a":1}]`} {
+			src := rwWrite(t, filepath.Join(t.TempDir(), "bom.json"), []byte("\xef\xbb\xbf"+body))
+			var got string
+			err := rewriteTrace(loadedFile{path: src}, filepath.Join(t.TempDir(), "o.json"), false, func(r io.Reader, w *bufio.Writer) error {
+				b, err := io.ReadAll(r)
+				got = string(b)
+				return err
+			})
+			if err != nil || !strings.HasPrefix(got, body[:1]) {
+				t.Errorf("%s: the rewriter read %q (%v), want the JSON without the mark", body, got, err)
+			}
+		}
+	})
+
 	t.Run("rewrite fails", func(t *testing.T) {
 		out := t.TempDir()
 		dst := rwWrite(t, filepath.Join(out, "o.json"), []byte("earlier output"))

@@ -16,6 +16,7 @@ import (
 
 	"tracesql/engine"
 	"tracesql/queries"
+	"tracesql/sqlfuncs"
 )
 
 // dotCommand is one REPL meta-command, modelled on the DuckDB CLI's.
@@ -629,7 +630,7 @@ func (s *session) dotOutput(ctx context.Context, args []string) error {
 
 // openOutput sends results to file; cmd names the dot command in errors.
 func (s *session) openOutput(ctx context.Context, cmd, file string) error {
-	if err := refuseOwnFiles(ctx, s.db.SQL, file); err != nil {
+	if err := sqlfuncs.RefuseOwnFiles(ctx, s.db.SQL, file); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	f, err := os.Create(file)

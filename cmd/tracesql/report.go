@@ -20,6 +20,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/engine"
 	"tracesql/internal/outdir"
@@ -72,6 +75,16 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err := checkDBFlag(fs, *dbPath); err != nil {
 		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
+		return 2
+	}
+	if *out == "" {
+		// outdir.Create("") wrote a hidden temporary file and nothing else, and the exit status was 0.
+		fmt.Fprintln(stderr, "tracesql: report: -o: empty file name")
+		return 2
+	}
+	if len(labels) > 0 && len(traces) == 0 {
+		// It labels the traces the report loads; with none (the bundled sample, or --db's sets) it would be ignored.
+		fmt.Fprintf(stderr, "tracesql: report: --label %s: no trace path follows it (a --db's trace sets keep their labels)\n", labels[len(labels)-1])
 		return 2
 	}
 	rf, err := engine.ParseRankFrom(*rankFrom)
@@ -226,7 +239,7 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("write %s: is a directory", path)
 	}
-	if err := refuseOwnFiles(ctx, db, path); err != nil {
+	if err := sqlfuncs.RefuseOwnFiles(ctx, db, path); err != nil {
 		return err
 	}
 	rep := buildReport(ctx, db, title, secs)
@@ -488,6 +501,10 @@ func sqlLiteral(v any) (string, error) {
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32), nil
+	case duckdb.Decimal: // round(x, 2) and friends
+		return fmt.Sprintf("%s::DECIMAL(%d,%d)", x.String(), x.Width, x.Scale), nil
+	case time.Time: // DATE and TIMESTAMP arrive as UTC times; a TIMESTAMP literal compares with either
+		return "TIMESTAMP '" + x.UTC().Format("2006-01-02 15:04:05.999999") + "'", nil
 	}
 	return "", fmt.Errorf("unsupported value type %T", v)
 }

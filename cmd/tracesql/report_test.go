@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/engine"
 	"tracesql/queries"
@@ -1280,5 +1283,70 @@ func TestReportSaysWhatItDid(t *testing.T) {
 	}
 	if fi, err := os.Stat("report.html"); err != nil || fi.Size() == 0 {
 		t.Fatalf("report.html: %v", err)
+	}
+}
+
+// TestReportRanksMissingAbbreviated: the "Ranks missing" section lists the first 20 missing ranks and a count. It
+// listed all: two ranks claiming a world_size of 2e8 took 99 s, 12.5 GB and a 2 GB report, and 2e9 never ended.
+func TestReportRanksMissingAbbreviated(t *testing.T) {
+	dir := t.TempDir()
+	for r := range 2 {
+		body := fmt.Sprintf(`{"distributedInfo": {"rank": %d, "world_size": 2000000000}, "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}`, r)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", r)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, stderr, code := runCLI(t, "", "report", dir, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, … and 1999999978 more") {
+		t.Errorf("the report lacks the abbreviated list of missing ranks")
+	}
+}
+
+// TestReportBadOutputArgs: an empty -o and a --label that labels nothing are usage errors (exit 2). `-o ”` exited 0,
+// wrote no report and left a hidden temporary file in the working directory; `--label x` alone reported on the
+// bundled sample under its own label without a word.
+func TestReportBadOutputArgs(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "-o", ""}, "tracesql: report: -o: empty file name\n"},
+		{[]string{"report", "--label", "mine", "-o", "r.html"}, "tracesql: report: --label mine: no trace path follows it (a --db's trace sets keep their labels)\n"},
+	} {
+		stdout, stderr, code := runCLI(t, "", c.args...)
+		if code != 2 || stdout != "" || stderr != c.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, \"\", %q", c.args, code, stdout, stderr, c.want)
+		}
+		if left, _ := os.ReadDir("."); len(left) != 0 {
+			t.Errorf("%q left %v behind", c.args, left)
+		}
+	}
+}
+
+// TestSQLLiteral: @foreach values become SQL literals of their own type; a DECIMAL (round(x, 2)) or a DATE/TIMESTAMP
+// made the section "not available" (unsupported value type).
+func TestSQLLiteral(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want string
+	}{
+		{nil, "NULL"},
+		{"it's", "'it''s'"},
+		{int64(3), "3"},
+		{1.5, "1.5"},
+		{duckdb.Decimal{Width: 10, Scale: 2, Value: big.NewInt(-6610)}, "-66.1::DECIMAL(10,2)"},
+		{time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC), "TIMESTAMP '2024-05-06 07:08:09.123456'"},
+	} {
+		if got, err := sqlLiteral(c.in); err != nil || got != c.want {
+			t.Errorf("%#v: %q, %v; want %q", c.in, got, err, c.want)
+		}
 	}
 }

@@ -9,10 +9,15 @@ FROM traces ORDER BY label, rank;
 -- @title Ranks missing
 -- @about A trace set of several ranks holds fewer than its traces' world_size: cross-rank analyses see only these.
 -- @empty hide
-SELECT label, count(DISTINCT rank) AS ranks, max(world_size) AS world_size,
-       array_to_string(list_filter(range(max(world_size)), r -> NOT list_contains(list(rank), r)), ', ') AS missing
-FROM traces GROUP BY label
-HAVING count(DISTINCT rank) > 1 AND count(DISTINCT rank) < max(world_size)
+-- (the first 20 missing ranks and a count: a world_size of 2e8 listed in full took 99 s, 12.5 GB and a 2 GB report;
+-- the first 20 lie below the set's rank count + 20)
+SELECT label, ranks, world_size,
+       array_to_string(list_filter(range(least(world_size, ranks + 20)), r -> NOT list_contains(held, r))[:20], ', ')
+       || CASE WHEN world_size - held_below > 20 THEN format(', … and {} more', world_size - held_below - 20) ELSE '' END AS missing
+FROM (SELECT label, count(DISTINCT rank) AS ranks, max(world_size) AS world_size, list(DISTINCT rank) AS held,
+             len(list_filter(list(DISTINCT rank), r -> r < max(world_size))) AS held_below
+      FROM traces GROUP BY label)
+WHERE ranks > 1 AND ranks < world_size
 ORDER BY label;
 
 -- @title Events by class
