@@ -4,27 +4,33 @@ package engine
 // so that a job too big for one machine can be queried by any Parquet engine (DuckDB, Spark, Trino),
 // and so that a converted job re-loads without parsing JSON.
 //
-// Layout of DIR, one entry per trace table (every table with a trace_id column, except the derived _*
-// tables, which an import rebuilds):
+// Layout of DIR, one entry per trace table (every table with a trace_id column, except tracesql's derived
+// _* tables, which an import rebuilds; a table of the user's without trace_id is left out, and said so):
 //
-//	DIR/<table>/rank=<r>/data_0.parquet   tables with a rank column, and the per-event tables of a
-//	                                      Kineto trace (flows, counters, …), whose rank is joined from
-//	                                      traces: hive partitioning, one directory per rank
+//	DIR/<table>/rank=<r>/data_0.parquet   tables with an integer rank column, and the per-event tables
+//	                                      of a Kineto trace (flows, counters, …), whose rank is joined
+//	                                      from traces: hive partitioning, one directory per rank
 //	DIR/<table>.parquet                   any other trace table (no rank to partition by)
 //	DIR/rules/<table>.parquet             the classification rules the analyses used (kernel_classes,
 //	                                      phase_rules): a fresh database importing the export adopts
 //	                                      them, one holding other traces keeps its own (and says so)
 //	DIR/settings/<table>.parquet          settings per trace set (nccl_clock_override): an import adds
-//	                                      the rows of the labels it brings
+//	                                      the rows of the labels it brings, except where the database
+//	                                      has a row of the same key with other values (and says so)
 //	DIR/tracesql_export.json              what was written: format version, tables, layout, rows,
 //	                                      columns, and each file with its row count
+//
+// <table> is the table's name, or, for a name that cannot be a file name ("runs/2024"), that name
+// %-encoded (fileBase), which the manifest records beside the real name.
 //
 // The rank of a joined table lives only in the directory name (Parquet readers add it back as a
 // column with hive partitioning); the tables with their own rank column keep it there too.
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +41,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"tracesql/internal/outdir"
 )
@@ -75,8 +82,11 @@ func (m *parquetManifest) checkComplete() error {
 // ParquetTable is one table of an export: its name, layout and row count.
 type ParquetTable struct {
 	Name string `json:"name"`
-	// Layout: "rank" (own rank column, partitioned), "rank_joined" (rank from traces, partitioned) or
-	// "single" (one file).
+	// File is the name of the table's file (File.parquet) or directory when it is not Name: a name that
+	// cannot be a file name, encoded by fileBase. Absent when it is Name, and from older exports.
+	File string `json:"file,omitempty"`
+	// Layout: "rank" (own integer rank column, partitioned), "rank_joined" (rank from traces,
+	// partitioned) or "single" (one file).
 	Layout string `json:"layout"`
 	Rows   int64  `json:"rows"`
 	// Columns (name and DuckDB type, in table order) let an import create a table its database lacks
@@ -113,31 +123,98 @@ var settingTables = []string{"nccl_clock_override"}
 // rankJoined are the Kineto per-event tables without a rank column: every row has a traces row.
 var rankJoined = map[string]bool{"metadata_events": true, "flows": true, "counters": true, "instants": true, "other_events": true}
 
+// partitionRankTypes are the types of a rank column that hive partitioning gives back as they were. A
+// text rank is not among them: its values 'NULL' and '__HIVE_DEFAULT_PARTITION__' came back as NULL.
+var partitionRankTypes = map[string]bool{"TINYINT": true, "SMALLINT": true, "INTEGER": true, "BIGINT": true, "HUGEINT": true,
+	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true}
+
+// derivedTable says whether a table is one of tracesql's own _* tables (the stored analysis frames, and
+// what older versions left), which an import rebuilds rather than reads. A user's table named _* is
+// data like any other.
+func derivedTable(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.HasPrefix(lower, "_") && (ownNames()[lower] || legacyNames.MatchString(lower))
+}
+
 // traceTables lists the base tables that hold per-trace data (a trace_id column), traces first, and
-// whether each has a rank column. Tables named _* are derived (the stored analysis frame) and rebuilt
-// on import instead.
-func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, error) {
-	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, bool_or(c.column_name = 'rank')
+// whether each is partitioned by its own rank column (one of partitionRankTypes). tracesql's derived
+// tables are left out (derivedTable). It also returns, sorted, the user's tables that it leaves out
+// because they have no trace_id column.
+func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, []string, error) {
+	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, bool_or(c.column_name = 'trace_id'),
+			coalesce(any_value(c.data_type) FILTER (WHERE c.column_name = 'rank'), '')
 		FROM duckdb_columns() c JOIN duckdb_tables() t ON t.table_oid = c.table_oid
-		WHERE NOT c.internal AND c.database_name = ? AND c.schema_name = 'main' AND NOT t.temporary AND NOT starts_with(c.table_name, '_')
-		GROUP BY c.table_name HAVING bool_or(c.column_name = 'trace_id')
+		WHERE NOT c.internal AND c.database_name = ? AND c.schema_name = 'main' AND NOT t.temporary
+		GROUP BY c.table_name
 		ORDER BY c.table_name <> 'traces', c.table_name`, db.catalog)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer rows.Close()
-	var names []string
-	hasRank := map[string]bool{}
+	var names, without []string
+	partitioned := map[string]bool{}
 	for rows.Next() {
-		var n string
-		var r bool
-		if err := rows.Scan(&n, &r); err != nil {
-			return nil, nil, err
+		var n, rankType string
+		var traceID bool
+		if err := rows.Scan(&n, &traceID, &rankType); err != nil {
+			return nil, nil, nil, err
 		}
-		names = append(names, n)
-		hasRank[n] = r
+		switch lower := strings.ToLower(n); {
+		case derivedTable(n):
+		case !traceID:
+			if !ownNames()[lower] && !legacyNames.MatchString(lower) {
+				without = append(without, n)
+			}
+		default:
+			names = append(names, n)
+			partitioned[n] = partitionRankTypes[rankType]
+		}
 	}
-	return names, hasRank, rows.Err()
+	return names, partitioned, without, rows.Err()
+}
+
+// fileBase is the name of table name's file (fileBase.parquet) or directory in an export: the name
+// itself when it can be one on any system, else with each byte that cannot (a '/', a control
+// character, one Windows refuses), hive partitioning's '=' and the escape '%' itself written as %XX,
+// and a leading '.' too ("." and ".." name directories, a dotfile is hidden). A name too long for a
+// file is cut short and ends with a hash of the whole name, so two long names still differ.
+func fileBase(name string) string {
+	const maxBase, cutAt = 200, 180 // bytes; a file name may have 255, and ".parquet" follows
+	var b strings.Builder
+	cut := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte(`/\:*?"<>|%=`, c) >= 0 || (i == 0 && c == '.') {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+		if b.Len() <= cutAt && (i+1 == len(name) || utf8.RuneStart(name[i+1])) {
+			cut = b.Len()
+		}
+	}
+	if b.Len() <= maxBase {
+		return b.String()
+	}
+	sum := sha256.Sum256([]byte(name))
+	return b.String()[:cut] + "~" + hex.EncodeToString(sum[:8])
+}
+
+// base is the name of t's file (base.parquet) or directory in the export.
+func (t ParquetTable) base() string {
+	if t.File != "" {
+		return t.File
+	}
+	return t.Name
+}
+
+// checkBase refuses a manifest whose table names a file or directory outside the export's top level.
+func (t ParquetTable) checkBase() error {
+	b := t.base()
+	if !filepath.IsLocal(b) || strings.ContainsAny(b, `/\`) {
+		return fmt.Errorf("%s: table %s: file name %q is not a name in the export", manifestName, t.Name, b)
+	}
+	return nil
 }
 
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
@@ -180,8 +257,8 @@ func CheckExportDir(dir string) error {
 
 // ExportParquet writes every trace table to dir (created; it must not exist or be an empty directory
 // other than the current one, CheckExportDir) with one COPY per table, and a manifest. It returns the
-// manifest's tables.
-func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, err error) {
+// manifest's tables; note (when not nil) gets one line per table of the user's that it leaves out.
+func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) (_ []ParquetTable, err error) {
 	final := filepath.Clean(dir) // "job.parquet/": its parent is ., not job.parquet
 	fail := func(err error) ([]ParquetTable, error) {
 		return nil, fmt.Errorf("export parquet %s: %w", final, err)
@@ -222,7 +299,7 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 			outdir.RemoveEmpty(created)
 		}
 	}()
-	names, hasRank, err := db.traceTables(ctx)
+	names, partitioned, without, err := db.traceTables(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -232,6 +309,9 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 	}
 	for _, name := range names {
 		t := ParquetTable{Name: name}
+		if b := fileBase(name); b != name {
+			t.File = b
+		}
 		if err := db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlIdent(name)).Scan(&t.Rows); err != nil {
 			return fail(err)
 		}
@@ -241,7 +321,7 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 		star := "*" + lossyColumns(t.Columns)
 		var src, target, opts string
 		switch {
-		case hasRank[name]:
+		case partitioned[name]:
 			t.Layout = "rank"
 			src = "SELECT " + star + " FROM " + sqlIdent(name)
 		case rankJoined[name]:
@@ -252,10 +332,10 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 			src = "SELECT " + star + " FROM " + sqlIdent(name)
 		}
 		if t.Layout == "single" {
-			target = filepath.Join(dir, name+".parquet")
+			target = filepath.Join(dir, t.base()+".parquet")
 			opts = "FORMAT parquet, COMPRESSION zstd"
 		} else {
-			target = filepath.Join(dir, name)
+			target = filepath.Join(dir, t.base())
 			opts = "FORMAT parquet, COMPRESSION zstd, PARTITION_BY (rank), OVERWRITE_OR_IGNORE"
 		}
 		if t.Rows > 0 || t.Layout == "single" {
@@ -285,6 +365,13 @@ func (db *DB) ExportParquet(ctx context.Context, dir string) (_ []ParquetTable, 
 	b, _ := json.MarshalIndent(man, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, manifestName), append(b, '\n'), 0o644); err != nil {
 		return fail(err)
+	}
+	if note != nil {
+		for _, name := range without {
+			// An import renumbers trace ids to place an export beside other traces; a table without them
+			// cannot be placed, and would be appended to the target's whole.
+			note(fmt.Sprintf("table %s not exported: it has no trace_id column (an export holds per-trace tables only)", name))
+		}
 	}
 	return man.Tables, nil
 }
@@ -362,9 +449,9 @@ func queryColumns(ctx context.Context, q queryer, query string, args ...any) ([]
 // would be read as a pattern (matching a sibling export, or not the directory itself).
 func tableFiles(dir string, t ParquetTable) ([]string, error) {
 	if t.Layout == "single" {
-		return []string{t.Name + ".parquet"}, nil
+		return []string{t.base() + ".parquet"}, nil
 	}
-	parts, err := os.ReadDir(filepath.Join(dir, t.Name))
+	parts, err := os.ReadDir(filepath.Join(dir, t.base()))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -376,13 +463,13 @@ func tableFiles(dir string, t ParquetTable) ([]string, error) {
 		if !p.IsDir() {
 			continue
 		}
-		files, err := os.ReadDir(filepath.Join(dir, t.Name, p.Name()))
+		files, err := os.ReadDir(filepath.Join(dir, t.base(), p.Name()))
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
 			if !f.IsDir() && strings.HasSuffix(f.Name(), ".parquet") {
-				out = append(out, t.Name+"/"+p.Name()+"/"+f.Name())
+				out = append(out, t.base()+"/"+p.Name()+"/"+f.Name())
 			}
 		}
 	}
@@ -460,7 +547,8 @@ func checkFiles(ctx context.Context, conn *sql.Conn, dir string, t ParquetTable)
 	listed := map[string]bool{}
 	var paths []string
 	for _, f := range t.Files {
-		if f.Path == "" || filepath.IsAbs(filepath.FromSlash(f.Path)) || strings.Contains(f.Path, "..") {
+		// By its elements: a table named "kernels..bak" is inside the export.
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
 			return nil, fmt.Errorf("%s: file path %q is not inside the export", manifestName, f.Path)
 		}
 		listed[f.Path] = true
@@ -594,7 +682,7 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 	if err := man.checkComplete(); err != nil {
 		return fail(fmt.Errorf("%s: %w", manifestName, err))
 	}
-	names, _, err := db.traceTables(ctx)
+	names, _, _, err := db.traceTables(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -619,15 +707,24 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		return fail(err)
 	}
+	// Whether the database holds a trace decides whose rules win, not firstID: the rows of a user's
+	// table can keep trace ids from above after the last trace is unloaded.
+	var empty bool
+	if err := conn.QueryRowContext(ctx, `SELECT NOT EXISTS (FROM traces) AND NOT EXISTS (FROM nccl_traces)`).Scan(&empty); err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return fail(err)
+	}
 	n, notes, err := importTables(ctx, conn, dir, man, known, firstID)
 	if err == nil {
 		// Before the frames are built: they classify kernels with the rules.
 		var ruleNotes []string
-		ruleNotes, err = importRules(ctx, conn, dir, man.Rules, firstID == 0)
+		ruleNotes, err = importRules(ctx, conn, dir, man.Rules, empty)
 		notes = append(notes, ruleNotes...)
 	}
 	if err == nil {
-		err = importSettings(ctx, conn, dir, man.Settings, firstID)
+		var settingNotes []string
+		settingNotes, err = importSettings(ctx, conn, dir, man.Settings, firstID)
+		notes = append(notes, settingNotes...)
 	}
 	imported := fmt.Sprintf("trace_id >= %d", firstID)
 	if err == nil && man.Format == 1 {
@@ -655,8 +752,8 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 }
 
 // importRules compares each rule table of an export with the database's. When they differ, the export's
-// replace them if adopt (the database holds no other trace), else the database's stay. It returns what it
-// did, one line per table that differs.
+// replace them if adopt (the database held no trace, Kineto or NCCL, before the import), else the
+// database's stay. It returns what it did, one line per table that differs.
 func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []ParquetTable, adopt bool) ([]string, error) {
 	var notes []string
 	for _, t := range rules {
@@ -709,36 +806,79 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 	return notes, nil
 }
 
+// settingKeys are the columns of a settings table that say what a row applies to: two rows with the
+// same key and other values conflict (one of them silently won in nccl_clock_alignment).
+var settingKeys = map[string][]string{"nccl_clock_override": {"label", "rank", "comm_hash"}}
+
 // importSettings adds the rows of each settings table of an export whose label is one of the imported
-// traces' (those from firstID on), except rows the database holds already.
-func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []ParquetTable, firstID int64) error {
+// traces' (those from firstID on), except rows the database holds already. Where the database holds a
+// row with the same key (settingKeys) and other values, the database's stays, as its rules do, and
+// the note (one line per such row) names both.
+func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []ParquetTable, firstID int64) ([]string, error) {
+	var notes []string
 	for _, t := range settings {
 		if !slices.Contains(settingTables, t.Name) || len(t.Files) != 1 || t.Files[0].Path != "settings/"+t.Name+".parquet" {
-			return fmt.Errorf("%s: unexpected settings entry %q", manifestName, t.Name)
+			return nil, fmt.Errorf("%s: unexpected settings entry %q", manifestName, t.Name)
 		}
 		f := t.Files[0]
 		rows, err := fileRows(ctx, conn, dir, []string{f.Path})
 		if err != nil {
-			return fmt.Errorf("settings %s: %w", t.Name, err)
+			return nil, fmt.Errorf("settings %s: %w", t.Name, err)
 		}
 		if rows[0] != t.Rows {
-			return fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[0], t.Rows)
+			return nil, fmt.Errorf("file %s holds %d rows, the manifest says %d", f.Path, rows[0], t.Rows)
 		}
 		cols := make([]string, len(t.Columns))
+		var match, key, values, theirs []string
 		for i, c := range t.Columns {
 			cols[i] = sqlIdent(c.Name)
+			shown := func(alias string) string { // "rank 3"
+				return fmt.Sprintf("%s || ' ' || coalesce(%s.%s::VARCHAR, 'NULL')", sqlString(c.Name), alias, sqlIdent(c.Name))
+			}
+			if slices.Contains(settingKeys[t.Name], c.Name) {
+				match = append(match, fmt.Sprintf("d.%[1]s IS NOT DISTINCT FROM n.%[1]s", sqlIdent(c.Name)))
+				key = append(key, shown("n"))
+			} else {
+				values = append(values, shown("d"))
+				theirs = append(theirs, shown("n"))
+			}
 		}
 		list := strings.Join(cols, ", ")
 		file := sqlString(duckPath(filepath.Join(dir, filepath.FromSlash(f.Path))))
-		q := fmt.Sprintf(`INSERT INTO %[1]s (%[2]s)
-			SELECT %[2]s FROM read_parquet(%[3]s)
+		// n: the export's rows of the labels imported that the database lacks.
+		news := fmt.Sprintf(`WITH n AS (SELECT %[2]s FROM read_parquet(%[3]s)
 			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[4]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[4]d)
-			EXCEPT SELECT %[2]s FROM %[1]s`, sqlIdent(t.Name), list, file, firstID)
+			EXCEPT SELECT %[2]s FROM %[1]s)`, sqlIdent(t.Name), list, file, firstID)
+		conflict := "false" // a table without its key columns, or with nothing else: no row is another's
+		if len(match) > 0 && len(values) > 0 {
+			same := strings.Join(match, " AND ")
+			conflict = fmt.Sprintf("EXISTS (SELECT 1 FROM %s d WHERE %s)", sqlIdent(t.Name), same)
+			q := fmt.Sprintf(`%s SELECT DISTINCT concat_ws(', ', %s), concat_ws(', ', %s), concat_ws(', ', %s)
+				FROM n JOIN %s d ON %s ORDER BY ALL`, news, strings.Join(key, ", "), strings.Join(values, ", "), strings.Join(theirs, ", "),
+				sqlIdent(t.Name), same)
+			found, err := conn.QueryContext(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("settings %s: %w", t.Name, err)
+			}
+			for found.Next() {
+				var k, mine, other string
+				if err := found.Scan(&k, &mine, &other); err != nil {
+					found.Close()
+					return nil, fmt.Errorf("settings %s: %w", t.Name, err)
+				}
+				notes = append(notes, fmt.Sprintf("%s: kept this database's row for %s (%s); the export's (%s) is not imported", t.Name, k, mine, other))
+			}
+			found.Close()
+			if err := found.Err(); err != nil {
+				return nil, fmt.Errorf("settings %s: %w", t.Name, err)
+			}
+		}
+		q := fmt.Sprintf(`INSERT INTO %s (%s) %s SELECT %s FROM n WHERE NOT %s`, sqlIdent(t.Name), list, news, list, conflict)
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("settings %s: %w", t.Name, err)
+			return nil, fmt.Errorf("settings %s: %w", t.Name, err)
 		}
 	}
-	return nil
+	return notes, nil
 }
 
 // importTables inserts the rows of the export's trace tables, trace ids shifted by offset, creating the
@@ -752,7 +892,10 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 	var imported int64
 	for _, t := range man.Tables {
 		if strings.HasPrefix(t.Name, "_") && man.Format == 1 {
-			continue // format 1 stored the analysis frames: rebuilt instead
+			continue // format 1 stored the analysis frames (and no table of the user's named _*): rebuilt instead
+		}
+		if err := t.checkBase(); err != nil {
+			return 0, nil, err
 		}
 		if known[t.Name] {
 			added, err := addColumns(ctx, conn, t)
@@ -782,9 +925,9 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 				}
 				continue
 			}
-			src = sqlString(duckPath(filepath.Join(dir, t.Name)) + string(filepath.Separator) + filepath.Join("*", "*.parquet"))
+			src = sqlString(duckPath(filepath.Join(dir, t.base())) + string(filepath.Separator) + filepath.Join("*", "*.parquet"))
 		case "single":
-			src = sqlString(duckPath(filepath.Join(dir, t.Name+".parquet")))
+			src = sqlString(duckPath(filepath.Join(dir, t.base()+".parquet")))
 		default:
 			return 0, nil, fmt.Errorf("table %s: unknown layout %q", t.Name, t.Layout)
 		}

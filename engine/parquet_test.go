@@ -15,7 +15,7 @@ import (
 // row (sum of row hashes): equal fingerprints mean equal multisets of rows.
 func tableFingerprints(t *testing.T, db *DB) map[string]string {
 	t.Helper()
-	names, _, err := db.traceTables(context.Background())
+	names, _, _, err := db.traceTables(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestParquetRoundTrip(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	tables, err := src.ExportParquet(ctx, dir)
+	tables, err := src.ExportParquet(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +157,10 @@ func TestParquetImportErrors(t *testing.T) {
 	db := openTestDB(t)
 	mustLoad(t, db, filepath.Join("..", "testdata", "traces", "alexnet"))
 	dir := filepath.Join(t.TempDir(), "x")
-	if _, err := db.ExportParquet(ctx, dir); err != nil {
+	if _, err := db.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExportParquet(ctx, dir); err == nil || !strings.Contains(err.Error(), "not empty") {
+	if _, err := db.ExportParquet(ctx, dir, nil); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("export into a used directory: %v", err)
 	}
 	before := tableFingerprints(t, db)
@@ -236,7 +236,7 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, dir); err != nil {
+	if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The target already holds a Kineto trace (trace_id 0) and an NCCL trace (trace_id 1).
@@ -277,7 +277,7 @@ func TestParquetNCCLTraceIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ncclDir := filepath.Join(t.TempDir(), "nccl")
-	if _, err := only.ExportParquet(ctx, ncclDir); err != nil {
+	if _, err := only.ExportParquet(ctx, ncclDir, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := dst.ImportParquet(ctx, ncclDir, nil); err != nil || n != 1 {
@@ -308,7 +308,7 @@ func TestParquetUserTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, dir); err != nil {
+	if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	dst := openTestDB(t)
@@ -339,7 +339,7 @@ func TestParquetRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, dir); err != nil {
+	if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	const q = `SELECT 'k', * FROM kernel_classes UNION ALL SELECT 'p', priority, pattern, phase, NULL FROM phase_rules ORDER BY ALL`
@@ -351,6 +351,16 @@ func TestParquetRules(t *testing.T) {
 	}{
 		{"fresh database", func(*DB) {}, true, []string{
 			"kernel_classes: took the export's ", "phase_rules: took the export's "}},
+		// The user's table keeps the unloaded trace's id: the database holds no trace all the same.
+		{"database whose traces were unloaded", func(db *DB) {
+			mustLoad(t, db, handTrace(t, 1))
+			if _, err := db.SQL.Exec(`CREATE TABLE snap AS SELECT * FROM events`); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Unload(ctx, []int64{0}); err != nil {
+				t.Fatal(err)
+			}
+		}, true, []string{"kernel_classes: took the export's ", "phase_rules: took the export's "}},
 		{"database with traces", func(db *DB) { mustLoad(t, db, handTrace(t, 1)) }, false, []string{
 			"kernel_classes: the export's rules differ from this database's in 1 rows: kept this database's (to use the export's: DELETE FROM kernel_classes; INSERT INTO kernel_classes SELECT * FROM '",
 			"phase_rules: the export's rules differ from this database's in "}},
@@ -379,7 +389,7 @@ func TestParquetRules(t *testing.T) {
 	}
 	// Importing into the source itself's twin (same rules): no note.
 	twin := filepath.Join(t.TempDir(), "twin")
-	if _, err := src.ExportParquet(ctx, twin); err != nil {
+	if _, err := src.ExportParquet(ctx, twin, nil); err != nil {
 		t.Fatal(err)
 	}
 	dst := openTestDB(t)
@@ -405,7 +415,7 @@ func TestParquetDamagedExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	clean := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, clean); err != nil {
+	if _, err := src.ExportParquet(ctx, clean, nil); err != nil {
 		t.Fatal(err)
 	}
 	db := openTestDB(t)
@@ -541,7 +551,7 @@ func TestParquetExportCancelled(t *testing.T) {
 	for looks := int64(0); looks < 2000 && !finished; looks += 17 {
 		parent := t.TempDir()
 		out := filepath.Join(parent, "pq")
-		_, err := db.ExportParquet(newCountdownCtx(looks), out)
+		_, err := db.ExportParquet(newCountdownCtx(looks), out, nil)
 		if err == nil {
 			finished = true
 			if _, err := os.Stat(filepath.Join(out, manifestName)); err != nil {
@@ -571,7 +581,7 @@ func TestParquetExportPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, out := range []string{filepath.Join(parent, "slash") + "/", existing} {
-		if _, err := db.ExportParquet(context.Background(), out); err != nil {
+		if _, err := db.ExportParquet(context.Background(), out, nil); err != nil {
 			t.Fatalf("%s: %v", out, err)
 		}
 		st, err := os.Stat(filepath.Join(out, manifestName))
@@ -597,7 +607,7 @@ func TestParquetExportPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, out := range []string{file, link} {
-		_, err := db.ExportParquet(context.Background(), out)
+		_, err := db.ExportParquet(context.Background(), out, nil)
 		if err == nil || !strings.Contains(err.Error(), "export parquet "+out+": exists and is not a directory") {
 			t.Errorf("%s: %v", out, err)
 		}
@@ -617,7 +627,7 @@ func TestParquetExportPaths(t *testing.T) {
 	}
 	t.Chdir(here)
 	for _, out := range []string{".", "./", here} {
-		_, err := db.ExportParquet(context.Background(), out)
+		_, err := db.ExportParquet(context.Background(), out, nil)
 		if err == nil || !strings.HasSuffix(err.Error(), ": is the current directory, which the export cannot replace: name a new directory") {
 			t.Errorf("%s: %v", out, err)
 		}
@@ -653,7 +663,7 @@ func TestParquetEmptyTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, dir); err != nil {
+	if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	dst := openTestDB(t)
@@ -698,7 +708,7 @@ func TestParquetAddedColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "export")
-	if _, err := src.ExportParquet(ctx, dir); err != nil {
+	if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	const cols = `SELECT table_name, column_name, data_type FROM duckdb_columns()
@@ -793,12 +803,12 @@ func TestParquetGlobPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			parent := filepath.Join(t.TempDir(), "parent"+c.name)
 			if c.decoy != "" {
-				if _, err := other.ExportParquet(ctx, filepath.Join(parent, c.decoy)); err != nil {
+				if _, err := other.ExportParquet(ctx, filepath.Join(parent, c.decoy), nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			dir := filepath.Join(parent, c.name)
-			if _, err := src.ExportParquet(ctx, dir); err != nil {
+			if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 				t.Fatal(err)
 			}
 			dst := openTestDB(t)

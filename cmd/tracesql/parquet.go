@@ -170,7 +170,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			return 1
 		}
 	}
-	tables, err := db.ExportParquet(ctx, *out)
+	tables, err := db.ExportParquet(ctx, *out, func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "tracesql: export parquet %s: cancelled; the files it had written are removed\n", *out)

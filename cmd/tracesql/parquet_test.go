@@ -200,3 +200,40 @@ func TestExportBesideReader(t *testing.T) {
 		t.Errorf("export-parquet beside a reader: %d %q %s", code, out, errOut)
 	}
 }
+
+// TestParquetCommandsUserTables: what export-parquet writes, import-parquet reads back under the table's own
+// name, whatever the name; a table it cannot export (no trace_id) gets one line on stderr saying so, where
+// "exported N table(s)" alone left it out without a word.
+func TestParquetCommandsUserTables(t *testing.T) {
+	for _, c := range []struct {
+		name, create, table string
+		stderr              string // of the export
+		exported            bool
+	}{
+		{"dots", `CREATE TABLE "kernels..bak" AS SELECT * FROM events`, "kernels..bak", "", true},
+		{"slash", `CREATE TABLE "runs/2024" AS SELECT trace_id, 1 AS x FROM traces`, "runs/2024", "", true},
+		{"underscore", `CREATE TABLE _kernels_snapshot AS SELECT * FROM events`, "_kernels_snapshot", "", true},
+		{"no trace_id", `CREATE TABLE notes (note VARCHAR); INSERT INTO notes VALUES ('x')`, "notes",
+			"tracesql: table notes not exported: it has no trace_id column (an export holds per-trace tables only)\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, dst, out := filepath.Join(dir, "src.duckdb"), filepath.Join(dir, "dst.duckdb"), filepath.Join(dir, "pq")
+			mustRun(t, "", "--db", src, backwardJSON, "-c", c.create)
+			so, se, rc := runCLI(t, "", "export-parquet", "--db", src, "-o", out)
+			if rc != 0 || se != c.stderr || !strings.HasPrefix(so, "exported ") {
+				t.Fatalf("export-parquet: rc %d, stdout %q, stderr %q; want stderr %q", rc, so, se, c.stderr)
+			}
+			mustRun(t, "", "import-parquet", "--db", dst, out)
+			q := `SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = ` + "'" + strings.ReplaceAll(c.table, "'", "''") + "'"
+			want := "n\n0\n"
+			if c.exported {
+				q = `SELECT count(*) AS n FROM "` + c.table + `"`
+				want = mustRun(t, "", "--db", src, "--readonly", "--format", "csv", "-c", q)
+			}
+			if got := mustRun(t, "", "--db", dst, "--readonly", "--format", "csv", "-c", q); got != want || got == "n\n0\n" && c.exported {
+				t.Errorf("%s after the round trip: %q, want %q", c.table, got, want)
+			}
+		})
+	}
+}
