@@ -232,7 +232,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 // (a copy, another run's file) in the directory: numbering the files in order would hide it and shift every
 // later rank, so that is offered last, and not to a load that numbers them already.
 func rankClashHint(opts LoadOptions, src rankSource) string {
-	if src == srcFileOrder {
+	if src == srcFileOrder && opts.RankFrom != RankIndex {
 		// Numbering in order is what gave it its rank: each load counts from 0, so a file added later
 		// (.load, a rerun on a --db) meets the set's rank 0.
 		return "two files with one rank: this file has no distributedInfo.rank and no rank in its name, so its rank is its place among the files loaded with it, counted from 0 in each load: load the set's files in one go, put the rank in the file name (…_rank3.json), or load it under another --label"

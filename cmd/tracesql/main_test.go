@@ -1289,8 +1289,9 @@ func TestReplaceAndUnload(t *testing.T) {
 		t.Errorf("open with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
 	}
 	// The report and the Parquet export read the same rows: they warn too.
-	if _, errOut, code = runCLI(t, "", "report", "--db", db, "--readonly", "-o", filepath.Join(dir, "r.html")); code != 0 || errOut != stale {
-		t.Errorf("report with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
+	written := "tracesql: report written to " + filepath.Join(dir, "r.html") + "\n"
+	if _, errOut, code = runCLI(t, "", "report", "--db", db, "--readonly", "-o", filepath.Join(dir, "r.html")); code != 0 || errOut != stale+written {
+		t.Errorf("report with an older load: exit %d, stderr %q, want %q", code, errOut, stale+written)
 	}
 	if _, errOut, code = runCLI(t, "", "export-parquet", "--db", db, "-o", filepath.Join(dir, "pq")); code != 0 || errOut != stale {
 		t.Errorf("export-parquet with an older load: exit %d, stderr %q, want %q", code, errOut, stale)
