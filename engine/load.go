@@ -137,9 +137,10 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		opts.swaps = &swapState{failed: map[string]bool{}, taken: map[string]takenRank{}}
 	}
 	if len(files) > 1 {
-		opts.fileOrder = traceOrder(files)
+		heads := readHeads(files)
+		opts.fileOrder = traceOrder(files, heads)
 		// One file cannot be half a set: its clash is found as it loads, without reading it twice.
-		if err := db.checkRanksUpFront(ctx, files, opts); err != nil {
+		if err := db.checkRanksUpFront(ctx, files, heads, opts); err != nil {
 			var le *LoadError
 			if errors.As(err, &le) {
 				// Said, since every other bad file is reported beside the ones that did load.

@@ -60,20 +60,32 @@ type rankSource string
 
 const srcFileOrder rankSource = "the file order"
 
+// readHeads reads the start of each file of a set once, for traceOrder and checkRanksUpFront: nil for
+// an NCCL profiler file (no trace) and for a file whose start cannot be read (its load reports why).
+func readHeads(files []string) []*traceHead {
+	heads := make([]*traceHead, len(files))
+	for i, path := range files {
+		if IsNCCLProfile(path) {
+			continue
+		}
+		if h, err := readHead(path); err == nil {
+			heads[i] = &h
+		}
+	}
+	return heads
+}
+
 // traceOrder numbers the files that are traces, in order: a file's number is its rank when ranks come
 // from the file order. A JSON file that is not a trace (an execution trace beside its Kineto trace, a
 // config file) is skipped when it loads, so it takes no number: it made the directory's only trace
 // rank 1. An NCCL profiler file is no trace either. A file whose start cannot be read counts: it is
 // a trace that fails in its turn.
-func traceOrder(files []string) []int {
+func traceOrder(files []string, heads []*traceHead) []int {
 	order := make([]int, len(files))
 	n := 0
 	for i, path := range files {
 		order[i] = n
-		if IsNCCLProfile(path) {
-			continue
-		}
-		if h, err := readHead(path); err == nil && h.notTrace {
+		if IsNCCLProfile(path) || heads[i] != nil && heads[i].notTrace {
 			continue
 		}
 		n++
@@ -109,11 +121,10 @@ func (db *DB) checkNoGzipTwin(ctx context.Context, path, label string) error {
 // metadata) or has distributedInfo before traceEvents, as Kineto writes it. known is false when the
 // rank is only known after parsing (distributedInfo may follow the events), and for a file that
 // will not be loaded (not a trace: skipped from a directory) or may fail to (its start cannot be
-// read): it has no rank to clash, and its own error is reported in its turn. err is what the load
-// would report about the metadata read.
-func headRank(from RankFrom, path string, index int) (rank int, src rankSource, known bool, err error) {
-	h, err := readHead(path)
-	if err != nil || h.notTrace || !(h.events || h.arrayForm) {
+// read; h nil): it has no rank to clash, and its own error is reported in its turn. err is what the
+// load would report about the metadata read.
+func headRank(from RankFrom, h *traceHead, path string, index int) (rank int, src rankSource, known bool, err error) {
+	if h == nil || h.notTrace || !(h.events || h.arrayForm) {
 		return 0, "", false, nil
 	}
 	var info traceInfo
@@ -151,7 +162,7 @@ func rankSourceOf(from RankFrom, info traceInfo, path string) rankSource {
 // no rank where one is asked for) leaves it out of the check: it fails in its turn, and the other files
 // load, as after any bad file. Files whose rank is known only after parsing (headRank) are checked when
 // they are loaded, as before.
-func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOptions) error {
+func (db *DB) checkRanksUpFront(ctx context.Context, files []string, heads []*traceHead, opts LoadOptions) error {
 	type owner struct {
 		path string
 		src  rankSource
@@ -201,7 +212,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, opts LoadOp
 		if opts.fileOrder != nil {
 			order = opts.fileOrder[i]
 		}
-		rank, src, known, err := headRank(opts.RankFrom, path, order)
+		rank, src, known, err := headRank(opts.RankFrom, heads[i], path, order)
 		if err != nil {
 			continue // its metadata or name: loadFile reports it with the same words
 		}
