@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -253,6 +254,44 @@ func TestTraceOutputsOpenInPerfetto(t *testing.T) {
 			phs := toCheckChromeTrace(t, filepath.Base(path), b, unpaired)
 			c.check(t, phs, b)
 		})
+	}
+}
+
+// TestTraceOutputsKeepInvalidEscapes: the loader keeps a name with an invalid escape ("C:\Users", an unknown
+// \q) as written, with a warning, so the three writers must copy such events through byte for byte, marked or
+// not, as they do every other event (encoding/json, which the overlays once used to split events, refused the
+// whole trace). The alexnet trace's aten::linear ops (on the critical path, each launching a kernel sequence)
+// get such a name.
+func TestTraceOutputsKeepInvalidEscapes(t *testing.T) {
+	src := filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
+	const bad = `"aten::linear\q"`
+	orig := bytes.ReplaceAll(ctReadBytes(t, src, true), []byte(`"aten::linear"`), []byte(bad))
+	want := bytes.Count(orig, []byte(bad))
+	if want == 0 {
+		t.Fatal("the trace has no aten::linear to rename")
+	}
+	db := ctOpenJSON(t, "escapes.json", string(orig))
+	ctx := context.Background()
+	for _, q := range []string{
+		`SELECT path FROM export_critical_path_overlay(rank := 0, output_dir := ?, annotation := '', only_show_critical_events := false)`,
+		`SELECT path FROM export_counters_trace(0, ?)`,
+		`SELECT path FROM export_kernel_sequences_overlay('aten::linear\q', ?)`,
+	} {
+		var path string
+		if err := db.SQL.QueryRowContext(ctx, q, t.TempDir()).Scan(&path); err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		b := ctReadBytes(t, path, false)
+		if got := bytes.Count(b, []byte(bad)); got != want {
+			t.Errorf("%s: %d events named %s, the source has %d", q, got, bad, want)
+		}
+		if strings.Contains(q, "critical_path") && !regexp.MustCompile(`"aten::linear\\q"[^}]*"args": *\{[^}]*"critical":1`).Match(b) {
+			t.Errorf("%s: no %s event marked critical", q, bad)
+		}
+		if strings.Contains(q, "sequences") && !regexp.MustCompile(`"aten::linear\\q"[^}]*"args": *\{[^}]*"Patterns"`).Match(b) {
+			t.Errorf("%s: no %s event marked with its patterns", q, bad)
+		}
 	}
 }
 

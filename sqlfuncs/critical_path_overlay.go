@@ -144,61 +144,60 @@ func ovWriteOverlay(ctx context.Context, db *sql.DB, g *graph.CPGraph, lf loaded
 // (the events alone, which the loader accepts too) comes out in the object form, {"traceEvents": [...]}.
 func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[int64]bool,
 	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	tok, err := dec.Token()
+	dec := newRawDecoder(r)
+	top, err := dec.peek()
 	if err != nil {
 		return fmt.Errorf("read JSON: %w", err)
 	}
-	if d, isDelim := tok.(json.Delim); isDelim && d == '[' {
+	switch top {
+	case '[':
+		dec.pos++
 		w.WriteString(`{"traceEvents":`)
 		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
 			return err
 		}
 		w.WriteString("}\n")
 		return nil
-	}
-	if d, isDelim := tok.(json.Delim); !isDelim || d != '{' {
-		return errors.New("the trace is neither a JSON object nor an array of events")
+	case '{':
+		dec.pos++
+	default:
+		return errNotTrace
 	}
 	w.WriteByte('{')
 	first := true
 	sawEvents := false
-	for dec.More() {
-		tok, err := dec.Token()
+	for {
+		more, err := dec.more()
+		if err != nil {
+			return fmt.Errorf("read JSON: %w", err)
+		} else if !more {
+			break
+		}
+		key, rawKey, err := dec.key()
 		if err != nil {
 			return fmt.Errorf("read JSON: %w", err)
 		}
-		key, _ := tok.(string)
 		if !first {
 			w.WriteByte(',')
 		}
 		first = false
-		kb, _ := json.Marshal(key)
-		w.Write(kb)
+		w.Write(rawKey)
 		w.WriteByte(':')
 		if key != "traceEvents" || sawEvents {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
+			raw, err := dec.value()
+			if err != nil {
 				return fmt.Errorf("read %q: %w", key, err)
 			}
 			w.Write(raw)
 			continue
 		}
 		sawEvents = true
-		tok, err = dec.Token()
-		if err != nil {
-			return fmt.Errorf("read traceEvents: %w", err)
-		}
-		if d, isDelim := tok.(json.Delim); !isDelim || d != '[' {
-			return errors.New("traceEvents is not an array")
+		if err := dec.expect('['); err != nil {
+			return fmt.Errorf("traceEvents is not an array: %w", err)
 		}
 		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
 			return err
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("read JSON: %w", err)
 	}
 	w.WriteString("}\n")
 	if !sawEvents {
@@ -209,22 +208,29 @@ func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[in
 
 // ovEvents copies the events array whose '[' dec has just read to w, marking the critical events, leaving
 // out what o drops, and appending the critical path's flow pairs.
-func ovEvents(ctx context.Context, dec *json.Decoder, w *bufio.Writer, critical map[int64]bool,
+func ovEvents(ctx context.Context, dec *rawDecoder, w *bufio.Writer, critical map[int64]bool,
 	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
 	w.WriteString("[\n")
 	n := int64(0)
 	idx := int64(-1)
-	var ev json.RawMessage
-	for dec.More() {
+	var fields objFields
+	for {
+		more, err := dec.more()
+		if err != nil {
+			return fmt.Errorf("read event %d: %w", idx+1, err)
+		} else if !more {
+			break
+		}
 		idx++
 		if idx&0xffff == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ev = ev[:0]
-		if err := dec.Decode(&ev); err != nil {
+		ev, err := dec.value()
+		if err != nil {
 			return fmt.Errorf("read event %d: %w", idx, err)
 		}
-		fields, isObj := ovFields(ev)
+		var isObj bool
+		fields, isObj = splitObject(ev, fields[:0])
 		if !isObj {
 			// Not an object: kept as is (HTA would fail on it; nothing to mark).
 			ovWriteEvent(w, &n, ev)
@@ -241,7 +247,7 @@ func ovEvents(ctx context.Context, dec *json.Decoder, w *bufio.Writer, critical 
 			}
 			ep.pid, ep.tid, ep.ts, ep.dur = cp("pid"), cp("tid"), cp("ts"), cp("dur")
 			if args := fields.get(ev, "args"); args != nil {
-				if af, ok := ovFields(args); ok {
+				if af, ok := splitObject(args, nil); ok {
 					if d := af.get(args, "device"); d != nil {
 						if v, err := strconv.ParseFloat(string(d), 64); err == nil && v >= 0 {
 							ep.gpu = true
@@ -269,7 +275,7 @@ func ovEvents(ctx context.Context, dec *json.Decoder, w *bufio.Writer, critical 
 		}
 		ovWriteEvent(w, &n, ev)
 	}
-	if _, err := dec.Token(); err != nil {
+	if err := dec.expect(']'); err != nil {
 		return fmt.Errorf("read traceEvents: %w", err)
 	}
 	// Flow pairs, ids 0, 1, 2, ...
@@ -406,7 +412,7 @@ func ovJSONString(raw json.RawMessage) string {
 
 // ovMarkCritical sets args.critical = 1 in an event, keeping every other byte: appended to args when
 // args has no "critical" key, replaced in place otherwise; an event without args gets one.
-func ovMarkCritical(ev json.RawMessage, fields ovFieldList) json.RawMessage {
+func ovMarkCritical(ev json.RawMessage, fields objFields) json.RawMessage {
 	f, ok := fields.find(ev, "args")
 	if !ok {
 		// {"...":...} → {"...":...,"args":{"critical":1}}
@@ -420,7 +426,7 @@ func ovMarkCritical(ev json.RawMessage, fields ovFieldList) json.RawMessage {
 		return append(out, ev[end:]...)
 	}
 	args := ev[f.vs:f.ve]
-	af, isObj := ovFields(args)
+	af, isObj := splitObject(args, nil)
 	if !isObj {
 		// args is not an object: replace it.
 		out := append([]byte{}, ev[:f.vs]...)
@@ -443,65 +449,6 @@ func ovMarkCritical(ev json.RawMessage, fields ovFieldList) json.RawMessage {
 	out = append(out, ev[:f.vs]...)
 	out = append(out, newArgs...)
 	return append(out, ev[f.ve:]...)
-}
-
-// ovField is one member of a JSON object: key bytes [ks, ke) (inside the quotes), value [vs, ve).
-type ovField struct{ ks, ke, vs, ve int }
-
-type ovFieldList []ovField
-
-func (l ovFieldList) find(obj []byte, key string) (ovField, bool) {
-	for _, f := range l {
-		if string(obj[f.ks:f.ke]) == key {
-			return f, true
-		}
-	}
-	return ovField{}, false
-}
-
-// get returns a member's raw value (nil when absent).
-func (l ovFieldList) get(obj []byte, key string) json.RawMessage {
-	if f, ok := l.find(obj, key); ok {
-		return json.RawMessage(obj[f.vs:f.ve])
-	}
-	return nil
-}
-
-// ovFields splits a valid JSON object (as json.RawMessage holds it) into its top-level members.
-// Keys are compared raw (escaped keys are not unescaped: trace keys never need it).
-func ovFields(obj []byte) (ovFieldList, bool) {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
-	}
-	var out ovFieldList
-	i++
-	for {
-		i = skipWS(obj, i)
-		if i >= len(obj) {
-			return out, false
-		}
-		if obj[i] == '}' {
-			return out, true
-		}
-		if obj[i] == ',' {
-			i++
-			continue
-		}
-		if obj[i] != '"' {
-			return out, false
-		}
-		ks := i + 1
-		ke := skipString(obj, i)
-		i = skipWS(obj, ke)
-		if i >= len(obj) || obj[i] != ':' {
-			return out, false
-		}
-		i = skipWS(obj, i+1)
-		vs := i
-		i = skipValue(obj, i)
-		out = append(out, ovField{ks, ke - 1, vs, i})
-	}
 }
 
 func init() {

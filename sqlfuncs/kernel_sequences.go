@@ -301,7 +301,7 @@ func writeOverlay(ctx context.Context, src loadedFile, dst string, ed overlayEdi
 	ow := &overlayWriter{ed: ed, ctx: ctx}
 	err := rewriteTrace(src, dst, ed.gzipOut, func(r io.Reader, w *bufio.Writer) error {
 		ow.w = w
-		return ow.run(json.NewDecoder(r))
+		return ow.run(newRawDecoder(r))
 	})
 	if err != nil {
 		return 0, err
@@ -315,16 +315,17 @@ type overlayWriter struct {
 	ctx      context.Context
 	marked   int64
 	sawSpans bool
-	fields   []jsonField
+	fields   objFields
 }
 
-func (o *overlayWriter) run(dec *json.Decoder) error {
-	tok, err := dec.Token()
+func (o *overlayWriter) run(dec *rawDecoder) error {
+	top, err := dec.peek()
 	if err != nil {
 		return err
 	}
-	switch tok {
-	case json.Delim('['):
+	switch top {
+	case '[':
+		dec.pos++
 		// The plain array form comes out in the object form, which has room for the symbol dictionary.
 		o.w.WriteString(`{"traceEvents":`)
 		if err := o.events(dec); err != nil {
@@ -333,46 +334,45 @@ func (o *overlayWriter) run(dec *json.Decoder) error {
 		o.symbols(true)
 		o.w.WriteByte('}')
 		return nil
-	case json.Delim('{'):
+	case '{':
+		dec.pos++
 	default:
-		return fmt.Errorf("not a trace: top level is %v", tok)
+		return errNotTrace
 	}
 	o.w.WriteByte('{')
-	first := true
-	for dec.More() {
-		kt, err := dec.Token()
+	first, sawEvents := true, false
+	for {
+		more, err := dec.more()
+		if err != nil {
+			return err
+		} else if !more {
+			break
+		}
+		key, rawKey, err := dec.key()
 		if err != nil {
 			return err
 		}
-		key, _ := kt.(string)
 		if !first {
 			o.w.WriteByte(',')
 		}
 		first = false
-		kb, _ := json.Marshal(key)
-		o.w.Write(kb)
+		o.w.Write(rawKey)
 		o.w.WriteByte(':')
-		if key == "traceEvents" {
-			t, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			if t != json.Delim('[') {
-				return errors.New("traceEvents is not an array")
+		if key == "traceEvents" && !sawEvents {
+			sawEvents = true
+			if err := dec.expect('['); err != nil {
+				return fmt.Errorf("traceEvents is not an array: %w", err)
 			}
 			if err := o.events(dec); err != nil {
 				return err
 			}
 			continue
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		raw, err := dec.value()
+		if err != nil {
 			return err
 		}
 		o.w.Write(raw)
-	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return err
 	}
 	o.symbols(!first)
 	o.w.WriteByte('}')
@@ -392,64 +392,34 @@ func (o *overlayWriter) symbols(comma bool) {
 	o.w.Write(o.dictionary())
 }
 
-// events copies the elements of an array whose '[' was consumed, through its ']'. Decoding (with the input's
-// decompression) runs in its own goroutine, editing and output compression in this one.
-func (o *overlayWriter) events(dec *json.Decoder) error {
-	type batch struct {
-		raws [][]byte
-		err  error
-	}
-	ch := make(chan batch, 4)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		defer close(ch)
-		var idx int64
-		for dec.More() {
-			b := batch{raws: make([][]byte, 0, 1024)}
-			for len(b.raws) < cap(b.raws) && dec.More() {
-				var raw json.RawMessage
-				if err := dec.Decode(&raw); err != nil {
-					b.err = fmt.Errorf("event %d: %w", idx, err)
-					break
-				}
-				b.raws = append(b.raws, raw)
-				idx++
-			}
-			select {
-			case ch <- b:
-			case <-stop:
-				return
-			}
-			if b.err != nil {
-				return
-			}
-		}
-		if _, err := dec.Token(); err != nil { // ']'
-			select {
-			case ch <- batch{err: err}:
-			case <-stop:
-			}
-		}
-	}()
+// events copies the elements of an array whose '[' was consumed, through its ']'.
+func (o *overlayWriter) events(dec *rawDecoder) error {
 	o.w.WriteByte('[')
-	var idx int64
-	for b := range ch {
-		if err := o.ctx.Err(); err != nil {
-			return err
+	for idx := int64(0); ; idx++ {
+		more, err := dec.more()
+		if err != nil {
+			return fmt.Errorf("event %d: %w", idx, err)
+		} else if !more {
+			break
 		}
-		for _, raw := range b.raws {
-			if idx > 0 {
-				o.w.WriteByte(',')
+		if idx&0xffff == 0 {
+			if err := o.ctx.Err(); err != nil {
+				return err
 			}
-			if err := o.event(idx, raw); err != nil {
-				return fmt.Errorf("event %d: %w", idx, err)
-			}
-			idx++
 		}
-		if b.err != nil {
-			return b.err
+		raw, err := dec.value()
+		if err != nil {
+			return fmt.Errorf("event %d: %w", idx, err)
 		}
+		if idx > 0 {
+			o.w.WriteByte(',')
+		}
+		if err := o.event(idx, raw); err != nil {
+			return fmt.Errorf("event %d: %w", idx, err)
+		}
+	}
+	if err := dec.expect(']'); err != nil {
+		return err
 	}
 	o.w.WriteByte(']')
 	return nil
@@ -461,21 +431,14 @@ func (o *overlayWriter) event(idx int64, raw []byte) error {
 		o.w.Write(raw)
 		return nil
 	}
-	fields, ok := scanObject(raw, o.fields[:0])
+	fields, ok := splitObject(raw, o.fields[:0])
 	o.fields = fields
 	if !ok {
 		o.w.Write(raw) // not an object: leave it alone
 		return nil
 	}
-	get := func(k string) []byte {
-		for _, f := range fields {
-			if string(f.key) == k {
-				return f.val
-			}
-		}
-		return nil
-	}
-	isX := string(get(`"ph"`)) == `"X"`
+	get := func(k string) []byte { return fields.get(raw, k) }
+	isX := string(get("ph")) == `"X"`
 	if !marked && !isX {
 		o.w.Write(raw) // compression only touches complete events
 		return nil
@@ -484,10 +447,10 @@ func (o *overlayWriter) event(idx int64, raw []byte) error {
 	switch {
 	case marked:
 		o.marked++
-		newArgs = withPatterns(get(`"args"`), mark)
+		newArgs = withPatterns(get("args"), mark)
 	default:
-		name := get(`"name"`)
-		pid := string(get(`"pid"`))
+		name := get("name")
+		pid := string(get("pid"))
 		span := (pid == `"Spans"` || o.ed.legacySpan && pid == `"Traces"`) && bytes.Contains(name, []byte("PyTorch Profiler"))
 		if span {
 			o.sawSpans = true
@@ -495,7 +458,7 @@ func (o *overlayWriter) event(idx int64, raw []byte) error {
 			break
 		}
 		newArgs = []byte("{}")
-		if string(get(`"cat"`)) != `"Trace"` && name != nil {
+		if string(get("cat")) != `"Trace"` && name != nil {
 			var s string
 			if json.Unmarshal(name, &s) == nil {
 				if id, ok := o.ed.syms[s]; ok {
@@ -510,16 +473,17 @@ func (o *overlayWriter) event(idx int64, raw []byte) error {
 		if i > 0 {
 			o.w.WriteByte(',')
 		}
-		o.w.Write(f.key)
+		key := raw[f.ks:f.ke]
+		o.w.Write(raw[f.ks-1 : f.ke+1])
 		o.w.WriteByte(':')
 		switch {
-		case string(f.key) == `"args"`:
+		case string(key) == "args":
 			o.w.Write(newArgs)
 			wroteArgs = true
-		case string(f.key) == `"name"` && newName != nil:
+		case string(key) == "name" && newName != nil:
 			o.w.Write(newName)
 		default:
-			o.w.Write(f.val)
+			o.w.Write(raw[f.vs:f.ve])
 		}
 	}
 	if !wroteArgs && (marked || len(newArgs) > 2) {
@@ -568,100 +532,4 @@ func withPatterns(args, mark []byte) []byte {
 	buf.Write(mark)
 	buf.WriteByte('}')
 	return buf.Bytes()
-}
-
-// jsonField is one member of a JSON object: the key with its quotes, and the raw value.
-type jsonField struct{ key, val []byte }
-
-// scanObject splits a JSON object into its members without decoding the values. ok is false when b is not an
-// object (the input comes from encoding/json's Decoder, so it is valid JSON).
-func scanObject(b []byte, out []jsonField) ([]jsonField, bool) {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return out, false
-	}
-	i++
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return out, false
-		}
-		if b[i] == '}' {
-			return out, true
-		}
-		if b[i] == ',' {
-			i++
-			continue
-		}
-		if b[i] != '"' {
-			return out, false
-		}
-		ke := skipString(b, i)
-		key := b[i:ke]
-		i = skipWS(b, ke)
-		if i >= len(b) || b[i] != ':' {
-			return out, false
-		}
-		i = skipWS(b, i+1)
-		ve := skipValue(b, i)
-		out = append(out, jsonField{key, b[i:ve]})
-		i = ve
-	}
-}
-
-// skipWS, skipString and skipValue scan raw JSON that encoding/json has already checked (scanObject here, ovFields
-// in critical_path_overlay.go); on a truncated value they stop at len(b).
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	default:
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\n', '\t', '\r':
-				return i
-			}
-		}
-		return len(b)
-	}
 }

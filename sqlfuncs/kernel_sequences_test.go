@@ -1,29 +1,8 @@
 package sqlfuncs
 
 import (
-	"fmt"
 	"testing"
 )
-
-func TestScanObject(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{`{"ph":"X","name":"a\"}b","args":{"x":[1,{"y":"]"}]},"ts":1.5}`, `"ph"=|"X"| "name"=|"a\"}b"| "args"=|{"x":[1,{"y":"]"}]}| "ts"=|1.5| `},
-		{` { "a" : true , "b":null }`, `"a"=|true| "b"=|null| `},
-		{`{}`, ``},
-	} {
-		f, ok := scanObject([]byte(c.in), nil)
-		got := ""
-		for _, x := range f {
-			got += fmt.Sprintf("%s=|%s| ", x.key, x.val)
-		}
-		if !ok || got != c.want {
-			t.Errorf("%s: got %q %v, want %q", c.in, got, ok, c.want)
-		}
-	}
-	if _, ok := scanObject([]byte(`[1]`), nil); ok {
-		t.Error("array accepted as object")
-	}
-}
 
 func TestWithPatterns(t *testing.T) {
 	m := []byte(`{"p":2}`)
