@@ -884,3 +884,17 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 	}
 	return len(kv) > 0, nil
 }
+
+// nonEmpty leaves out the batches without rows. An INSERT from a registered Arrow stream of only empty
+// batches, followed in the same transaction by an insert of two row groups or more into the same table of a
+// database file, left the second insert's rows invisible until the next session (a trace of only B/E pairs,
+// whose plain-event batches are all empty, read as having no events, and its time span was stored NULL).
+func nonEmpty(recs []arrow.RecordBatch) []arrow.RecordBatch {
+	out := recs[:0:0]
+	for _, r := range recs {
+		if r != nil && r.NumRows() > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}

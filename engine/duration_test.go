@@ -153,6 +153,45 @@ func TestDurationPairAcrossBatches(t *testing.T) {
 	}
 }
 
+// TestOnlyDurationPairsInAFile: a trace written only as B/E pairs (Rust's tracing-chrome and many hand-written
+// tracers), more than two DuckDB row groups of them, loaded into a database file. Its batches of plain events
+// are all empty, and inserting them before the pairs hid every paired row until the next session (events read
+// as empty) and stored the time span NULL for good.
+func TestOnlyDurationPairsInAFile(t *testing.T) {
+	const pairs = 2*122880 + 1000
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	for i := 0; i < pairs; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"ph":"B","name":"s","pid":1,"tid":1,"ts":%d},{"ph":"E","pid":1,"tid":1,"ts":%d.5}`, 2*i, 2*i)
+	}
+	b.WriteString(`]}`)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "be.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(dir, "t.duckdb")
+	for _, session := range []string{"loading", "reopened"} {
+		db, err := Open(context.Background(), dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if session == "loading" {
+			mustLoad(t, db, p)
+		}
+		if got := queryInt(t, db, `SELECT count(*) FROM events WHERE dur = 500`); got != pairs {
+			t.Errorf("%s: %d events, want %d", session, got, pairs)
+		}
+		if got := queryInt(t, db, `SELECT coalesce(max_ts - min_ts, -1) FROM traces`); got != 2*(pairs-1)*1000+500 {
+			t.Errorf("%s: time span %d ns, want %d", session, got, 2*(pairs-1)*1000+500)
+		}
+		db.Close()
+	}
+}
+
 // TestDurationPairEdgeCases: what a review of the pairing found.
 func TestDurationPairEdgeCases(t *testing.T) {
 	write := func(t *testing.T, events ...string) string {

@@ -21,7 +21,7 @@ const sinkKind = "appender"
 // insertBatches is the portable fallback when built without -tags duckdb_arrow: the same batches go
 // through the row Appender (about 4× slower, stack.md §2.3).
 func insertBatches(ctx context.Context, dc driver.Conn, table string, schema *arrow.Schema, recs []arrow.RecordBatch, consts [][2]string) error {
-	if len(recs) == 0 {
+	if recs = nonEmpty(recs); len(recs) == 0 {
 		return nil
 	}
 	names := make([]string, 0, len(consts)+len(schema.Fields()))

@@ -55,6 +55,7 @@ func insertFrame(ctx context.Context, dc driver.Conn, recs []arrow.RecordBatch, 
 // every column of the view: DuckDB's scan of a registered Arrow stream crashes when a query reads only
 // some of its columns (duckdb/duckdb-go#28).
 func scanArrow(ctx context.Context, dc driver.Conn, schema *arrow.Schema, recs []arrow.RecordBatch, stmt func(string) string) error {
+	recs = nonEmpty(recs)
 	if len(recs) == 0 {
 		return nil
 	}
