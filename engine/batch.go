@@ -836,8 +836,10 @@ func appendCounters(b *array.RecordBuilder, idx int64, ev *rawEvent, pid int64, 
 		}
 		v := args[i:ve]
 		if c := v[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			// NaN and Infinity are not JSON, but Python's json writes them and DuckDB's reads them
-			if s := string(v); s != "true" && s != "false" && s != "null" && s != "NaN" && s != "Infinity" {
+			// NaN and Infinity are not JSON, but Python's json writes them and DuckDB's reads them; inf and nan
+			// (any case) are taken too, as -inf always was: the value is the float they name.
+			_, ferr := strconv.ParseFloat(string(v), 64)
+			if s := string(v); s != "true" && s != "false" && s != "null" && ferr != nil {
 				return false, fmt.Errorf("bad counter args: %q is not a JSON value", clip(v))
 			}
 		}

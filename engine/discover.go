@@ -33,8 +33,9 @@ func ParseRankFrom(s string) (RankFrom, error) {
 }
 
 // Discover expands the arguments into trace files: a directory contributes the files directly
-// inside it (not recursive) named *.json or *.json.gz (which covers *.pt.trace.json[.gz]), sorted
-// by name, except the files tracesql's exports write (writtenBy: listed in repeated, skipped); a file
+// inside it (not recursive) named *.json or *.json.gz in any case (which covers *.pt.trace.json[.gz]),
+// sorted by name, except the files tracesql's exports write (writtenBy: listed in repeated, skipped) and
+// JSON compressed another way (*.json.zst, …: listed in repeated, skipped, as it is not read); a file
 // is taken as given. A file named more than once (`T T`, a file and its directory,
 // a symbolic link to a file already named) is kept the first time and the others are listed in
 // repeated, with why: loaded twice into one set, it would count twice, as two ranks, or clash with
@@ -83,19 +84,28 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			return nil, nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
 		}
 		var found, subdirs []string
+		var unread []LoadResult
 		for _, e := range entries {
 			n := e.Name()
 			if e.IsDir() {
 				subdirs = append(subdirs, n)
 			}
 			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
-				if strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") {
-					abs, _ := filepath.Abs(filepath.Join(a, n))
+				abs, _ := filepath.Abs(filepath.Join(a, n))
+				if lower := strings.ToLower(n); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".json.gz") {
 					found = append(found, abs)
+				} else if how := unreadCompression(lower); how != "" {
+					// A rank of the job compressed another way: passed over without a word, it went missing.
+					unread = append(unread, LoadResult{Path: abs, Skipped: how + "-compressed: tracesql reads .json and .json.gz (decompress it, or recompress it with gzip)"})
 				}
 			}
 		}
+		sort.Slice(unread, func(i, j int) bool { return naturalLess(unread[i].Path, unread[j].Path) })
+		repeated = append(repeated, unread...)
 		if len(found) == 0 {
+			if len(unread) > 0 {
+				return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory: %s is %s", a, filepath.Base(unread[0].Path), unread[0].Skipped)
+			}
 			// Subdirectories are not searched (one directory is one trace set): name them.
 			sub := ""
 			if len(subdirs) > 0 {
@@ -239,3 +249,17 @@ func naturalLess(a, b string) bool {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// unreadCompression names the compression of a JSON file (lower-case name) that a directory load does
+// not read: "" for any other file.
+func unreadCompression(lower string) string {
+	for _, c := range []struct{ suffix, name string }{
+		{".json.zst", "zstd"}, {".json.zstd", "zstd"}, {".json.bz2", "bzip2"}, {".json.xz", "xz"},
+		{".json.lz4", "lz4"}, {".json.zip", "zip"}, {".json.7z", "7z"},
+	} {
+		if strings.HasSuffix(lower, c.suffix) {
+			return c.name
+		}
+	}
+	return ""
+}

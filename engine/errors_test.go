@@ -70,7 +70,12 @@ func TestLoadErrors(t *testing.T) {
 		{"truncated after an event", "b2.json", good[:len(good)-2], "truncated JSON: input ends inside traceEvents after event 0"},
 		{"truncated before any event", "b3.json", []byte(`{"traceEvents":[`), "truncated JSON: input ends inside traceEvents before its first event"},
 		{"not gzip", "n.json.gz", []byte("PK\x03\x04 a zip archive"), "not gzip: the name ends in .gz"},
-		{"array of no events", "o.json", []byte(`[{"file":"a.json","mode":"FULL"}]`), "not a Chrome trace: the first element of the JSON array is not an event (it has no ph)"},
+		{"zstd data", "z.json", []byte("\x28\xb5\x2f\xfd\x00\x58"), "not JSON: zstd-compressed data: tracesql reads plain and gzip JSON (zstd -d it, or recompress with gzip) at byte 0"},
+		{"metadata not JSON", "mb_rank78.json", []byte(`{"traceEvents":[],` + "\n" + `"x": {"a" 1}}`), `value of top-level key "x" is not valid JSON at byte 24`},
+		{"gzip twice", "g2.json.gz", gz(gz(good)), "not JSON: gzip data inside gzip: compressed twice (gunzip it once) at byte 0"},
+		{"UTF-16", "u.json", []byte("\xff\xfe{\x00}\x00"), "not JSON: UTF-16 text (its byte-order mark): convert it to UTF-8"},
+		{"array of no events", "o.json", []byte(`[{"file":"a.json","mode":"FULL"}]`), "not a Chrome trace: none of the first elements of the JSON array is an event (has a ph)"},
+		{"array of records", "o2.json", []byte(`[` + strings.Repeat(`{"file":"a.json"},`, 20) + `{"ph":"X","ts":1,"dur":1}]`), "not a Chrome trace: none of the first elements"},
 		{"args nested too deep", "d1.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","args":{"x":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}]}`),
 			`event 0 (byte 16): value of "args": nested deeper than 1000 levels`},
 		{"another key nested too deep", "d2.json", []byte(`{"traceEvents":[{"ph":"X","ts":1,"dur":1,"cat":"c","name":"n","x":` + strings.Repeat("{\"a\":", 1001) + "1" + strings.Repeat("}", 1001) + `}]}`),
@@ -430,9 +435,10 @@ func TestByteOrderMark(t *testing.T) {
 }
 
 // TestMetadataValues: top-level metadata that goes into typed columns of traces (rank INTEGER;
-// world_size, schema_version, base_time_ns BIGINT; backend VARCHAR) is checked, so a value that does
-// not fit is one line naming it, never DuckDB's conversion error, and the database is unchanged. A
-// bad distributedInfo.rank matters only where the rank comes from it.
+// world_size, schema_version, base_time_ns BIGINT; backend VARCHAR) is checked, never DuckDB's conversion
+// error. A bad distributedInfo.rank is one line naming it and the database is unchanged, but only where the
+// rank comes from it; a value that only fills a column is a warning naming it, the column NULL, and the file
+// loads (Perfetto reads none of them).
 func TestMetadataValues(t *testing.T) {
 	events := `"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]`
 	cases := []struct {
@@ -442,29 +448,33 @@ func TestMetadataValues(t *testing.T) {
 		rankFrom RankFrom
 		want     string // error substring; "" = loads
 		rank     int64  // the rank loaded, when it loads
+		warn     string // the warning, when it loads with one
 	}{
 		{"rank beyond int32", "a.json", `"distributedInfo":{"rank":99999999999}`, RankAuto,
-			"distributedInfo.rank 99999999999 is out of range (want 0 to 2147483647); --rank-from file or index ignores it", 0},
-		{"negative rank", "a.json", `"distributedInfo":{"rank":-1}`, RankAuto, "distributedInfo.rank -1 is out of range", 0},
-		{"fractional rank", "a.json", `"distributedInfo":{"rank":2.5}`, RankAuto, "distributedInfo.rank 2.5 is not an integer", 0},
-		{"text rank", "a.json", `"distributedInfo":{"rank":"two"}`, RankAuto, `distributedInfo.rank "two" is not an integer`, 0},
-		{"rank beyond int64", "a.json", `"distributedInfo":{"rank":123456789012345678901234}`, RankAuto, "distributedInfo.rank 123456789012345678901234 is out of range", 0},
-		{"bad rank ignored by --rank-from index", "a.json", `"distributedInfo":{"rank":99999999999}`, RankIndex, "", 0},
-		{"bad rank ignored by --rank-from file", "rank4.json", `"distributedInfo":{"rank":-1}`, RankFile, "", 4},
-		{"largest rank", "a.json", `"distributedInfo":{"rank":2147483647}`, RankAuto, "", 2147483647},
-		{"integral decimal rank", "a.json", `"distributedInfo":{"rank":3.0}`, RankAuto, "", 3},
-		{"null rank falls back to the name", "rank5.json", `"distributedInfo":{"rank":null}`, RankAuto, "", 5},
-		{"name rank beyond int32", "rank99999999999.json", ``, RankAuto, "rank 99999999999 in the file name is out of range (want 0 to 2147483647; distributedInfo.rank or --rank-from index replaces it)", 0},
-		{"name rank beyond int32, --rank-from file", "rank99999999999.json", ``, RankFile, "--rank-from index ignores it", 0},
-		{"name rank beyond int32, --rank-from index", "rank99999999999.json", ``, RankIndex, "", 0},
-		{"no rank in the name, --rank-from file", "a.json", ``, RankFile, "no rank in the file name (want rank3, rank-3, rank_3, worker3 or worker 3; --rank-from auto or index numbers such files in order)", 0},
-		{"world_size beyond int64", "a.json", `"distributedInfo":{"rank":1,"world_size":99999999999999999999}`, RankAuto, "distributedInfo.world_size 99999999999999999999 is out of range", 0},
-		{"fractional world_size", "a.json", `"distributedInfo":{"world_size":8.5}`, RankAuto, "distributedInfo.world_size 8.5 is not an integer", 0},
-		{"backend not a string", "a.json", `"distributedInfo":{"rank":1,"backend":7}`, RankAuto, "distributedInfo.backend is a number, want a string", 0},
-		{"distributedInfo not an object", "a.json", `"distributedInfo":"rank 3"`, RankAuto, "distributedInfo is a string, want an object", 0},
-		{"baseTimeNanoseconds beyond int64", "a.json", `"baseTimeNanoseconds":17000000000000000000000`, RankAuto, "baseTimeNanoseconds 17000000000000000000000 is out of range", 0},
-		{"schemaVersion not a number", "a.json", `"schemaVersion":"one"`, RankAuto, `schemaVersion "one" is not an integer`, 0},
-		{"every value fine", "a.json", `"schemaVersion":1,"baseTimeNanoseconds":1700000000000000000,"distributedInfo":{"backend":"nccl","rank":6,"world_size":8}`, RankAuto, "", 6},
+			"distributedInfo.rank 99999999999 is out of range (want 0 to 2147483647); --rank-from file or index ignores it", 0, ""},
+		{"negative rank", "a.json", `"distributedInfo":{"rank":-1}`, RankAuto, "distributedInfo.rank -1 is out of range", 0, ""},
+		{"fractional rank", "a.json", `"distributedInfo":{"rank":2.5}`, RankAuto, "distributedInfo.rank 2.5 is not an integer", 0, ""},
+		{"text rank", "a.json", `"distributedInfo":{"rank":"two"}`, RankAuto, `distributedInfo.rank "two" is not an integer`, 0, ""},
+		{"rank beyond int64", "a.json", `"distributedInfo":{"rank":123456789012345678901234}`, RankAuto, "distributedInfo.rank 123456789012345678901234 is out of range", 0, ""},
+		{"bad rank ignored by --rank-from index", "a.json", `"distributedInfo":{"rank":99999999999}`, RankIndex, "", 0, ""},
+		{"bad rank ignored by --rank-from file", "rank4.json", `"distributedInfo":{"rank":-1}`, RankFile, "", 4, ""},
+		{"largest rank", "a.json", `"distributedInfo":{"rank":2147483647}`, RankAuto, "", 2147483647, ""},
+		{"integral decimal rank", "a.json", `"distributedInfo":{"rank":3.0}`, RankAuto, "", 3, ""},
+		{"null rank falls back to the name", "rank5.json", `"distributedInfo":{"rank":null}`, RankAuto, "", 5, ""},
+		{"name rank beyond int32", "rank99999999999.json", ``, RankAuto, "rank 99999999999 in the file name is out of range (want 0 to 2147483647; distributedInfo.rank or --rank-from index replaces it)", 0, ""},
+		{"name rank beyond int32, --rank-from file", "rank99999999999.json", ``, RankFile, "--rank-from index ignores it", 0, ""},
+		{"name rank beyond int32, --rank-from index", "rank99999999999.json", ``, RankIndex, "", 0, ""},
+		{"no rank in the name, --rank-from file", "a.json", ``, RankFile, "no rank in the file name (want rank3, rank-3, rank_3, worker3 or worker 3; --rank-from auto or index numbers such files in order)", 0, ""},
+		{"world_size beyond int64", "a.json", `"distributedInfo":{"rank":1,"world_size":99999999999999999999}`, RankAuto, "", 1, "distributedInfo.world_size 99999999999999999999 is out of range (want an integer that fits 64 bits)"},
+		{"fractional world_size", "a.json", `"distributedInfo":{"world_size":8.5}`, RankAuto, "", 0, "distributedInfo.world_size 8.5 is not an integer"},
+		{"backend not a string", "a.json", `"distributedInfo":{"rank":1,"backend":7}`, RankAuto, "", 1, "distributedInfo.backend is a number, want a string"},
+		{"distributedInfo not an object", "a.json", `"distributedInfo":"rank 3"`, RankAuto, "distributedInfo is a string, want an object; --rank-from file or index ignores it", 0, ""},
+		{"distributedInfo not an object, --rank-from file", "rank2.json", `"distributedInfo":"rank 3"`, RankFile, "", 2, ""},
+		{"distributedInfo twice", "a.json", `"distributedInfo":{"rank":3},"distributedInfo":{"rank":5}`, RankAuto, "distributedInfo appears twice", 0, ""},
+		{"baseTimeNanoseconds beyond int64", "a.json", `"baseTimeNanoseconds":17000000000000000000000`, RankAuto, "", 0, "baseTimeNanoseconds 17000000000000000000000 is out of range (want an integer that fits 64 bits)"},
+		{"fractional baseTimeNanoseconds", "a.json", `"baseTimeNanoseconds":1712345678901234567.5`, RankAuto, "", 0, "baseTimeNanoseconds 1712345678901234567.5 is not an integer"},
+		{"schemaVersion not a number", "a.json", `"schemaVersion":"1.0.1"`, RankAuto, "", 0, `schemaVersion "1.0.1" is not an integer`},
+		{"every value fine", "a.json", `"schemaVersion":1,"baseTimeNanoseconds":1700000000000000000,"distributedInfo":{"backend":"nccl","rank":6,"world_size":8}`, RankAuto, "", 6, ""},
 	}
 	db := openTestDB(t)
 	mustLoad(t, db, "../testdata/traces/alexnet")
@@ -480,13 +490,27 @@ func TestMetadataValues(t *testing.T) {
 				t.Fatal(err)
 			}
 			label := fmt.Sprint("m", i) // a set of its own: ranks do not clash across cases
-			_, err := db.Load(context.Background(), []string{p}, LoadOptions{RankFrom: c.rankFrom, Label: label})
+			var warnings []string
+			warn := func(w string) { warnings = append(warnings, w) }
+			_, err := db.Load(context.Background(), []string{p}, LoadOptions{RankFrom: c.rankFrom, Label: label, Warn: warn})
 			if c.want == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := queryInt(t, db, `SELECT rank FROM traces WHERE label = ?`, label); got != c.rank {
 					t.Errorf("rank %d, want %d", got, c.rank)
+				}
+				switch {
+				case c.warn == "" && len(warnings) > 0:
+					t.Errorf("warnings %q, want none", warnings)
+				case c.warn != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], p+": "+c.warn+": its column of traces is left NULL")):
+					t.Errorf("warnings %q, want one naming %s: %s", warnings, p, c.warn)
+				case c.warn != "":
+					col := map[string]string{"distributedInfo.world_size": "world_size", "distributedInfo.backend": "backend",
+						"baseTimeNanoseconds": "base_time_ns", "schemaVersion": "schema_version"}[strings.Fields(c.warn)[0]]
+					if got := queryInt(t, db, `SELECT count(*) FROM traces WHERE label = ? AND `+col+` IS NULL AND metadata IS NOT NULL`, label); got != 1 {
+						t.Errorf("%s is not NULL", col)
+					}
 				}
 				return
 			}
@@ -714,6 +738,9 @@ func TestNonTraceSkippedOnce(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "details.json"), []byte(`[{"file":"rank0.json","batch_size":32}]`), 0o644)
 	os.WriteFile(filepath.Join(dir, "rank0.json"), []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "rank1.json"), []byte(`[{"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`), 0o644)
+	// A placeholder element before the events (Perfetto drops it and reads the rest): still a trace, not a
+	// rank gone missing.
+	os.WriteFile(filepath.Join(dir, "rank2.json"), []byte(`[{}, {"pid":1,"name":"x"}, {"ph":"X","cat":"c","name":"n","pid":1,"tid":1,"ts":1,"dur":1}]`), 0o644)
 	var warnings []string
 	db := openTestDB(t)
 	res, err := db.Load(context.Background(), []string{dir}, LoadOptions{Warn: func(w string) { warnings = append(warnings, w) }})
@@ -730,11 +757,14 @@ func TestNonTraceSkippedOnce(t *testing.T) {
 		}
 	}
 	if len(skipped) != 2 || !strings.HasPrefix(skipped[0], "config.json: not a Chrome trace: the JSON object") ||
-		!strings.HasPrefix(skipped[1], "details.json: not a Chrome trace: the first element of the JSON array is not an event") {
+		!strings.HasPrefix(skipped[1], "details.json: not a Chrome trace: none of the first elements of the JSON array is an event") {
 		t.Errorf("skipped %q, want config.json and details.json once each", skipped)
 	}
-	if got := queryInt(t, db, `SELECT count(*) FROM traces`); got != 2 {
-		t.Errorf("%d traces, want 2", got)
+	if got := queryInt(t, db, `SELECT count(*) FROM traces`); got != 3 {
+		t.Errorf("%d traces, want 3", got)
+	}
+	if got := queryInt(t, db, `SELECT count(*) FROM events e JOIN traces t USING (trace_id) WHERE t.path LIKE '%rank2.json'`); got != 1 {
+		t.Errorf("rank2.json: %d events, want 1", got)
 	}
 }
 
@@ -915,6 +945,9 @@ func TestValidJSONSpellings(t *testing.T) {
 		// not JSON, but Python's json.dumps writes them (and DuckDB's JSON reads them in args)
 		{"counter NaN and Infinity", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"a":NaN,"b":Infinity,"c":-Infinity}}`,
 			`SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM counters`, `a=nan,b=inf,c=-inf`},
+		// inf and nan as other writers spell them: taken as -inf always was, not an error for the whole file
+		{"counter inf and nan", `{"ph":"C","name":"ctr","pid":1,"ts":4,"args":{"a":inf,"b":-inf,"c":nan,"d":Inf}}`,
+			`SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM counters`, `a=inf,b=-inf,c=nan,d=inf`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")

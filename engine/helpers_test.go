@@ -71,11 +71,15 @@ func readJSONTrace(t testing.TB, path string) (events []map[string]json.RawMessa
 		if err := json.Unmarshal(top, &events); err != nil {
 			t.Fatal(err)
 		}
-		// An array is a trace unless its first element is no event (no ph).
-		if len(events) > 0 && events[0]["ph"] == nil {
-			return nil, false
+		// An array is a trace unless none of its first 16 elements is an event (has a ph).
+		for i, ev := range events {
+			if ev["ph"] != nil {
+				return events, true
+			} else if i == 15 {
+				break
+			}
 		}
-		return events, true
+		return events, len(events) == 0
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(top, &obj); err != nil {

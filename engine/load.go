@@ -627,6 +627,7 @@ type parsedFile struct {
 	batches   []*parsedBatch
 	meta      map[string]json.RawMessage
 	metaKeys  []string
+	metaOffs  map[string]int64 // where each metadata value starts in the file
 	arrayForm bool
 	// unterminated: an array-form file that ends without ']' (allowed by the Chrome trace format).
 	unterminated bool
@@ -739,9 +740,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if pf.oddLanes > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d event(s) with a pid or tid that is neither an integer nor a string (the first: %s): a fraction is rounded to the nearest integer, any other value leaves it NULL", path, pf.oddLanes, pf.oddLaneExample))
 	}
-	info, err := readMetadata(pf.meta)
-	if err != nil {
-		return res, err
+	info := readMetadata(pf.meta)
+	for _, w := range info.warnings {
+		if opts.Warn != nil {
+			opts.Warn(fmt.Sprintf("%s: %s: its column of traces is left NULL (the value is in traces.metadata)", path, w))
+		}
 	}
 	order := index
 	if opts.fileOrder != nil {
@@ -871,6 +874,9 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				traceID, opts.Label, rank, pathText(path), st.Size(), mtime, pf.events, info.schemaVersion, deviceType(info, pf.sawLaunch),
 				info.backend, info.worldSize, info.baseTimeNS, nil, nil, metaJSON, pf.arrayForm, LoaderVersion))
 			if err != nil {
+				if bad := malformedMetadata(pf); bad != nil {
+					return bad
+				}
 				return fmt.Errorf("insert trace row: %w", err)
 			}
 			tid := strconv.Itoa(traceID)
@@ -1345,7 +1351,7 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 			pf.laneNames[k] = v
 		}
 	}
-	pf.meta, pf.metaKeys, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.ArrayForm
+	pf.meta, pf.metaKeys, pf.metaOffs, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.MetaOffsets, sp.ArrayForm
 	pf.unterminated, pf.cutEvent = sp.Unterminated, sp.CutEvent
 	pf.jsonBytes = sp.Bytes
 	return pf, guessed, nil
@@ -1365,6 +1371,20 @@ func deviceType(info traceInfo, saw uint8) string {
 		return "MTIA"
 	}
 	return "UNKNOWN GPU"
+}
+
+// malformedMetadata names the first top-level value that is not JSON (error path only: DuckDB's error for the
+// metadata column counts bytes of the compacted text, not of the file). NaN and Infinity, which DuckDB reads,
+// are not what failed.
+func malformedMetadata(pf *parsedFile) error {
+	for _, k := range pf.metaKeys {
+		v := pf.meta[k]
+		if json.Valid(v) || json.Valid([]byte(strings.NewReplacer("NaN", "0", "Infinity", "0").Replace(string(v)))) {
+			continue
+		}
+		return fmt.Errorf("value of top-level key %q is not valid JSON at byte %d", k, pf.metaOffs[k])
+	}
+	return nil
 }
 
 func metadataJSON(meta map[string]json.RawMessage, keys []string) string {

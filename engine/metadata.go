@@ -11,8 +11,8 @@ import (
 )
 
 // traceInfo is what the top-level metadata says about the file: the values that go into typed
-// columns of traces, checked so that a bad one is an error naming it rather than DuckDB's conversion
-// error from the INSERT.
+// columns of traces, checked so that a bad one is named rather than failing the INSERT with DuckDB's
+// conversion error.
 type traceInfo struct {
 	rank *int
 	// rankErr: distributedInfo.rank is there but is no rank. It matters only where the rank is taken
@@ -21,6 +21,10 @@ type traceInfo struct {
 	backend               any
 	worldSize, baseTimeNS any
 	schemaVersion         any
+	// warnings name the values that only fill a column and are not what it holds: each column is left
+	// NULL (the value stays in traces.metadata) and the file loads, as Perfetto, which reads none of
+	// them, opens it. Only the rank decides what a file is.
+	warnings []string
 }
 
 // maxRank is the largest rank: traces.rank and events.rank are INTEGER.
@@ -28,12 +32,13 @@ const maxRank = math.MaxInt32
 
 var errNotInteger = errors.New("not an integer")
 
-func readMetadata(meta map[string]json.RawMessage) (traceInfo, error) {
+func readMetadata(meta map[string]json.RawMessage) traceInfo {
 	var ti traceInfo
 	if raw, ok := meta["distributedInfo"]; ok && !isNull(raw) {
 		var di map[string]json.RawMessage
 		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &di) != nil {
-			return ti, fmt.Errorf("distributedInfo is %s, want an object", kindOf(firstByte(raw)))
+			ti.rankErr = fmt.Errorf("distributedInfo is %s, want an object; --rank-from file or index ignores it", kindOf(firstByte(raw)))
+			return ti
 		}
 		if v, ok := di["rank"]; ok && !isNull(v) {
 			n, err := metaInt(v)
@@ -53,16 +58,17 @@ func readMetadata(meta map[string]json.RawMessage) (traceInfo, error) {
 		if v, ok := di["backend"]; ok && !isNull(v) {
 			var b string
 			if json.Unmarshal(v, &b) != nil {
-				return ti, fmt.Errorf("distributedInfo.backend is %s, want a string", kindOf(firstByte(v)))
+				ti.warnings = append(ti.warnings, fmt.Sprintf("distributedInfo.backend is %s, want a string", kindOf(firstByte(v))))
+			} else {
+				ti.backend = b
 			}
-			ti.backend = b
 		}
 		if v, ok := di["world_size"]; ok && !isNull(v) {
-			n, err := metaInt(v)
-			if err != nil {
-				return ti, metaError("distributedInfo.world_size", v, err)
+			if n, err := metaInt(v); err != nil {
+				ti.warnings = append(ti.warnings, metaError("distributedInfo.world_size", v, err).Error())
+			} else {
+				ti.worldSize = n
 			}
-			ti.worldSize = n
 		}
 	}
 	for _, f := range []struct {
@@ -70,14 +76,14 @@ func readMetadata(meta map[string]json.RawMessage) (traceInfo, error) {
 		to  *any
 	}{{"baseTimeNanoseconds", &ti.baseTimeNS}, {"schemaVersion", &ti.schemaVersion}} {
 		if v, ok := meta[f.key]; ok && !isNull(v) {
-			n, err := metaInt(v)
-			if err != nil {
-				return ti, metaError(f.key, v, err)
+			if n, err := metaInt(v); err != nil {
+				ti.warnings = append(ti.warnings, metaError(f.key, v, err).Error())
+			} else {
+				*f.to = n
 			}
-			*f.to = n
 		}
 	}
-	return ti, nil
+	return ti
 }
 
 // metaInt parses a metadata value that goes into a BIGINT column: a JSON integer, also written as

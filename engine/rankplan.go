@@ -130,9 +130,7 @@ func headRank(from RankFrom, h *traceHead, path string, index int) (rank int, sr
 	var info traceInfo
 	if from == RankAuto {
 		if _, ok := h.meta["distributedInfo"]; ok {
-			if info, err = readMetadata(h.meta); err != nil {
-				return 0, "", false, err
-			}
+			info = readMetadata(h.meta)
 		} else if !h.arrayForm {
 			return 0, "", false, nil
 		}

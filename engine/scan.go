@@ -32,6 +32,8 @@ type splitter struct {
 	Metadata map[string]json.RawMessage
 	// MetaKeys lists the metadata keys in file order.
 	MetaKeys []string
+	// MetaOffsets holds where each metadata value starts in the file, for errors about it.
+	MetaOffsets map[string]int64
 	// ArrayForm is true when the file is a plain JSON array of events.
 	ArrayForm bool
 	// Unterminated is true when an array-form file ends without its closing bracket, which the Chrome
@@ -442,7 +444,7 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return err
 		}
 	default:
-		return s.errf("not JSON: %s", describeStart(c))
+		return s.errf("not JSON: %s", describeStart(s.buf[s.pos:s.end]))
 	}
 	if c, ok := s.peek(); ok {
 		return s.errf("unexpected %s after the end of the top-level value", byteText(c))
@@ -453,7 +455,23 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 	return nil
 }
 
-func describeStart(c byte) string {
+// describeStart says what a file that does not start as JSON holds, from its first bytes.
+func describeStart(head []byte) string {
+	for _, f := range []struct{ magic, what string }{
+		// (after gzip is taken off, whatever the name: a gzip stream here is a second layer)
+		{"\x1f\x8b", "gzip data inside gzip: compressed twice (gunzip it once)"},
+		{"\x28\xb5\x2f\xfd", "zstd-compressed data: tracesql reads plain and gzip JSON (zstd -d it, or recompress with gzip)"},
+		{"BZh", "bzip2-compressed data: tracesql reads plain and gzip JSON (bunzip2 it)"},
+		{"\xfd7zXZ\x00", "xz-compressed data: tracesql reads plain and gzip JSON (unxz it)"},
+		{"PK\x03\x04", "a zip archive: unzip it and load the trace inside"},
+		{"\xff\xfe", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+		{"\xfe\xff", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+	} {
+		if bytes.HasPrefix(head, []byte(f.magic)) {
+			return f.what
+		}
+	}
+	c := head[0]
 	switch {
 	case c == '"':
 		return "top-level value is a string, want an object with traceEvents or an array of events"
@@ -523,6 +541,11 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 			}
 			continue
 		}
+		if _, dup := s.Metadata[key]; dup && key == "distributedInfo" {
+			// The rank is read from the file's head, which stops at traceEvents, and from the whole
+			// metadata, which keeps the last value: two of them leave the file's rank undecided.
+			return s.errf("distributedInfo appears twice")
+		}
 		end, err = s.valueEnd("inside the value of " + key)
 		if err != nil {
 			return err
@@ -530,6 +553,10 @@ func (s *splitter) object(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if _, dup := s.Metadata[key]; !dup {
 			s.MetaKeys = append(s.MetaKeys, key)
 		}
+		if s.MetaOffsets == nil {
+			s.MetaOffsets = map[string]int64{}
+		}
+		s.MetaOffsets[key] = s.offset()
 		s.Metadata[key] = append(json.RawMessage(nil), compactJSON(s.buf[s.pos:end])...)
 		s.pos = end
 	}
@@ -546,9 +573,12 @@ var ErrNotATrace = errors.New("not a Chrome trace")
 // ErrNoTraceEvents marks a JSON object that is not a Chrome trace (no traceEvents key).
 var ErrNoTraceEvents = fmt.Errorf("%w: the JSON object has no traceEvents array", ErrNotATrace)
 
-// ErrNoEvents marks a JSON array that is not a Chrome trace: its first element has no ph (TraceLens
-// writes such an execution_details.json beside its traces).
-var ErrNoEvents = fmt.Errorf("%w: the first element of the JSON array is not an event (it has no ph)", ErrNotATrace)
+// ErrNoEvents marks a JSON array that is not a Chrome trace: none of its first arrayProbeEvents elements has
+// a ph (TraceLens writes such an execution_details.json beside its traces).
+var ErrNoEvents = fmt.Errorf("%w: none of the first elements of the JSON array is an event (has a ph)", ErrNotATrace)
+
+// arrayProbeEvents is how many elements of an array-form file are read for one with a ph.
+const arrayProbeEvents = 16
 
 func kindOf(c byte) string {
 	switch {
@@ -591,9 +621,17 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 		return true
 	}
 	defer func() { b.done() }() // a batch not handed on (error or stop)
+	// probing: an array-form file is a trace once one of its first elements has a ph. One placeholder
+	// element ({}) before the events does not make it something else; a file of records none of which
+	// has a ph (TraceLens's execution_details.json) is not a trace.
+	probing := s.ArrayForm
+	noEvents := func() bool { return probing && idx > 0 }
 	for first := true; ; first = false {
 		c, ok := s.peek()
 		if !ok {
+			if noEvents() {
+				return ErrNoEvents
+			}
 			if s.ArrayForm && s.rerr == nil {
 				// The Chrome trace format lets an array-form trace end without ']'.
 				s.Unterminated = true
@@ -603,6 +641,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return s.truncated(afterEvent(idx))
 		}
 		if c == ']' {
+			if noEvents() {
+				return ErrNoEvents
+			}
 			s.pos++
 			if !flush() {
 				return errStopped
@@ -615,6 +656,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 			}
 			s.pos++
 			if c, ok = s.peek(); !ok {
+				if noEvents() {
+					return ErrNoEvents
+				}
 				if s.ArrayForm && s.rerr == nil {
 					s.Unterminated = true
 					flush()
@@ -623,6 +667,9 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 				return s.truncated(afterEvent(idx))
 			}
 			if c == ']' { // tolerate a trailing comma, as Perfetto does
+				if noEvents() {
+					return ErrNoEvents
+				}
 				s.pos++
 				if !flush() {
 					return errStopped
@@ -646,13 +693,17 @@ func (s *splitter) events(out chan<- *rawBatch, stop <-chan struct{}) error {
 				return err
 			}
 		}
-		if idx == 0 && s.ArrayForm {
+		if probing {
 			var ev rawEvent
 			if n, err := scanEvent(s.buf[s.pos:end], &ev); err == nil && n == end-s.pos && len(ev.ph) == 0 {
-				return ErrNoEvents
-			}
-			if s.headOnly {
-				return errHeadDone
+				if idx+1 >= arrayProbeEvents {
+					return ErrNoEvents
+				}
+			} else {
+				probing = false
+				if s.headOnly {
+					return errHeadDone
+				}
 			}
 		}
 		// A batch points into one chunk: an event that made the splitter move on to the next
