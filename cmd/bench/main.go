@@ -177,8 +177,12 @@ func printHeader(w io.Writer, cfg config) {
 	fmt.Fprintf(w, "machine: %d cores (%s), %.1f GB RAM, %s; DuckDB file database, memory_limit %s\n",
 		runtime.NumCPU(), cpuModel(), float64(memTotal())/1e9, runtime.Version(), memoryLimit())
 	fmt.Fprintf(w, "source: %s\n", filepath.Base(cfg.src))
-	fmt.Fprintf(w, "times: median of %d runs for a step whose first run takes under %s (tracesql and HTA alike), else one run\n\n",
-		cfg.runs, repeatBelow)
+	if cfg.runs <= 1 {
+		fmt.Fprintf(w, "times: one run per step (tracesql and HTA alike)\n\n")
+	} else {
+		fmt.Fprintf(w, "times: median of %d runs for a step whose first run takes under %s (tracesql and HTA alike), else one run\n\n",
+			cfg.runs, repeatBelow)
+	}
 }
 
 // sourceKey names the inputs made from src in the work directory: its base name, for whoever reads the

@@ -286,7 +286,7 @@ type resultTable struct {
 	truncated bool // more than maxSectionRows rows
 }
 
-// cell is the text of row r's column c in a table or label: as DuckDB prints it, floats compactly.
+// cell is the text of row r's column c in a table or label, as the table output mode prints it.
 func (t *resultTable) cell(r, c int) string {
 	var typ *sqlType
 	if c < len(t.types) {

@@ -309,7 +309,8 @@ func shownKeyColumns(t *resultTable, cols, rows []int) []int {
 	return keep
 }
 
-// valueText is how a cell reads in a label or table.
+// valueText is how a cell reads in a label or table: as the table output mode prints it, so a value the SQL
+// rounded to 1 decimal reads 66.1, not 66.10, beside 0.8 (up to 6 decimals, trailing zeros dropped).
 func valueText(v any, typ *sqlType) string {
 	switch x := v.(type) {
 	case nil:
@@ -317,9 +318,9 @@ func valueText(v any, typ *sqlType) string {
 	case string:
 		return x
 	case float64:
-		return fmtNum(x)
+		return string(appendFloat(nil, x, 64, true))
 	case float32:
-		return fmtNum(float64(x))
+		return string(appendFloat(nil, float64(x), 32, true))
 	}
 	// integers exactly (a BIGINT ts is past float64's 2^53), the rest as DuckDB prints it
 	return string(appendText(nil, v, typ, 0))
@@ -931,6 +932,11 @@ func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, erro
 		}
 		fmt.Fprintf(&b, `<polyline class="mark-line" data-series="%s" data-values="%s" points="%s" fill="none" stroke="%s"><title>%s</title></polyline>`,
 			esc(ser[s]), strings.Join(values, " "), strings.Join(coords, " "), pal[s], esc(ser[s]))
+		if len(p) == 1 {
+			// a polyline of one point draws nothing: the point is a dot
+			fmt.Fprintf(&b, `<circle class="mark-point" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`,
+				px(x.at(p[0].x)), px(y.at(p[0].y)), pal[s], esc(ser[s]+": "+values[0]))
+		}
 	}
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)

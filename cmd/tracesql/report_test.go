@@ -1106,7 +1106,7 @@ func TestReportThroughLink(t *testing.T) {
 // TestReportCellsAndInfinities: a chart with an infinite value drew no axis and panicked (index out of
 // range; the CLI's "internal error", no file): such a value is not drawn, the rest is. Table cells read as
 // DuckDB prints them: a BIGINT past 2^53 exactly (it went through float64), lists, structs, timestamps,
-// intervals, blobs, NaN and decimals not as Go's fmt.
+// intervals, blobs, NaN and decimals not as Go's fmt, doubles as the table output mode prints them.
 func TestReportCellsAndInfinities(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
@@ -1128,9 +1128,12 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		// a line whose x is text: what is not drawn is named
 		"96_textx.sql": "-- @title Text x\n-- @chart line\n-- @x k\n-- @y v\n" +
 			"SELECT * FROM (VALUES ('a', 1.0), ('b', 2.0), (NULL, 3.0)) t(k, v);\n",
+		// a line of one point drew nothing (an invisible one-point polyline)
+		"99_onepoint.sql": "-- @title One point\n-- @chart line\n-- @x x\n-- @y v\nSELECT 5.0 AS x, 2.5 AS v;\n",
 		"93_cells.sql": "-- @title Cells\nSELECT 1712195495789354574::BIGINT AS ts, [1, 2] AS l, {'a': 1} AS s, " +
 			"TIMESTAMP '2024-01-02 03:04:05.123456' AS t, INTERVAL 90 MINUTE AS i, '\\xAA'::BLOB AS b, 'nan'::DOUBLE AS n, " +
-			"1.5::DECIMAL(10,3) AS d, 18446744073709551615::UBIGINT AS u;\n",
+			"1.5::DECIMAL(10,3) AS d, 18446744073709551615::UBIGINT AS u, round(66.1, 1)::DOUBLE AS r1, 0.8::DOUBLE AS r2, " +
+			"123.456::DOUBLE AS r3, 1/3 AS third;\n",
 	}
 	for n, s := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644); err != nil {
@@ -1164,6 +1167,9 @@ func TestReportCellsAndInfinities(t *testing.T) {
 	if m := secs["Inf bars"].charts[0].marks; len(m) != 1 || html.UnescapeString(m[0].cat) != "b" {
 		t.Errorf("Inf bars: marks %+v, want only b's", m)
 	}
+	if n := strings.Count(page, `<circle class="mark-point"`); n != 1 || len(secs["One point"].charts) != 1 {
+		t.Errorf("One point: %d dots, want 1", n)
+	}
 	c1, c2 := secs["Colours 1"].charts[0].marks, secs["Colours 2"].charts[0].marks
 	if len(c1) != 2 || len(c2) != 2 || c1[1].series != "b" || c2[0].series != "b" || c1[1].fill != c2[0].fill || c2[1].fill != c1[0].fill {
 		t.Errorf("series colours from chart to chart: %+v then %+v (want b's colour kept, c in a's freed one)", c1, c2)
@@ -1177,7 +1183,10 @@ func TestReportCellsAndInfinities(t *testing.T) {
 		}
 	}
 	want := `<tr><td>1712195495789354574</td><td>[1, 2]</td><td>{&#39;a&#39;: 1}</td><td>2024-01-02 03:04:05.123456</td>` +
-		`<td>01:30:00</td><td>\xAA</td><td>nan</td><td>1.500</td><td>18446744073709551615</td></tr>`
+		`<td>01:30:00</td><td>\xAA</td><td>nan</td><td>1.500</td><td>18446744073709551615</td>` +
+		// doubles as the table output mode prints them: what the SQL rounded reads so (66.1 was 66.10, 123.456
+		// was 123.5), at most 6 decimals
+		`<td>66.1</td><td>0.8</td><td>123.456</td><td>0.333333</td></tr>`
 	if !strings.Contains(page, want) {
 		i := strings.Index(page, "<td>17121")
 		t.Errorf("cells:\n%.400s\nwant %s", page[max(i, 0):], want)

@@ -27,10 +27,16 @@ FROM events e JOIN traces t USING (trace_id)
 GROUP BY t.label, e.cat_class ORDER BY t.label, events DESC, e.cat_class;
 
 -- @title Top kernels by GPU time
--- (a long name keeps its start and its end, where kernels of one family differ: template arguments)
-SELECT t.label, CASE WHEN length(k.name) > 60 THEN k.name[:40] || '…' || k.name[-19:] ELSE k.name END AS kernel,
-       count(*) AS count, round(sum(k.dur) / 1e3, 1) AS total_us,
-       round(100 * sum(k.dur) / sum(sum(k.dur)) OVER (PARTITION BY t.label), 1) AS pct
-FROM kernels k JOIN traces t USING (trace_id) GROUP BY t.label, k.name
-QUALIFY row_number() OVER (PARTITION BY t.label ORDER BY sum(k.dur) DESC, k.name) <= 10
-ORDER BY t.label, sum(k.dur) DESC, k.name;
+-- (a long name keeps its start and its end, where kernels of one family usually differ: template arguments;
+-- kernels that would still read alike are named in full)
+WITH top AS (
+    SELECT t.label, k.name, count(*) AS count, sum(k.dur) AS dur,
+           round(100 * sum(k.dur) / sum(sum(k.dur)) OVER (PARTITION BY t.label), 1) AS pct
+    FROM kernels k JOIN traces t USING (trace_id) GROUP BY t.label, k.name
+    QUALIFY row_number() OVER (PARTITION BY t.label ORDER BY sum(k.dur) DESC, k.name) <= 10),
+short AS (
+    SELECT *, CASE WHEN length(name) > 60 THEN name[:40] || '…' || name[-19:] ELSE name END AS short_name FROM top)
+SELECT label, CASE WHEN count(*) OVER (PARTITION BY label, short_name) > 1 THEN name ELSE short_name END AS kernel,
+       count, round(dur / 1e3, 1) AS total_us, pct
+FROM short
+ORDER BY label, dur DESC, name;
