@@ -224,19 +224,23 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 // per-rank comparisons) without an error. One rank alone is the usual way to look at a job and is not
 // warned about.
 func (db *DB) warnMissingRanks(ctx context.Context, opts LoadOptions) {
-	var worldSize sql.NullInt64
+	var worldSize, leastSize sql.NullInt64
 	var ranks []int64
-	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT rank, max(world_size) OVER () FROM traces WHERE label = ? ORDER BY rank`, opts.Label)
+	rows, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT rank, max(world_size) OVER (), min(world_size) OVER () FROM traces WHERE label = ? ORDER BY rank`, opts.Label)
 	if err != nil {
 		return
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r int64
-		if rows.Scan(&r, &worldSize) != nil {
+		if rows.Scan(&r, &worldSize, &leastSize) != nil {
 			return
 		}
 		ranks = append(ranks, r)
+	}
+	if leastSize.Valid && leastSize.Int64 != worldSize.Int64 {
+		// traces of two jobs in one set, most likely: the missing ranks below are counted against the larger
+		opts.Warn(fmt.Sprintf("trace set %q: its traces disagree on distributedInfo.world_size (%d to %d): are they of one job?", opts.Label, leastSize.Int64, worldSize.Int64))
 	}
 	if rows.Err() != nil || len(ranks) < 2 || !worldSize.Valid || int64(len(ranks)) >= worldSize.Int64 {
 		return
@@ -758,6 +762,11 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		if err := db.checkNoGzipTwin(ctx, path, opts.Label); err != nil {
 			return res, err
 		}
+	}
+	if ws, ok := info.worldSize.(int64); ok && opts.Warn != nil && (ws <= 0 || int64(rank) >= ws) {
+		// (a copied file, or a rank given by its name or order in a job of another size: the cross-rank
+		// views count world_size ranks)
+		opts.Warn(fmt.Sprintf("%s: rank %d is not below its distributedInfo.world_size %d", path, rank, ws))
 	}
 	if named, nerr := pickRank(RankFile, info, path, order); opts.Warn != nil && opts.RankFrom == RankAuto && info.rank != nil && nerr == nil && named != rank {
 		// (a renamed or copied file: the clash with the file that is rank 5 by name came later, and
