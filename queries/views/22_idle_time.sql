@@ -100,6 +100,11 @@ ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 -- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)
 -- Distribution of the idle intervals per rank, device, stream and cause (HTA's show_idle_interval_stats; compat:
 -- rounded to 2). Parameters as idle_time_breakdown's (consecutive_kernel_delay in µs). hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- Only gaps > 0 are intervals, and a cause without one has no row (compat: every gap, as HTA: 0 µs between touching
+-- kernels, negative for overlapping ones, and an other row for every stream). On ROCm traces back-to-back kernels
+-- are often exactly 1 ns apart (the end looks exclusive): each is a 0.001 µs kernel_wait interval, which can be most
+-- of the count and set the quartiles (an MI300 trace: 2,792 of 3,625 intervals, p25 to p75 0.001 µs) while adding
+-- next to no idle time, so compare idle times (idle_time_breakdown) there rather than interval counts.
 -- @column label          Trace set
 -- @column rank           Rank
 -- @column device         GPU (its process id in the trace; compat: NULL when the stream id is on several GPUs)

@@ -29,9 +29,12 @@ FROM _bd_fold('annotation', coalesce(TRY_CAST(num_kernels AS DOUBLE), 1000), TRY
 WHERE args_check.args_ok
 ORDER BY label, rank, name;
 
--- @view gpu_kernels_with_annotations  One row per GPU-side event (hta_frame.gpu_side: kernels, memcpy, memset,
--- syncs) with the leaf gpu_user_annotation covering it: among the annotations on the same GPU lane (pid, tid)
--- whose [ts, end) overlaps the event's [ts, end), the shortest (ties: the later start, then the later event).
+-- @view gpu_kernels_with_annotations  One row per GPU event with the leaf gpu_user_annotation covering it: among
+-- the annotations on the same GPU lane (pid, tid) whose [ts, end) overlaps the event's [ts, end), the shortest
+-- (ties: the later start, then the later event). GPU events are the work temporal_breakdown counts: kernels, memcpy
+-- and memset on a stream (hta_frame.gpu_work), with or without a correlation id; no cuda_sync record. Compat
+-- (HTA 0.6.1): HTA's GPU side (hta_frame.gpu_side), so Stream Sync, Event Sync, Context Sync and Stream Wait
+-- Event records are rows and work without a correlation id is not.
 -- @column label                Trace set
 -- @column rank                 Rank
 -- @column ev_idx               The GPU event
@@ -50,7 +53,9 @@ WITH k AS MATERIALIZED (
     SELECT f.trace_id, f.label, f.rank, f.ev_idx, f.name, f.cat, f.pid, f.tid, f.stream, f.ts, f.dur, f.end_ts,
            coalesce(kt.kernel_type, 'OTHER') AS kernel_type
     FROM hta_frame f LEFT JOIN kernel_types kt USING (name)
-    WHERE f.gpu_side
+    -- default: GPU work, correlated or not (the annotation is found by overlap on the lane, not by launch);
+    -- compat: HTA's GPU side, cuda_sync records included, uncorrelated work left out
+    WHERE CASE WHEN hta_compat() THEN f.gpu_side ELSE f.gpu_work END
 ),
 a AS (
     SELECT trace_id, pid, tid, ev_idx, name, ts, end_ts, dur FROM hta_frame WHERE cat_class = 'gpu_user_annotation'

@@ -1,0 +1,63 @@
+package queries_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestGPUKernelsWithAnnotationsGPUWork checks which GPU events gpu_kernels_with_annotations lists, on the
+// hand-built testdata/traces/hta_cases/annotations_gpu_work_only.json (µs times, all on GPU lane pid 0 / tid 7;
+// gpu_user_annotation fwd [1000,2000) and inner [1025,1045)):
+//
+//	ev  3 gemm               kernel   stream 7, correlation 1   [1010,1020)  leaf fwd
+//	ev  4 nocorr_k           kernel   stream 7, no correlation  [1030,1040)  leaf inner
+//	ev  5 negcorr_k          kernel   stream 7, correlation -1  [1050,1060)  leaf fwd
+//	ev  7 Memcpy HtoD        memcpy   stream 7, correlation 4   [1070,1080)  leaf fwd
+//	ev  9 Memset (Device)    memset   stream 7, correlation 5   [1085,1090)  leaf fwd
+//	ev 11 Stream Sync        cuda_sync stream 7, correlation 2  [1100,1580)  fwd
+//	ev 13 Context Sync       cuda_sync stream 4294967295, c. 3  [1600,1900)  fwd
+//	ev 15 Stream Wait Event  cuda_sync stream 7, correlation 6  [1950,1960)  fwd
+//	ev 16 late_k             kernel   stream 7, no correlation  [2100,2110)  none
+//
+// Default mode: the GPU work that temporal_breakdown counts (kernels, memcpy, memset on a stream), with or
+// without a correlation id, and no cuda_sync record: ev 3, 4, 5, 7, 9, 16. Per annotation: fwd 10+10+10+5 =
+// 35 µs, inner 10, none 10; together 55 µs = temporal_breakdown's busy time (kernel_time 2110 − 1010 = 1100,
+// idle 1045; nothing overlaps), so the README example adds up to GPU time.
+// Compat mode (HTA 0.6.1, checked with HTA's get_gpu_kernels_with_user_annotations): HTA's GPU side, a stream
+// with a correlation id or an Event / Context Sync: ev 3, 7, 9, 11, 13, 15, all under fwd (inner overlaps none
+// of them): 10+10+5+480+300+10 = 815 µs.
+func TestGPUKernelsWithAnnotationsGPUWork(t *testing.T) {
+	db := bdOpenFile(t, "../testdata/traces/hta_cases/annotations_gpu_work_only.json").SQL
+	db.SetMaxOpenConns(1)
+	for _, compat := range []bool{false, true} {
+		if _, err := db.Exec(fmt.Sprintf(`SET VARIABLE hta_compat = %v`, compat)); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(map[bool]string{false: "default", true: "compat"}[compat], func(t *testing.T) {
+			rows := `SELECT ev_idx, name, kernel_type, annotation_ev_idx, annotation_name FROM gpu_kernels_with_annotations`
+			sums := `SELECT annotation_name, sum(dur) / 1e3 AS us FROM gpu_kernels_with_annotations GROUP BY ALL ORDER BY us DESC, annotation_name`
+			if !compat {
+				bdExpect(t, db, rows, [][]any{
+					{3, "gemm", "COMPUTATION", 0, "fwd"},
+					{4, "nocorr_k", "COMPUTATION", 1, "inner"},
+					{5, "negcorr_k", "COMPUTATION", 0, "fwd"},
+					{7, "Memcpy HtoD (Pageable -> Device)", "MEMORY", 0, "fwd"},
+					{9, "Memset (Device)", "MEMORY", 0, "fwd"},
+					{16, "late_k", "COMPUTATION", nil, nil}})
+				bdExpect(t, db, sums, [][]any{{"fwd", 35}, {"inner", 10}, {nil, 10}})
+				// the rows add up to the busy time of temporal_breakdown (no overlap in this trace)
+				bdExpect(t, db, `SELECT (SELECT sum(dur) / 1e3 FROM gpu_kernels_with_annotations) AS listed,
+					kernel_time_us - idle_time_us AS busy FROM temporal_breakdown`, [][]any{{55, 55}})
+			} else {
+				bdExpect(t, db, rows, [][]any{
+					{3, "gemm", "COMPUTATION", 0, "fwd"},
+					{7, "Memcpy HtoD (Pageable -> Device)", "MEMORY", 0, "fwd"},
+					{9, "Memset (Device)", "MEMORY", 0, "fwd"},
+					{11, "Stream Sync", "OTHER", 0, "fwd"},
+					{13, "Context Sync", "OTHER", 0, "fwd"},
+					{15, "Stream Wait Event", "OTHER", 0, "fwd"}})
+				bdExpect(t, db, sums, [][]any{{"fwd", 815}})
+			}
+		})
+	}
+}
