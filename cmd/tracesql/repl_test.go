@@ -252,6 +252,7 @@ func TestTerminalREPL(t *testing.T) {
 
 	// Tab completes a view name ("kernel_launch" alone is ambiguous with kernel_launch_stats).
 	s.typeText("SELECT count(*) AS n FROM kernel_launche")
+	s.waitFor(`kernel_launche$`) // a Tab read in one burst with typed text is taken as pasted (kept as a tab)
 	s.key("Tab")
 	s.waitFor(`tracesql> SELECT count\(\*\) AS n FROM kernel_launches$`)
 	s.typeText(";")
@@ -330,11 +331,13 @@ func TestTerminalREPL(t *testing.T) {
 
 	// Completion keeps the case typed; .mode completes its formats.
 	s.typeText("sel")
+	s.waitFor(`tracesql> sel$`)
 	s.key("Tab")
 	s.waitFor(`tracesql> select$`)
 	s.key("C-c")
 	s.waitFor(`\^C\ntracesql>$`)
 	s.typeText(".mode ma")
+	s.waitFor(`tracesql> \.mode ma$`)
 	s.key("Tab")
 	s.waitFor(`tracesql> \.mode markdown$`)
 	s.key("C-c")
