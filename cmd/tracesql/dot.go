@@ -104,6 +104,7 @@ func (s *session) atHome(ctx context.Context, fn func() error) error {
 var freeText = map[string]bool{"chart": true}
 
 func (s *session) dot(ctx context.Context, line string) error {
+	s.goBacked = nil // (.load, .read and the rest may change the catalog)
 	line = strings.TrimPrefix(strings.TrimSpace(line), ".")
 	name, rest := line, ""
 	if i := strings.IndexAny(line, " \t"); i >= 0 {

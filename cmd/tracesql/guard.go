@@ -18,8 +18,12 @@ import (
 // committed and not this transaction's changes: a what-if UPDATE or an edit of kernel_classes or phase_rules
 // would be silently left out of their numbers while the SQL analyses beside them include it.
 func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) error {
-	if kw := strings.ToUpper(firstWord(stmt)); kw == "BEGIN" || kw == "START" {
+	kw := strings.ToUpper(firstWord(stmt))
+	if kw == "BEGIN" || kw == "START" {
 		s.sawBegin = true
+	}
+	if !catalogKept[kw] {
+		s.goBacked = nil // it may define or drop a macro or view: read them again
 	}
 	if !s.sawBegin {
 		return nil // no transaction was ever opened: skip the two queries the check costs
@@ -27,10 +31,14 @@ func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) erro
 	if err := s.db.CheckNoTransaction(ctx); err == nil || !errors.Is(err, engine.ErrTransactionOpen) {
 		return nil // no transaction (or the check itself failed: the statement's own error will say more)
 	}
-	backed, err := goBackedNames(ctx, s.db.SQL)
-	if err != nil {
-		return nil
+	if s.goBacked == nil {
+		backed, err := goBackedNames(ctx, s.db.SQL)
+		if err != nil {
+			return nil
+		}
+		s.goBacked = backed
 	}
+	backed := s.goBacked
 	var found string
 	namesIn(stmt, func(name string) bool {
 		if backed[strings.ToLower(name)] {
@@ -43,6 +51,13 @@ func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) erro
 	}
 	return nil
 }
+
+// catalogKept lists the statements (by first word) that define or drop no macro or view; after any other
+// statement, or a dot command, goBackedNames is read again.
+var catalogKept = map[string]bool{"SELECT": true, "WITH": true, "FROM": true, "VALUES": true, "TABLE": true,
+	"INSERT": true, "UPDATE": true, "DELETE": true, "DESCRIBE": true, "SHOW": true, "SUMMARIZE": true,
+	"EXPLAIN": true, "SET": true, "RESET": true, "BEGIN": true, "START": true, "COMMIT": true, "ROLLBACK": true,
+	"ABORT": true, "END": true}
 
 // namesIn calls visit with each identifier of the SQL text, until visit returns false. The SQL in a
 // query('…') literal is read too, and the name in a query_table('…') literal: through either, a
