@@ -140,70 +140,11 @@ func ovWriteOverlay(ctx context.Context, db *sql.DB, g *graph.CPGraph, lf loaded
 	return res, err
 }
 
-// ovStream copies the top-level object of r to w, rewriting traceEvents. A trace in the plain array form
-// (the events alone, which the loader accepts too) comes out in the object form, {"traceEvents": [...]}.
+// ovStream copies the trace of r to w, rewriting traceEvents (copyTrace).
 func ovStream(ctx context.Context, r io.Reader, w *bufio.Writer, critical map[int64]bool,
 	ends map[int64]*ovEndpoint, flows []ovFlow, o ovOptions, res *ovResult) error {
 	dec := newRawDecoder(r)
-	top, err := dec.peek()
-	if err != nil {
-		return fmt.Errorf("read JSON: %w", err)
-	}
-	switch top {
-	case '[':
-		dec.pos++
-		w.WriteString(`{"traceEvents":`)
-		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
-			return err
-		}
-		w.WriteString("}\n")
-		return nil
-	case '{':
-		dec.pos++
-	default:
-		return errNotTrace
-	}
-	w.WriteByte('{')
-	first := true
-	sawEvents := false
-	for {
-		more, err := dec.more()
-		if err != nil {
-			return fmt.Errorf("read JSON: %w", err)
-		} else if !more {
-			break
-		}
-		key, rawKey, err := dec.key()
-		if err != nil {
-			return fmt.Errorf("read JSON: %w", err)
-		}
-		if !first {
-			w.WriteByte(',')
-		}
-		first = false
-		w.Write(rawKey)
-		w.WriteByte(':')
-		if key != "traceEvents" || sawEvents {
-			raw, err := dec.value()
-			if err != nil {
-				return fmt.Errorf("read %q: %w", key, err)
-			}
-			w.Write(raw)
-			continue
-		}
-		sawEvents = true
-		if err := dec.expect('['); err != nil {
-			return fmt.Errorf("traceEvents is not an array: %w", err)
-		}
-		if err := ovEvents(ctx, dec, w, critical, ends, flows, o, res); err != nil {
-			return err
-		}
-	}
-	w.WriteString("}\n")
-	if !sawEvents {
-		return errors.New("the trace has no traceEvents")
-	}
-	return nil
+	return copyTrace(dec, w, func() error { return ovEvents(ctx, dec, w, critical, ends, flows, o, res) }, nil)
 }
 
 // ovEvents copies the events array whose '[' dec has just read to w, marking the critical events, leaving

@@ -319,64 +319,7 @@ type overlayWriter struct {
 }
 
 func (o *overlayWriter) run(dec *rawDecoder) error {
-	top, err := dec.peek()
-	if err != nil {
-		return err
-	}
-	switch top {
-	case '[':
-		dec.pos++
-		// The plain array form comes out in the object form, which has room for the symbol dictionary.
-		o.w.WriteString(`{"traceEvents":`)
-		if err := o.events(dec); err != nil {
-			return err
-		}
-		o.symbols(true)
-		o.w.WriteByte('}')
-		return nil
-	case '{':
-		dec.pos++
-	default:
-		return errNotTrace
-	}
-	o.w.WriteByte('{')
-	first, sawEvents := true, false
-	for {
-		more, err := dec.more()
-		if err != nil {
-			return err
-		} else if !more {
-			break
-		}
-		key, rawKey, err := dec.key()
-		if err != nil {
-			return err
-		}
-		if !first {
-			o.w.WriteByte(',')
-		}
-		first = false
-		o.w.Write(rawKey)
-		o.w.WriteByte(':')
-		if key == "traceEvents" && !sawEvents {
-			sawEvents = true
-			if err := dec.expect('['); err != nil {
-				return fmt.Errorf("traceEvents is not an array: %w", err)
-			}
-			if err := o.events(dec); err != nil {
-				return err
-			}
-			continue
-		}
-		raw, err := dec.value()
-		if err != nil {
-			return err
-		}
-		o.w.Write(raw)
-	}
-	o.symbols(!first)
-	o.w.WriteByte('}')
-	return nil
+	return copyTrace(dec, o.w, func() error { return o.events(dec) }, o.symbols)
 }
 
 // symbols writes the top-level "tracesqlSymbols" key (after a comma when more keys come before it) when

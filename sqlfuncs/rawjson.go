@@ -8,6 +8,7 @@ package sqlfuncs
 // byte instead of failing as encoding/json does.
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -211,6 +212,77 @@ func (d *rawDecoder) value() ([]byte, error) {
 
 // errNotTrace is returned for input whose top level is neither an object nor an array.
 var errNotTrace = errors.New("the trace is neither a JSON object nor an array of events")
+
+// copyTrace copies a trace's top-level value from dec to w, member by member, and hands its traceEvents array
+// (the '[' read) to events, which writes it through its ']'. A trace in the plain array form (the events alone,
+// which the loader accepts too) comes out in the object form, {"traceEvents": [...]}. tail, when not nil,
+// writes what goes before the closing '}'; comma says that a member comes before it.
+func copyTrace(dec *rawDecoder, w *bufio.Writer, events func() error, tail func(comma bool)) error {
+	top, err := dec.peek()
+	if err != nil {
+		return err
+	}
+	switch top {
+	case '[':
+		dec.pos++
+		w.WriteString(`{"traceEvents":`)
+		if err := events(); err != nil {
+			return err
+		}
+		if tail != nil {
+			tail(true)
+		}
+		w.WriteString("}\n")
+		return nil
+	case '{':
+		dec.pos++
+	default:
+		return errNotTrace
+	}
+	w.WriteByte('{')
+	first, sawEvents := true, false
+	for {
+		more, err := dec.more()
+		if err != nil {
+			return err
+		} else if !more {
+			break
+		}
+		key, rawKey, err := dec.key()
+		if err != nil {
+			return err
+		}
+		if !first {
+			w.WriteByte(',')
+		}
+		first = false
+		w.Write(rawKey)
+		w.WriteByte(':')
+		if key == "traceEvents" && !sawEvents {
+			sawEvents = true
+			if err := dec.expect('['); err != nil {
+				return fmt.Errorf("traceEvents is not an array: %w", err)
+			}
+			if err := events(); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, err := dec.value()
+		if err != nil {
+			return fmt.Errorf("read %q: %w", key, err)
+		}
+		w.Write(raw)
+	}
+	if !sawEvents {
+		return errors.New("the trace has no traceEvents")
+	}
+	if tail != nil {
+		tail(!first)
+	}
+	w.WriteString("}\n")
+	return nil
+}
 
 // objField is one member of a JSON object held in a byte slice: the key's bytes inside its quotes are
 // obj[ks:ke], the raw value obj[vs:ve].
