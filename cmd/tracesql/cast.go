@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"tracesql/queries"
 )
 
 // Some DuckDB values cannot be shown from what duckdb-go hands over: it has no Go type for
@@ -76,10 +78,28 @@ func unreadable(t *sqlType) bool {
 // isSelectLike reports statements that can be a subquery (FROM (stmt)): the ones the cast can wrap.
 func isSelectLike(stmt string) bool {
 	switch statementKeyword(stmt) {
-	case "SELECT", "FROM", "VALUES", "TABLE":
+	case "SELECT", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT":
 		return true
 	}
 	return false
+}
+
+// wrappable returns stmt as a statement the cast can wrap: itself when it is SELECT-like, and a
+// CALL of a table function as the SELECT * FROM it is (DuckDB's CALL is that SELECT); ok is false
+// for the rest (INSERT … RETURNING, EXECUTE, PRAGMA), which cannot stand in a FROM clause.
+func wrappable(stmt string) (body string, ok bool) {
+	if isSelectLike(stmt) {
+		return stmt, true
+	}
+	if statementKeyword(stmt) != "CALL" {
+		return "", false
+	}
+	end, _ := queries.LeadingComments(stmt)
+	rest := strings.TrimLeft(stmt[end:], " \t\r\n")
+	if !strings.EqualFold(leadingWord(rest), "CALL") {
+		return "", false // CALL after an opening parenthesis: left to DuckDB as written
+	}
+	return "SELECT * FROM " + rest[len("CALL"):], true
 }
 
 // queryer runs a query: a *sql.DB, or the *sql.Conn a display query is pinned to.
@@ -97,6 +117,7 @@ type displayRows struct {
 	*sql.Rows
 	typeNames []string
 	release   func()
+	warning   string // printed before the rows (driverTextWarning)
 }
 
 // Close closes the rows, then releases the connection and prepared statement behind them.
@@ -111,27 +132,19 @@ func (d *displayRows) Close() error {
 
 // queryForDisplay runs stmt once and returns its rows ready to show. A query whose columns the driver
 // cannot show as they are (castReason) must be run with those columns cast to VARCHAR; its result types
-// are known only once it is bound, so a SELECT-like statement is first prepared (DuckDB's PREPARE binds
-// and plans it; duckdb_prepared_statements() has its result types) and then executed as prepared, or, when
-// a column needs the cast, run again wrapped in the cast: either way its work is done once (before, a JSON
-// column, such as every SELECT * over events, made the whole query run twice, nextval() included). Other
-// statements run directly, and castForDisplay sees to the rare ones whose columns need the cast.
+// are known only once it is bound, so a statement the cast can wrap is first prepared (DuckDB's PREPARE
+// binds and plans it; duckdb_prepared_statements() has its result types) and then executed as prepared, or,
+// when a column needs the cast, run again wrapped in the cast: either way its work is done once (before, a
+// JSON column, such as every SELECT * over events, made the whole query run twice, nextval() included).
+// An EXECUTE is wrapped through the statement it executes (executeForDisplay). Other statements run
+// directly, and castForDisplay sees to the rare ones whose columns need the cast.
 func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows, error) {
-	direct := func(q queryer, release func()) (*displayRows, error) {
-		rows, err := q.QueryContext(ctx, stmt)
-		if err != nil {
-			release()
-			return nil, err
+	wrapped, ok := wrappable(stmt)
+	if !ok {
+		if statementKeyword(stmt) == "EXECUTE" {
+			return executeForDisplay(ctx, db, stmt)
 		}
-		rows, typeNames, err := castForDisplay(ctx, q, stmt, rows)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		return &displayRows{Rows: rows, typeNames: typeNames, release: release}, nil
-	}
-	if !isSelectLike(stmt) {
-		return direct(db, func() {})
+		return runForDisplay(ctx, db, stmt, func() {})
 	}
 	// One connection for all of it: the prepared statement, and the session's TEMP tables, live there.
 	conn, err := db.Conn(ctx)
@@ -139,10 +152,10 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		return nil, err
 	}
 	closeConn := func() { conn.Close() }
-	body := strings.TrimRight(stmt, "; \t\r\n") + "\n" // the newline ends a -- comment that stmt may end with
+	body := strings.TrimRight(wrapped, "; \t\r\n") + "\n" // the newline ends a -- comment that stmt may end with
 	if _, err := conn.ExecContext(ctx, "PREPARE "+preparedName+" AS "+body); err != nil {
 		// Run as it is, for the error in the user's own words (PREPARE's would quote the prepared text).
-		return direct(conn, closeConn)
+		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
 	deallocate := func() {
 		conn.ExecContext(context.WithoutCancel(ctx), "DEALLOCATE "+preparedName)
@@ -151,7 +164,7 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 	var listed any // a list, or NULL
 	if err := conn.QueryRowContext(ctx, `SELECT result_types FROM duckdb_prepared_statements() WHERE name = ?`, preparedName).Scan(&listed); err != nil {
 		deallocate()
-		return direct(db, func() {})
+		return runForDisplay(ctx, db, stmt, func() {})
 	}
 	types, _ := listed.([]any)
 	if listed == nil {
@@ -160,19 +173,13 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		_, described, err := describe(ctx, conn, body)
 		if err != nil {
 			deallocate()
-			return direct(db, func() {})
+			return runForDisplay(ctx, db, stmt, func() {})
 		}
 		for _, t := range described {
 			types = append(types, t)
 		}
 	}
-	cast := make([]string, len(types))
-	need := false
-	for i, t := range types {
-		name, _ := t.(string)
-		cast[i] = castReason(parseType(name))
-		need = need || cast[i] != ""
-	}
+	cast, need := castReasons(types)
 	if !need {
 		rows, err := conn.QueryContext(ctx, "EXECUTE "+preparedName)
 		if err != nil {
@@ -181,17 +188,12 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		}
 		// A type whose DuckDB text castReason does not know (a new one) is still caught here, at the
 		// price of running the statement again.
-		rows, typeNames, err := castForDisplay(ctx, conn, body, rows)
-		if err != nil {
-			deallocate()
-			return nil, err
-		}
-		return &displayRows{Rows: rows, typeNames: typeNames, release: deallocate}, nil
+		return castForDisplay(ctx, conn, stmt, rows, deallocate)
 	}
 	conn.ExecContext(ctx, "DEALLOCATE "+preparedName)
 	names, typeNames, err := describe(ctx, conn, body)
 	if err != nil || len(names) != len(cast) {
-		return direct(conn, closeConn)
+		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
 	rows, err := conn.QueryContext(ctx, castQuery(body, names, cast))
 	if err != nil {
@@ -204,6 +206,87 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 		}
 	}
 	return &displayRows{Rows: rows, typeNames: typeNames, release: closeConn}, nil
+}
+
+// castReasons returns the castReason of each of types (DuckDB's type texts) and whether any has one.
+func castReasons(types []any) (cast []string, need bool) {
+	cast = make([]string, len(types))
+	for i, t := range types {
+		name, _ := t.(string)
+		cast[i] = castReason(parseType(name))
+		need = need || cast[i] != ""
+	}
+	return cast, need
+}
+
+// runForDisplay runs stmt as it is on q, then lets castForDisplay check its columns; release is called
+// when the rows are closed, or at once on an error.
+func runForDisplay(ctx context.Context, q queryer, stmt string, release func()) (*displayRows, error) {
+	rows, err := q.QueryContext(ctx, stmt)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return castForDisplay(ctx, q, stmt, rows, release)
+}
+
+// executeForDisplay runs `EXECUTE name(args)`. DuckDB keeps the text of the statement it executes
+// (duckdb_prepared_statements().statement); when that is a query with a column the driver cannot show
+// as it is, the query is prepared again wrapped in the cast and executed with the same arguments, so
+// it runs once and shows what the same SELECT shows. Its column names come from the wrapped query
+// executed with LIMIT 0 (DESCRIBE cannot bind a statement with parameters).
+func executeForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	closeConn := func() { conn.Close() }
+	name, args, ok := executeCall(stmt)
+	if !ok {
+		return runForDisplay(ctx, conn, stmt, closeConn)
+	}
+	var body string
+	var listed any
+	if err := conn.QueryRowContext(ctx, `SELECT statement, result_types FROM duckdb_prepared_statements() WHERE name = ?`, name).Scan(&body, &listed); err != nil {
+		return runForDisplay(ctx, conn, stmt, closeConn) // an unknown name: DuckDB's own error
+	}
+	types, _ := listed.([]any)
+	cast, need := castReasons(types)
+	if !need || !isSelectLike(body) {
+		return runForDisplay(ctx, conn, stmt, closeConn)
+	}
+	body = strings.TrimRight(body, "; \t\r\n") + "\n"
+	namesOnly := preparedName + "_names"
+	var names []string
+	if _, err := conn.ExecContext(ctx, "PREPARE "+namesOnly+" AS SELECT * FROM ("+body+") LIMIT 0"); err == nil {
+		if rows, err := conn.QueryContext(ctx, "EXECUTE "+namesOnly+args); err == nil {
+			names, _ = rows.Columns()
+			rows.Close()
+		}
+		conn.ExecContext(ctx, "DEALLOCATE "+namesOnly)
+	}
+	if len(names) != len(cast) {
+		return runForDisplay(ctx, conn, stmt, closeConn)
+	}
+	if _, err := conn.ExecContext(ctx, "PREPARE "+preparedName+" AS "+castQuery(body, names, cast)); err != nil {
+		return runForDisplay(ctx, conn, stmt, closeConn)
+	}
+	deallocate := func() {
+		conn.ExecContext(context.WithoutCancel(ctx), "DEALLOCATE "+preparedName)
+		conn.Close()
+	}
+	rows, err := conn.QueryContext(ctx, "EXECUTE "+preparedName+args)
+	if err != nil {
+		deallocate()
+		return nil, err
+	}
+	typeNames := make([]string, len(cast))
+	for i := range cast {
+		if cast[i] != "" {
+			typeNames[i], _ = types[i].(string)
+		}
+	}
+	return &displayRows{Rows: rows, typeNames: typeNames, release: deallocate}, nil
 }
 
 // describe returns the names and DuckDB type names of the result columns of stmt, from DESCRIBE, which
@@ -248,16 +331,16 @@ func castQuery(body string, names []string, cast []string) string {
 	return "SELECT " + sel.String() + " FROM (" + body + ") AS _tracesql_cast(" + alias.String() + ")"
 }
 
-// castForDisplay checks the columns of rows, the open result of stmt. When every column can be
-// shown it returns rows as they are. Otherwise it closes rows and returns the result of stmt run
-// again with the columns that need it cast to VARCHAR, and the type names to show in headers.
-// A statement that cannot be wrapped (INSERT … RETURNING, PRAGMA) gets an error naming the
-// column, before anything is printed, or, if the driver only reads it imprecisely, its rows as
-// they are.
-func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows) (*sql.Rows, []string, error) {
+// castForDisplay checks the columns of rows, the open result of stmt, and returns what to show; release
+// is called when they are closed, or at once on an error. When every column can be shown it returns
+// rows as they are. Otherwise it closes rows and returns the result of stmt run again with the columns
+// that need it cast to VARCHAR, and the type names to show in headers. A statement that cannot be
+// wrapped (INSERT … RETURNING, PRAGMA) gets an error naming the column, before anything is printed, or,
+// if the driver only reads it imprecisely, its rows as they are and a warning naming the columns.
+func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows, release func()) (*displayRows, error) {
 	cts, err := rows.ColumnTypes()
 	if err != nil {
-		return rows, nil, nil // the renderer reports it
+		return &displayRows{Rows: rows, release: release}, nil // the renderer reports it
 	}
 	cast := make([]string, len(cts))
 	need, unreadable := false, -1
@@ -269,37 +352,57 @@ func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows
 		need = need || cast[i] != ""
 	}
 	if !need {
-		return rows, nil, nil
+		return &displayRows{Rows: rows, release: release}, nil
 	}
-	if !isSelectLike(stmt) {
+	body, ok := wrappable(stmt)
+	if !ok {
 		if unreadable < 0 {
-			return rows, nil, nil
+			return &displayRows{Rows: rows, release: release, warning: driverTextWarning(cts, cast)}, nil
 		}
 		rows.Close()
+		release()
 		what := "its type"
 		if n := cts[unreadable].DatabaseTypeName(); n != "" {
 			what = n
 		}
-		return nil, nil, fmt.Errorf("column %q: the DuckDB Go driver cannot read %s; cast it to VARCHAR", cts[unreadable].Name(), what)
+		return nil, fmt.Errorf("column %q: the DuckDB Go driver cannot read %s; cast it to VARCHAR", cts[unreadable].Name(), what)
 	}
 	rows.Close()
+	body = strings.TrimRight(body, "; \t\r\n") + "\n"
 	names := make([]string, len(cts))
 	for i, ct := range cts {
 		names[i] = ct.DatabaseTypeName()
 		if cast[i] == "unreadable" {
-			names[i] = typeNameOf(ctx, db, stmt, i, cts)
+			names[i] = typeNameOf(ctx, db, body, i, cts)
 		}
 	}
 	colNames := make([]string, len(cts))
 	for i, ct := range cts {
 		colNames[i] = ct.Name()
 	}
-	q := castQuery(strings.TrimRight(stmt, "; \t\r\n")+"\n", colNames, cast)
-	rows, err = db.QueryContext(ctx, q)
+	rows, err = db.QueryContext(ctx, castQuery(body, colNames, cast))
 	if err != nil {
-		return nil, nil, fmt.Errorf("show column %q as text: %w", cts[max(unreadable, 0)].Name(), err)
+		release()
+		return nil, fmt.Errorf("show column %q as text: %w", cts[max(unreadable, 0)].Name(), err)
 	}
-	return rows, names, nil
+	return &displayRows{Rows: rows, typeNames: names, release: release}, nil
+}
+
+// driverTextWarning names the columns of a statement that cannot be wrapped whose values are shown as
+// the driver reads them: a JSON value decoded and encoded again (integers past 2^53 rounded, keys
+// sorted, the JSON null as NULL), a TIMESTAMPTZ in UTC, TIME '24:00:00' as midnight.
+func driverTextWarning(cts []*sql.ColumnType, cast []string) string {
+	var cols []string
+	for i, ct := range cts {
+		if cast[i] != "" {
+			cols = append(cols, fmt.Sprintf("%q (%s)", ct.Name(), ct.DatabaseTypeName()))
+		}
+	}
+	what, them := "column "+cols[0]+" is", "it"
+	if len(cols) > 1 {
+		what, them = "columns "+strings.Join(cols, ", ")+" are", "them"
+	}
+	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00), as this statement cannot be wrapped in a cast: cast in the statement (RETURNING x::VARCHAR) or SELECT the rows", what, them)
 }
 
 // typeNameOf returns DuckDB's name for the type of column i of stmt (duckdb-go reports the types

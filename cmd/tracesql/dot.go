@@ -30,7 +30,7 @@ var dotCommands map[string]dotCommand
 
 func init() {
 	dotCommands = map[string]dotCommand{
-		"help":     {".help", "show this list", (*session).dotHelp},
+		"help":     {".help [PATTERN]", "show this list (the commands whose names start with PATTERN)", (*session).dotHelp},
 		"tables":   {".tables [PATTERN]", "list tables, views and table macros (names LIKE PATTERN)", (*session).dotTables},
 		"schema":   {".schema [PATTERN]", "show the CREATE statements of the tables, views and macros named LIKE PATTERN (or of every table and view)", (*session).dotSchema},
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
@@ -104,6 +104,19 @@ func (s *session) atHome(ctx context.Context, fn func() error) error {
 var freeText = map[string]bool{"chart": true}
 
 func (s *session) dot(ctx context.Context, line string) error {
+	err := s.runDot(ctx, line)
+	words := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "."))
+	if len(words) > 1 && freeText[dotCommandNameOrEmpty(strings.TrimSuffix(words[0], ";"))] {
+		return err // its ; is the SQL's
+	}
+	if err != nil && strings.HasSuffix(strings.TrimSpace(line), ";") && !errors.Is(err, errReported) {
+		// `.tables;` is a habit from SQL; like DuckDB's shell the ; is read as part of the command.
+		err = fmt.Errorf("%w (a dot command ends at the end of its line, with no ;)", err)
+	}
+	return err
+}
+
+func (s *session) runDot(ctx context.Context, line string) error {
 	s.goBacked = nil // (.load, .read and the rest may change the catalog)
 	line = strings.TrimPrefix(strings.TrimSpace(line), ".")
 	name, rest := line, ""
@@ -211,10 +224,18 @@ func splitArgs(line string) ([]string, error) {
 	return out, nil
 }
 
-func (s *session) dotHelp(_ context.Context, _ []string) error {
+func (s *session) dotHelp(_ context.Context, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("usage: .help [PATTERN]")
+	}
 	names := make([]string, 0, len(dotCommands))
 	for n := range dotCommands {
-		names = append(names, n)
+		if len(args) == 0 || strings.HasPrefix(n, strings.TrimPrefix(args[0], ".")) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf(".help: no command starts with %q", args[0])
 	}
 	sort.Strings(names)
 	width := 0
@@ -817,4 +838,10 @@ func (s *session) dotChart(ctx context.Context, args []string) error {
 	s.format = "bar"
 	defer func() { s.format = saved }()
 	return s.run(ctx, stmt)
+}
+
+// dotCommandNameOrEmpty is dotCommandName, "" for what names no command.
+func dotCommandNameOrEmpty(typed string) string {
+	name, _ := dotCommandName(typed)
+	return name
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,7 +20,6 @@ import (
 	"github.com/chzyer/readline"
 
 	"tracesql/engine"
-	"tracesql/queries"
 )
 
 const usage = `usage: tracesql [flags] [TRACE_DIR | TRACE_FILE ...]
@@ -514,17 +514,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // statements before it shows the overview anyway.
 const sampleInputWait = 300 * time.Millisecond
 
-// onlyBlank reports whether r holds nothing but white space and SQL comments up to its end (no
-// statement to run), without consuming it. A buffer's worth of them counts as input (statements may
-// follow).
+// onlyBlank reports whether r holds nothing but white space up to its end (no statement to run),
+// without consuming it. Comments are input: a script of comments only (a query template not yet
+// written) prints nothing, as in DuckDB's shell, rather than the overview into its output file.
 func onlyBlank(r *bufio.Reader) bool {
 	for n := 1; n <= r.Size(); n *= 2 {
 		b, err := r.Peek(min(n, r.Size()))
-		text := string(b)
-		if err == nil {
-			text = strings.TrimRight(text, "-/") // the start of a comment ("-" of "--") may be cut here
-		}
-		if !queries.OnlyComments(text) {
+		if len(bytes.TrimLeft(b, " \t\r\n")) > 0 {
 			return false
 		}
 		if err != nil {

@@ -396,6 +396,13 @@ func TestExitCodes(t *testing.T) {
 			code: 1, stderr: `^tracesql: \.read: \S*/b\.sql: binary data \(a NUL byte at offset 9\), not SQL text\n$`},
 		{name: "a trace piped to stdin", stdin: "\n  {\"traceEvents\": []}\nSELECT 1;\n", args: []string{backwardJSON},
 			code: 1, stderr: `^tracesql: stdin: JSON, not SQL text \(load a trace with .*\)\n$`},
+		{name: "a UTF-16 script (Windows Out-File)", files: map[string]string{"w.sql": "\xff\xfeS\x00E\x00L\x00;\x00"}, args: []string{backwardJSON, "-f", "$TMP/w.sql"},
+			code: 2, stderr: `^tracesql: -f: \S*/w\.sql: UTF-16 text \(it starts with a UTF-16 byte-order mark\), not UTF-8: save it as UTF-8\n$`},
+		{name: "a dot command with a ; gets a hint", stdin: ".tables;\n.mode csv;\nSELECT 1 AS a;\n", args: []string{backwardJSON, "--format", "csv"},
+			code: 1, stdout: "a\n1\n", stderr: `^tracesql: stdin:1: unknown command \.tables; \(try \.help\) \(a dot command ends at the end of its line, with no ;\)\n` +
+				`tracesql: stdin:2: \.mode csv;: unknown format .* \(a dot command ends at the end of its line, with no ;\)\n$`},
+		{name: ".help PATTERN matching nothing", args: []string{backwardJSON, "-c", ".help zz"},
+			code: 1, stderr: `^tracesql: \.help: no command starts with "zz"\n$`},
 		{name: "a database piped to stdin", stdin: "\x01\x02\x00DUCK\nSELECT 1;\n", args: []string{backwardJSON},
 			code: 1, stderr: `^tracesql: stdin: binary data \(a NUL byte at offset 2\), not SQL text\n$`},
 		{name: "an unclosed /* comment in a file", files: map[string]string{"u.sql": "SELECT 1 AS a;\n-- fine\n/* never closed\nSELECT 2 AS b;\n"},
@@ -701,6 +708,28 @@ func TestStatements(t *testing.T) {
 		{name: "a statement with now() runs once too", args: []string{backwardJSON, "--format", "csv", "-c",
 			`CREATE SEQUENCE s; SELECT nextval('s') AS n, now() IS NOT NULL AS t, now() > TIMESTAMPTZ '2000-01-01' AS u, '{}'::JSON AS j; SELECT currval('s') AS c`},
 			stdout: "n,t,u,j\n1,true,true,{}\nc\n1\n"},
+		{name: ".help PATTERN shows the commands starting with it", args: []string{backwardJSON, "-c", ".help .mo"},
+			stdout: ".mode [FORMAT]  output format: " + strings.Join(Formats, ", ") + " (no FORMAT: show the current one)\n"},
+		// r37 #1: these forms showed the driver's reading (key order, rounded digits, UTC, 00:00:00)
+		{name: "EXECUTE, CALL, PIVOT and UNPIVOT show JSON, TIMESTAMPTZ and TIME as SELECT does", args: []string{backwardJSON, "--format", "csv", "-c",
+			`SET TimeZone = 'Asia/Tokyo'; CREATE SEQUENCE s; CREATE TABLE j(x JSON, t TIMESTAMPTZ, tm TIME, k INT);
+			INSERT INTO j VALUES ('{"b": 1, "a": 12345678901234567891}', TIMESTAMPTZ '2024-01-01 12:00:00+00', TIME '24:00:00', 1), ('null', NULL, NULL, 2);
+			PREPARE p AS SELECT nextval('s') AS n, * FROM j WHERE k = $1; EXECUTE p(1); execute P (2);
+			PREPARE "Q q" AS SELECT x FROM j WHERE k = $kk; EXECUTE "Q q"(kk := 1);
+			CALL query_table('j'); PIVOT j ON k USING first(x); FROM (UNPIVOT (SELECT 1 AS k, x FROM j WHERE k = 1) ON x INTO NAME c VALUE v); SELECT currval('s') AS c`},
+			stdout: "n,x,t,tm,k\n1,\"{\"\"b\"\": 1, \"\"a\"\": 12345678901234567891}\",2024-01-01 21:00:00+09,24:00:00,1\n" +
+				"n,x,t,tm,k\n2,null,,,2\nx\n\"{\"\"b\"\": 1, \"\"a\"\": 12345678901234567891}\"\n" +
+				"x,t,tm,k\n\"{\"\"b\"\": 1, \"\"a\"\": 12345678901234567891}\",2024-01-01 21:00:00+09,24:00:00,1\nnull,,,2\n" +
+				"t,tm,1,2\n,,,null\n2024-01-01 21:00:00+09,24:00:00,\"{\"\"b\"\": 1, \"\"a\"\": 12345678901234567891}\",\n" +
+				"k,c,v\n1,x,\"{\"\"b\"\": 1, \"\"a\"\": 12345678901234567891}\"\nc\n2\n"},
+		// r37 #1, #2: RETURNING cannot be wrapped: its rows are printed, with a warning for the columns the
+		// driver reads its own way; a column named Count is the RETURNING's data, not a status
+		{name: "RETURNING prints its rows and warns about driver-read columns", args: []string{backwardJSON, "--format", "csv", "-c",
+			`CREATE TABLE t("Count" INT, x JSON); INSERT INTO t VALUES (7, '{"b":1,"a":2}') RETURNING "Count";
+			PREPARE u AS UPDATE t SET "Count" = 8 RETURNING *; EXECUTE u;
+			DELETE FROM t WHERE "Count" IN (SELECT 1 AS "returning"); DELETE FROM t RETURNING "Count" + 1 AS r`},
+			stdout: "Count\n7\nCount,x\n8,\"{\"\"a\"\":2,\"\"b\"\":1}\"\nr\n9\n",
+			stderr: `^warning: column "x" \(JSON\) is shown as the DuckDB Go driver reads it, .*RETURNING x::VARCHAR.*\n$`},
 		{name: ".unload of the bundled sample, then .load: the loaded file stays", stdin: ".unload --label sample\n.load " + backwardJSON + "\nSELECT count(*) AS n FROM traces;\nSELECT count(*) > 0 AS e FROM events;\n",
 			args: []string{"--format", "csv"}, stdout: "n\n1\ne\ntrue\n", stderr: "^unloaded 1 file\\(s\\)\n$"},
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
@@ -824,24 +853,26 @@ func TestBundledSample(t *testing.T) {
 }
 
 // TestBundledSamplePiped: statements piped in with no trace query the sample and print only their results, as
-// with a trace named (so `tracesql --format csv < q.sql > out.csv` is clean); input with no statement (blank, or
-// comments) still shows the overview.
+// with a trace named (so `tracesql --format csv < q.sql > out.csv` is clean); blank input still shows the
+// overview, and input of comments only (a query template not yet written) prints nothing, as DuckDB's shell.
 func TestBundledSamplePiped(t *testing.T) {
 	for _, c := range []struct {
 		stdin, want string
+		overview    bool
 	}{
-		{"SELECT events AS n FROM traces;\n", "n\n1408\n"},
-		{"\n  \n\t", ""},
-		{"-- only a comment\n/* and\nanother */\n", ""},
-		{"-- a comment\nSELECT 1 AS n;\n", "n\n1\n"},
+		{"SELECT events AS n FROM traces;\n", "n\n1408\n", false},
+		{"\n  \n\t", "", true},
+		{"", "", true},
+		{"-- only a comment\n/* and\nanother */\n", "", false},
+		{"-- a comment\nSELECT 1 AS n;\n", "n\n1\n", false},
 	} {
 		out, errOut, code := runCLI(t, c.stdin, "--format", "csv")
 		if code != 0 || errOut != "" {
 			t.Fatalf("%q: exit %d, stderr:\n%s", c.stdin, code, errOut)
 		}
-		if c.want == "" && !strings.HasPrefix(out, "Traces\nlabel,rank,file") {
+		if c.overview && !strings.HasPrefix(out, "Traces\nlabel,rank,file") {
 			t.Errorf("blank input %q: want the overview, got:\n%s", c.stdin, out)
-		} else if c.want != "" && out != c.want {
+		} else if !c.overview && out != c.want {
 			t.Errorf("%q: got %q, want %q", c.stdin, out, c.want)
 		}
 	}

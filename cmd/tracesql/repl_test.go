@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -727,5 +728,24 @@ func TestPasteBrackets(t *testing.T) {
 	// In Ctrl-R search the mark is not in the line: nothing is inserted, and the piece is used up.
 	if _, _, ok := p.insertPaste([]rune("abcd"), 2, pasteMark); ok || len(p.pieces) != 0 {
 		t.Errorf("search mode: changed %v, pieces left %q", ok, p.pieces)
+	}
+}
+
+// TestDotTablesFitScreen: a dot command's table is fitted to the terminal as a SELECT's is (its output went
+// through a write-checking wrapper, which the width test took for a file: r37 #6).
+func TestDotTablesFitScreen(t *testing.T) {
+	db := openReportDB(t, backwardJSON)
+	var out bytes.Buffer
+	s := &session{db: db, out: &out, stdout: &out, errOut: io.Discard, format: "table", screen: func() int { return 40 }}
+	for _, stmt := range []string{".ranks", "SELECT label, rank, path, events FROM traces"} {
+		out.Reset()
+		if err := s.run(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+			if w := displayWidth(line); w > 40 {
+				t.Errorf("%s: a line %d cells wide on a 40-cell screen: %q", stmt, w, line)
+			}
+		}
 	}
 }

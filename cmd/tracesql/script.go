@@ -27,6 +27,8 @@ func checkSQLText(b []byte) error {
 	switch head := bytes.TrimLeft(b, " \t\r\n\ufeff"); {
 	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
 		return fmt.Errorf("gzip-compressed data, not SQL text (%s)", traceHint)
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe}) || bytes.HasPrefix(b, []byte{0xfe, 0xff}):
+		return fmt.Errorf("UTF-16 text (it starts with a UTF-16 byte-order mark), not UTF-8: save it as UTF-8")
 	case bytes.IndexByte(b, 0) >= 0:
 		return fmt.Errorf("binary data (a NUL byte at offset %d), not SQL text", bytes.IndexByte(b, 0))
 	case len(head) > 0 && (head[0] == '{' || head[0] == '['):

@@ -54,7 +54,11 @@ type session struct {
 
 // screenWidth is the width a table shown now must fit: the terminal's for output to it, else 0 (any).
 func (s *session) screenWidth() int {
-	if s.screen == nil || s.out != s.stdout {
+	out := s.out
+	if cw, ok := out.(*checkedWriter); ok {
+		out = cw.w // a dot command's output, to the same place
+	}
+	if s.screen == nil || out != s.stdout {
 		return 0
 	}
 	return s.screen()
@@ -183,6 +187,9 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 		return explainBindError(qctx, s.db.SQL, stmt, err)
 	}
 	defer rows.Close()
+	if rows.warning != "" {
+		fmt.Fprintln(s.errOut, rows.warning)
+	}
 	typeNames := rows.typeNames
 	cols, err := rows.Columns()
 	if err != nil {
@@ -262,7 +269,7 @@ func (s *session) isCommand(stmt string) bool {
 			if s.preparedCommands == nil {
 				s.preparedCommands = map[string]bool{}
 			}
-			s.preparedCommands[name] = commandKeywords[statementKeyword(body)]
+			s.preparedCommands[name] = commandKeywords[statementKeyword(body)] && !hasReturning(body)
 		}
 		return true
 	case "EXECUTE":
@@ -270,7 +277,7 @@ func (s *session) isCommand(stmt string) bool {
 		command, known := s.preparedCommands[name]
 		return command || !known
 	default:
-		return commandKeywords[kw]
+		return commandKeywords[kw] && !hasReturning(stmt)
 	}
 }
 
@@ -292,6 +299,39 @@ func preparedStatement(stmt string) (name, body string, ok bool) {
 		name = strings.ToLower(name)
 	}
 	return name, m[2], true
+}
+
+// executeCall returns the statement name of `EXECUTE name(args)` and the text after the name: its
+// argument list, if any.
+func executeCall(stmt string) (name, args string, ok bool) {
+	end, _ := queries.LeadingComments(stmt)
+	m := preparedNamePattern.FindStringSubmatchIndex(stmt[end:])
+	if m == nil || statementKeyword(stmt) != "EXECUTE" || m[4] >= 0 {
+		return "", "", false
+	}
+	name, _, _ = preparedStatement(stmt)
+	return name, strings.TrimRight(stmt[end+m[1]:], "; \t\r\n"), true
+}
+
+// hasReturning reports a RETURNING clause outside parentheses: an INSERT, UPDATE or DELETE with one
+// answers with rows, not a count.
+func hasReturning(stmt string) bool {
+	depth := 0
+	for i := 0; i < len(stmt); i++ {
+		end, kind := queries.TokenEnd(stmt, i)
+		switch {
+		case end < 0:
+			return false
+		case kind == queries.TokenIdent && depth == 0 && leadingWord(stmt[i:]) == "RETURNING":
+			return true
+		case stmt[i] == '(':
+			depth++
+		case stmt[i] == ')':
+			depth--
+		}
+		i = end
+	}
+	return false
 }
 
 func (s *session) afterStatement() {
