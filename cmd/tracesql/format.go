@@ -571,8 +571,9 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 // is escaped too: GFM reads `\\` as one escaped backslash, so a value's `\` right before a pipe would
 // leave the pipe bare (and `\\` renders as `\` anywhere). A tab renders as white space anyway, but a
 // raw one misaligns the table's source and is lost or expanded by editors and terminals; a space
-// renders the same.
-var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
+// renders the same. A `<` is escaped as `\<`: a C++ kernel name's `<float>` is an HTML tag to a
+// CommonMark renderer, which GitHub drops, so `CUDAFunctor_add<float>` rendered as `CUDAFunctor_add`.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", `\<`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
 
 // markdown writes a GitHub pipe table. Columns are not padded so rows can stream.
 func (r *result) markdown(w *bufio.Writer) (int64, error) {

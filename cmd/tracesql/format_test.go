@@ -472,6 +472,8 @@ func TestRenderMarkdownCells(t *testing.T) {
 		{"backslash", `'C:\dir'`, `C:\\dir`},
 		{"all at once", `'|' || chr(9) || chr(10) || '|'`, `\| <br>\|`},
 		{"nested", `['a' || chr(9) || 'b']`, "[a b]"},
+		{"a C++ template is not an HTML tag", `'add<float, 4>(a<b)'`, `add\<float, 4>(a\<b)`},
+		{"a line break next to one", `'a<' || chr(10) || 'b'`, `a\<<br>b`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
