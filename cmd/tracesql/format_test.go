@@ -257,6 +257,8 @@ func TestDisplayWidth(t *testing.T) {
 	}{
 		{"", 0}, {"abc", 3}, {"é", 1}, {"e\u0301", 1}, {"日本", 4}, {"한국", 4}, {"ｆｕｌｌ", 8},
 		{"😀", 2}, {"a\u200db", 2}, {"µs", 2}, {"…", 1}, {"█▏", 2},
+		// grapheme clusters drawn as one emoji: a skin tone, a ZWJ family, a ZWJ sign with its selector
+		{"👍🏽x", 3}, {"👨\u200d👩\u200d👧", 2}, {"🏃\u200d♀\ufe0f", 2}, {"🏽", 2}, {"🇩🇪", 2},
 	}
 	for _, c := range cases {
 		if got := displayWidth(c.s); got != c.width {
@@ -269,6 +271,7 @@ func TestDisplayWidth(t *testing.T) {
 		want  string
 	}{
 		{"abcdef", 4, "abc…"}, {"abc", 3, "abc"}, {"日本語", 4, "日…"}, {"日本語", 5, "日本…"}, {"e\u0301e\u0301e", 2, "e\u0301…"},
+		{"👍🏽👍🏽", 3, "👍🏽…"}, {"👨\u200d👩\u200d👧ab", 3, "👨\u200d👩\u200d👧…"},
 	} {
 		if got := truncateWidth(c.s, c.width); got != c.want {
 			t.Errorf("truncateWidth(%q, %d) = %q, want %q", c.s, c.width, got, c.want)

@@ -52,25 +52,38 @@ func runeWidth(r rune) int {
 	return 1
 }
 
+// widthAfter is the number of cells r takes after prev (0 at the start): an emoji joined to the one before
+// by a zero-width joiner (a family, 👨‍👩‍👧) or a skin-tone modifier after one (👍🏽) is drawn inside
+// that one's two cells, as terminals draw the grapheme cluster (letters joined so stay apart).
+func widthAfter(prev, r rune) int {
+	if prev == 0x200D && r >= 0x2000 || prev != 0 && 0x1F3FB <= r && r <= 0x1F3FF {
+		return 0
+	}
+	return runeWidth(r)
+}
+
 // displayWidth is the number of terminal cells s takes.
 func displayWidth(s string) int {
 	n := 0
+	var prev rune
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			n++
 			i++
+			prev = rune(c)
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeWidth(r)
+		n += widthAfter(prev, r)
 		i += size
+		prev = r
 	}
 	return n
 }
 
 // truncateWidth cuts s to at most width cells, ending it with "…" when something was cut.
-// Combining marks stay with the character they follow.
+// Combining marks, and emoji joined to the one before, stay with the character they follow.
 func truncateWidth(s string, width int) string {
 	if displayWidth(s) <= width {
 		return s
@@ -79,12 +92,14 @@ func truncateWidth(s string, width int) string {
 		return ""
 	}
 	n := 0
+	var prev rune
 	for i, r := range s {
-		w := runeWidth(r)
-		if n+w > width-1 {
+		w := widthAfter(prev, r)
+		if w > 0 && n+w > width-1 {
 			return s[:i] + "…"
 		}
 		n += w
+		prev = r
 	}
 	return s
 }
