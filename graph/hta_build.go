@@ -84,6 +84,11 @@ type Options struct {
 	DataLoadEvents []string
 	// ZeroWeightLaunchEdges: HTA's CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE.
 	ZeroWeightLaunchEdges bool
+	// StreamOrderEdges (not HTA's; for what-if): a zero-weight edge from the end of the previous kernel on
+	// the stream to each kernel that has no edge from it. HTA links a kernel to its launch call or to the
+	// kernel before it, whichever held it back; with weights changed the other one can, and without its
+	// edge a lengthened kernel overlapped the next on its own stream.
+	StreamOrderEdges bool
 	// StrictNegativeWeights: HTA's CRITICAL_PATH_STRICT_NEGATIVE_WEIGHT_CHECKS: weights below -1 µs fail.
 	StrictNegativeWeights bool
 	// Compat: the frame is HTA's (µs-rounded) and HTA's -1 µs tolerance applies exactly; otherwise

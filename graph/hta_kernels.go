@@ -383,7 +383,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		runtimeEv := linkEv(r)
 		runtimeTS := tsOfEv(runtimeEv)
 		last, hasLast := lastNode[stream]
-		launchAdded := false
+		launchAdded, kernelKernelAdded := false, false
 		idleAtLaunch := (!hasLast || g.NodeTS[last] < runtimeTS) && (!hasSync || g.NodeTS[syncEnd] < runtimeTS) &&
 			(g.opts.Compat || !busyOutside(stream, runtimeTS, f.TS[r]))
 		if qAt(runtimeEv) == 1 && qlen[r] == 0 && idleAtLaunch {
@@ -402,6 +402,10 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[last]) {
 			id := addEdge(last, s, EdgeKernelKernel, false)
 			attribute(id, -1)
+			kernelKernelAdded = true
+		}
+		if g.opts.StreamOrderEdges && hasLast && !kernelKernelAdded {
+			addEdge(last, s, EdgeKernelKernel, true)
 		}
 		if g.opts.ZeroWeightLaunchEdges && !launchAdded {
 			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {

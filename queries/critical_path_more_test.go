@@ -179,7 +179,7 @@ func TestCriticalPathNullSafe(t *testing.T) {
 		// Re-weighting nothing is an error, not the unchanged path (which reads as "no gain").
 		{`SELECT * FROM critical_path_whatif()`, "scale is required"},
 		{`SELECT * FROM critical_path_whatif(scale := 'name = ''no such kernel''')`, "matches no event of the trace"},
-		{`SELECT * FROM critical_path_whatif(scale := 'ts < 0 OR ev_idx = 0')`, "none with a span in this window's graph"},
+		{`SELECT * FROM critical_path_whatif(scale := 'ts < 0 OR ev_idx = 0')`, "none with a span of own time in this window's graph"},
 		{`SELECT * FROM longest_path('no_such_table')`, "no_such_table"},
 		{`SELECT * FROM critical_path_whatif(scale := 'true', factor := 1e300)`, "longer than int64 nanoseconds"},
 		{`SELECT * FROM longest_path('cp_lp_huge')`, "not a number within"},
@@ -458,5 +458,57 @@ func TestCPWindowOfZeroLengthOps(t *testing.T) {
 	err := db.QueryRow(`SELECT count(*) FROM critical_path()`).Scan(&n)
 	if want := `holds no operator or runtime call of non-zero duration that starts in it`; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "GPU work") {
 		t.Errorf("got %v (%d rows), want an error containing %q", err, n, want)
+	}
+}
+
+// TestCriticalPathWhatIfKeepsCausality (r38 #1): HTA's graph links a kernel to its launch call or to the
+// kernel before it on the stream, whichever held it back in the trace. A what-if that changes a kernel's
+// time must respect the other link too. By hand (µs, whatif_cases in SOURCES.md):
+//   - shortened_kernel, K1 × 0: K2 cannot start before its launch at 320, so it runs 320–460, the stream
+//     sync returns at 460 and C runs 180: A 290 + B up to the launch 10 + K2 140 + C 180 = 620 (without the
+//     launch edge K2 "ran" at 60, before its launch call: 560);
+//   - lengthened_kernel, K1 × 5: K1 runs 50–550, so K2 (launched at 320 onto the then idle stream) waits
+//     for it: launch 10 + launch delay 30 + K1 500 + K2 140 + C 180 = 860 (without the stream-order edge
+//     K2 overlapped K1: 640, the unchanged length).
+//
+// The unchanged graph's length is the trace's path (870 and 640): baseline_path_us.
+func TestCriticalPathWhatIfKeepsCausality(t *testing.T) {
+	for _, c := range []struct {
+		file           string
+		factor         float64
+		whatif, base   float64
+		withoutOptions float64 // add_zero_weight_launch_edges := false: HTA's edges only
+	}{
+		{"shortened_kernel.json", 0, 620, 870, 560},
+		{"lengthened_kernel.json", 5, 860, 640, 640},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			db := ctOpen(t, "../testdata/traces/whatif_cases/"+c.file).SQL
+			q := `SELECT sum(weight_us), any_value(baseline_path_us) FROM critical_path_whatif(instance := 0, scale := 'name = ''K1''', factor := %v%s)`
+			var got, base float64
+			if err := db.QueryRow(fmt.Sprintf(q, c.factor, "")).Scan(&got, &base); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.whatif || base != c.base {
+				t.Errorf("what-if %v µs, baseline %v µs; want %v and %v", got, base, c.whatif, c.base)
+			}
+			var cp float64
+			if err := db.QueryRow(`SELECT sum(weight_us) FROM critical_path(instance := 0)`).Scan(&cp); err != nil || cp != c.base {
+				t.Errorf("critical_path: %v µs (%v), want %v", cp, err, c.base)
+			}
+			if err := db.QueryRow(fmt.Sprintf(q, c.factor, ", add_zero_weight_launch_edges := false")).Scan(&got, &base); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.withoutOptions {
+				t.Errorf("HTA's edges only: what-if %v µs, want %v", got, c.withoutOptions)
+			}
+		})
+	}
+	// A blocking call's own span weighs 0 (its wait is the sync edge's): re-weighting it is an error, not
+	// the unchanged path (r38 #2).
+	db := ctOpen(t, "../testdata/traces/whatif_cases/shortened_kernel.json").SQL
+	_, err := db.Exec(`SELECT * FROM critical_path_whatif(instance := 0, scale := 'name = ''cudaStreamSynchronize''', factor := 0)`)
+	if err == nil || !strings.Contains(err.Error(), "none with a span of own time") {
+		t.Errorf("scaling a blocking call: %v, want the no-span error", err)
 	}
 }

@@ -339,6 +339,34 @@ func TestTraceOutputsRefuseChangedFile(t *testing.T) {
 	}
 }
 
+// TestTraceOutputsNameWhatIsMissing: a moved trace and an output_dir that cannot be made are told apart (r38 #3:
+// both read "the overlay is written from the original trace file").
+func TestTraceOutputsNameWhatIsMissing(t *testing.T) {
+	orig := ctReadBytes(t, filepath.Join("..", "testdata", "traces", "alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"), false)
+	src := filepath.Join(t.TempDir(), "trace.json")
+	if err := os.WriteFile(src, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := ctOpen(t, src)
+	const q = `SELECT path FROM export_critical_path_overlay(rank := 0, output_dir := ?, annotation := '')`
+	var path string
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := db.SQL.QueryRow(q, filepath.Join(file, "new")).Scan(&path)
+	if err == nil || !strings.Contains(err.Error(), "create output_dir") || strings.Contains(err.Error(), "read trace") {
+		t.Errorf("output_dir under a file: %v, want it named as the output_dir", err)
+	}
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	err = db.SQL.QueryRow(q, t.TempDir()).Scan(&path)
+	if err == nil || !strings.Contains(err.Error(), "read trace") || !strings.Contains(err.Error(), src+": no such file") {
+		t.Errorf("a moved trace: %v, want the trace file named", err)
+	}
+}
+
 // TestChromeTraceCheckerRejects: the checker itself catches each kind of broken event.
 func TestChromeTraceCheckerRejects(t *testing.T) {
 	for _, bad := range []string{

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -134,9 +133,6 @@ func ovWriteOverlay(ctx context.Context, db *sql.DB, g *graph.CPGraph, lf loaded
 		}
 		return nil
 	})
-	if errors.Is(err, os.ErrNotExist) {
-		err = fmt.Errorf("the overlay is written from the original trace file: %w", err)
-	}
 	return res, err
 }
 

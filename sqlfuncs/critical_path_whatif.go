@@ -36,6 +36,10 @@ func init() {
 		if math.IsNaN(factor) || math.IsInf(factor, 0) || factor < 0 {
 			return nil, fmt.Errorf("critical_path_whatif: factor must be a finite number >= 0, got %v", factor)
 		}
+		// A kernel made shorter must still start after its launch call, and one made longer must still end
+		// before the next kernel on its stream starts: HTA's graph has only the edge that held each kernel
+		// back in the trace, so zero-weight edges stand for the other (r38 #1).
+		a.opts.StreamOrderEdges = a.opts.ZeroWeightLaunchEdges
 		g, tr, err := cpGraph(ctx, env, a)
 		if err != nil {
 			return nil, err
@@ -52,17 +56,20 @@ func init() {
 		match := map[int64]bool{}
 		// The trace's events first: a predicate such as "true) OR (true" cannot reach past its parentheses
 		// to other traces' rows.
-		rows, err := env.DB.QueryContext(ctx, `SELECT ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+`)`, tr.id)
+		rows, err := env.DB.QueryContext(ctx, `SELECT trace_id, ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+`)`, tr.id)
 		if err != nil {
 			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
 		}
 		for rows.Next() {
-			var ev int64
-			if err := rows.Scan(&ev); err != nil {
+			var trace, ev int64
+			if err := rows.Scan(&trace, &ev); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			match[ev] = true
+			// (a UNION inside the predicate can still bring in rows of other traces: r38 #4)
+			if trace == tr.id {
+				match[ev] = true
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -74,7 +81,10 @@ func init() {
 		scaledEdges := 0
 		for e := range w {
 			if r := g.Attr[e]; r >= 0 && g.G.Type[e] == graph.EdgeOperator && match[g.EvIdx(r)] {
-				scaledEdges++
+				if w[e] != 0 {
+					// (a blocking call's span weighs 0: its wait is on the sync edge; re-weighting it changes nothing)
+					scaledEdges++
+				}
 				scaled := math.Round(float64(w[e]) * factor)
 				total += math.Abs(scaled)
 				if total < 1<<62 {
@@ -90,7 +100,7 @@ func init() {
 			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches no event of the trace", scale)
 		}
 		if scaledEdges == 0 {
-			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches %d event(s) of the trace, none with a span in this window's graph", scale, len(match))
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches %d event(s) of the trace, none with a span of own time in this window's graph (a blocking call's wait is its sync edge's, not its own)", scale, len(match))
 		}
 		if total >= 1<<62 {
 			return nil, fmt.Errorf("critical_path_whatif: factor %v makes the path longer than int64 nanoseconds can hold", factor)
@@ -99,11 +109,19 @@ func init() {
 		if err != nil {
 			return nil, fmt.Errorf("critical_path_whatif: %w", err)
 		}
+		// The baseline to compare with is this graph's path before re-weighting: the edges added above can
+		// make it longer than critical_path's.
+		base, err := g.G.LongestPath(ctx, g.GW)
+		if err != nil {
+			return nil, fmt.Errorf("critical_path_whatif: %w", err)
+		}
 		rules, err := boundRules(ctx, env, a, tr)
 		if err != nil {
 			return nil, err
 		}
-		return pathTable(g, tr, p.Edges, w, rules), nil
+		t := pathTable(g, tr, p.Edges, w, rules)
+		t.lazyFloat("baseline_path_us", func(int) (float64, bool) { return usOf(base.Length), true })
+		return t, nil
 	})
 
 	// _longest_path(table): the longest path over any table with src_node, dst_node, weight_us.

@@ -90,7 +90,9 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 	src := lf.path
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("read trace: %w", err) // the *PathError names src
+		// the *PathError names src; a moved trace is the usual cause (r38 #3: the hint was on every
+		// not-exist error, a missing output_dir's parent included)
+		return fmt.Errorf("read trace (exports rewrite the trace file as loaded): %w", err)
 	}
 	defer in.Close()
 	st, err := in.Stat()
