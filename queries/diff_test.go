@@ -386,4 +386,10 @@ func TestSQTraceDiffPythonAddresses(t *testing.T) {
 		[][]string{{"0"}})
 	ctWantRows(t, db.SQL, `SELECT control_counts, test_counts FROM trace_diff('control', 'test', hta_compat := true)
 		WHERE name LIKE '%method acquire of%' ORDER BY control_counts`, [][]string{{"0", "12"}, {"12", "0"}})
+	// Short names (r39 #3): HTA's drop every <…> group, so Python ops named <…> all become one '' row; by
+	// default such a name keeps its own (address-free) row.
+	ctWantRows(t, db.SQL, `SELECT count(*) FILTER (name = ''), count(*) FILTER (name = '<built-in method acquire of _thread.lock object at 0x…>')
+		FROM trace_diff('control', 'test', use_short_name := true)`, [][]string{{"0", "1"}})
+	ctWantRows(t, db.SQL, `SELECT count(*) FILTER (name = ''), count(*) FILTER (name LIKE '%method acquire of%')
+		FROM trace_diff('control', 'test', use_short_name := true, hta_compat := true)`, [][]string{{"1", "0"}})
 }

@@ -31,13 +31,20 @@ CASE
         ' ')[-1]
 END;
 
--- The name trace_diff compares: sq_short_name of it when short; by default, with Python object addresses
--- (`<built-in method acquire of _thread.lock object at 0x7f51…>`) written as `at 0x…`, since they change
--- from run to run and split one op into a deleted and an added row (compat: as written, as HTA).
+-- The name trace_diff compares by default: with Python object addresses (`<built-in method acquire of
+-- _thread.lock object at 0x7f51…>`) written as `at 0x…`, since they change from run to run and split one op
+-- into a deleted and an added row.
+CREATE OR REPLACE MACRO _sq_run_name(name) AS
+    CASE WHEN contains(name, ' at 0x') THEN regexp_replace(name, ' at 0x[0-9A-Fa-f]+', ' at 0x…', 'g') ELSE name END;
+
+-- The name trace_diff compares: sq_short_name of it when short, except that by default a name whose short
+-- form is empty keeps its _sq_run_name (sq_short_name drops every <…> group, so `<built-in function
+-- isinstance>`, `<genexpr>` frames and the like all became one '' row); compat: as HTA, names as written.
 CREATE OR REPLACE MACRO _sq_diff_name(compat, short, name) AS
-    CASE WHEN short THEN sq_short_name(name)
-         WHEN compat OR NOT contains(name, ' at 0x') THEN name
-         ELSE regexp_replace(name, ' at 0x[0-9A-Fa-f]+', ' at 0x…', 'g') END;
+    CASE WHEN short AND compat THEN sq_short_name(name)
+         WHEN short THEN coalesce(nullif(sq_short_name(name), ''), _sq_run_name(name))
+         WHEN compat THEN name
+         ELSE _sq_run_name(name) END;
 
 -- _sq_diff_ops(compat, lbl, rnk, iter): the ops of one side, one row per event, with device (CPU/GPU) and dur_us.
 CREATE OR REPLACE MACRO _sq_diff_ops(compat, lbl, rnk, iter) AS TABLE
