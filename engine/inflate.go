@@ -233,6 +233,15 @@ func (tr *wholeTrace) leadsIn(ev *inflEvent) bool {
 // maxRankOffset bounds the per-rank offset writeRank adds to every time, ns.
 const maxRankOffset = 50_000
 
+// copiesOf is the number of copies of a window of perCopy steps that make steps (the last one cut short).
+func copiesOf(steps, perCopy int) int {
+	n := steps / perCopy
+	if steps%perCopy != 0 {
+		n++
+	}
+	return n
+}
+
 // period is the time between two copies of the window, ns (before jitter): the window's events, those
 // leading into it and a gap.
 func (tr *wholeTrace) period() int64 { return tr.extEnd - tr.winStart + tr.lead + inflateGap }
@@ -241,14 +250,14 @@ func (tr *wholeTrace) period() int64 { return tr.extEnd - tr.winStart + tr.lead 
 // int64): a trace already near the end of that range, or with a huge dur, overflowed into negative times
 // or a file the loader refused, after an exit status 0.
 func (tr *wholeTrace) checkRange(opts InflateOptions) error {
-	copies := int64((opts.Steps + len(tr.steps) - 1) / len(tr.steps))
+	copies := int64(copiesOf(opts.Steps, len(tr.steps)))
 	maxEnd := int64(math.MinInt64)
 	for i := range tr.events {
 		maxEnd = max(maxEnd, tr.events[i].end)
 	}
 	period := tr.period()
 	if period > 0 && copies-1 > (math.MaxInt64-maxRankOffset-inflateGap)/period {
-		return fmt.Errorf("%d steps of %d ms each go past the times a trace can hold (ns in int64)", opts.Steps, period/1_000_000)
+		return fmt.Errorf("%d steps (%d copies of the source's %d steps, %d ms apart) go past the times a trace can hold (ns in int64)", opts.Steps, copies, len(tr.steps), period/1_000_000)
 	}
 	shift := maxRankOffset + (copies-1)*period + inflateGap/2
 	if maxEnd > math.MaxInt64-shift {
@@ -280,6 +289,7 @@ type wholeTrace struct {
 	extEnd   int64 // end of the last event of the window, GPU work included: the next copy starts after it
 	lead     int64 // how long before the window the events leading into it start (leadsIn), ns
 	srcBytes int64 // size of the decompressed source JSON
+	subUS    bool  // some time has a fraction of a µs: else the copies' offsets are whole µs too
 	corrSpan int64 // ids are offset by copy·span
 	extSpan  int64
 	flowSpan int64
@@ -359,6 +369,9 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 			if dur, err := usToNs(n); err == nil && dur > 0 {
 				ev.end = ev.ts + dur
 			}
+		}
+		if ev.hasTS && (ev.ts%1000 != 0 || ev.end%1000 != 0) {
+			tr.subUS = true
 		}
 		name, _ := m["name"].(string)
 		if m["ph"] == "B" && ev.hasTS && isStepEvent(m, name) {
@@ -612,10 +625,16 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(rank)))
-	rankOffset := rng.Int64N(maxRankOffset) // ns
+	// A trace in whole µs stays in whole µs: HTA (and compat mode) read a trace with ns times by other
+	// rules (every event rounded inward), so sub-µs offsets made the copies differ from their source (r39 #1).
+	grain := int64(1)
+	if !tr.subUS {
+		grain = 1000
+	}
+	rankOffset := rng.Int64N(maxRankOffset) / grain * grain // ns
 	period := tr.period()
 	perCopy := len(tr.steps)
-	copies := (opts.Steps + perCopy - 1) / perCopy
+	copies := copiesOf(opts.Steps, perCopy)
 	lastCopySteps := opts.Steps - (copies-1)*perCopy
 	cutLast := int64(1 << 62) // events of the last copy at or after this source ts are dropped
 	if lastCopySteps < perCopy {
@@ -625,7 +644,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 	for c := range shifts {
 		jitter := int64(0)
 		if c > 0 {
-			jitter = rng.Int64N(inflateGap / 2)
+			jitter = rng.Int64N(inflateGap/2) / grain * grain
 		}
 		shifts[c] = rankOffset + int64(c)*period + jitter
 	}

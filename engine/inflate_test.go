@@ -113,6 +113,9 @@ func TestInflateErrors(t *testing.T) {
 		// copies past int64 ns: they overflowed into negative times (exit 0), or into a file the loader refused
 		{bad("late.json", `{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":9223372036000000,"dur":100}]}`),
 			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "3 steps would end past the times a trace can hold"},
+		// (copies overflowed int64 here, and the message said the copies add a negative time: r39 #4)
+		{bad("many.json", inflateSource), InflateOptions{Ranks: 1, Steps: math.MaxInt, OutDir: filepath.Join(t.TempDir(), "o")},
+			"9223372036854775807 steps (4611686018427387904 copies of the source's 2 steps, "},
 		{bad("be.json", `{"traceEvents":[{"ph":"B","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":9}]}`),
 			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "written as B/E pairs"},
 		// a step of negative dur is no step to the loader (other_events)
@@ -123,6 +126,30 @@ func TestInflateErrors(t *testing.T) {
 		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("%s %+v: error %v, want %q", c.src, c.opts, err, c.want)
 		}
+	}
+}
+
+// TestInflateKeepsWholeMicroseconds: copies of a trace timed in whole µs are timed in whole µs (their
+// offsets and jitter were drawn in ns, and HTA reads a trace with ns times by other rules: r39 #1).
+func TestInflateKeepsWholeMicroseconds(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "us.json")
+	if err := os.WriteFile(src, []byte(inflateSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Inflate(context.Background(), src, InflateOptions{Ranks: 3, Steps: 6, Seed: 3, OutDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, dir)
+	if n := queryInt(t, db, `SELECT count(*) FROM events`); n == 0 {
+		t.Fatal("no events")
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM events WHERE ts % 1000 <> 0 OR coalesce(dur, 0) % 1000 <> 0`); n != 0 {
+		t.Errorf("%d events of the copies have sub-µs times", n)
+	}
+	if n := queryInt(t, db, `SELECT count(DISTINCT ts % 1000000) FROM events WHERE name LIKE 'ProfilerStep#%'`); n < 3 {
+		t.Errorf("the copies' steps start at %d distinct µs offsets: want jitter still there", n)
 	}
 }
 
