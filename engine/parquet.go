@@ -237,6 +237,9 @@ func CheckExportDir(dir string) error {
 	if !fi.IsDir() {
 		// The export is renamed into place over an empty directory; a file (the database itself, say)
 		// or a link there would be deleted and replaced.
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fail(errors.New("is a symbolic link: name the directory itself"))
+		}
 		return fail(errors.New("exists and is not a directory"))
 	}
 	// Before the emptiness check, whose advice (empty it) would not help: the export is made beside
@@ -668,6 +671,9 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
+			if _, dirErr := os.Stat(dir); dirErr != nil {
+				return fail(errors.New("no such directory"))
+			}
 			return fail(fmt.Errorf("no %s: not a directory written by tracesql export-parquet", manifestName))
 		}
 		return fail(err)

@@ -61,6 +61,9 @@ func TestParquetCommands(t *testing.T) {
 	// file that did not exist is not left behind by a failed command (absent), and an export of one
 	// (a mistyped --db) is an error, not an empty export.
 	missing := filepath.Join(dir, "missing.duckdb")
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args   []string
 		rc     int
@@ -72,6 +75,8 @@ func TestParquetCommands(t *testing.T) {
 		{[]string{"import-parquet", "--db", filepath.Join(dir, "w.duckdb"), dir, dir}, 2, "tracesql: import-parquet: one directory to import, not 2\nusage:", ""},
 		{[]string{"export-parquet", trace}, 2, "tracesql: export-parquet: no output directory (-o DIR)\nusage: tracesql export-parquet", ""},
 		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), dir}, 1, "tracesql: import parquet " + dir + ": no tracesql_export.json", filepath.Join(dir, "y.duckdb")},
+		{[]string{"import-parquet", "--db", filepath.Join(dir, "y.duckdb"), filepath.Join(dir, "nosuch")}, 1, "tracesql: import parquet " + filepath.Join(dir, "nosuch") + ": no such directory", filepath.Join(dir, "y.duckdb")},
+		{[]string{"export-parquet", "--db", missing, "-o", filepath.Join(dir, "link")}, 1, "tracesql: export parquet " + filepath.Join(dir, "link") + ": is a symbolic link: name the directory itself", missing},
 		{[]string{"export-parquet", "--db", missing, "-o", filepath.Join(dir, "pq2")}, 1, "tracesql: export parquet " + filepath.Join(dir, "pq2") + ": database " + missing + " does not exist", missing},
 		// flags that would be ignored
 		{[]string{"import-parquet", "--db", filepath.Join(dir, "z.duckdb"), "--label", "x", dir}, 2, "tracesql: import-parquet: --label: import-parquet keeps the labels and ranks of the export\n", filepath.Join(dir, "z.duckdb")},
