@@ -96,10 +96,52 @@ func wrappable(stmt string) (body string, ok bool) {
 	}
 	end, _ := queries.LeadingComments(stmt)
 	rest := strings.TrimLeft(stmt[end:], " \t\r\n")
-	if !strings.EqualFold(leadingWord(rest), "CALL") {
-		return "", false // CALL after an opening parenthesis: left to DuckDB as written
+	if !strings.EqualFold(leadingWord(rest), "CALL") || !onlyACall(rest[len("CALL"):]) {
+		// CALL after an opening parenthesis, or with more after its function's arguments (which DuckDB
+		// refuses, and the SELECT would have run): left to DuckDB as written
+		return "", false
 	}
 	return "SELECT * FROM " + rest[len("CALL"):], true
+}
+
+// onlyACall reports text that is one function call, `name(args)`, with nothing after its closing
+// parenthesis but white space, comments and a ;.
+func onlyACall(text string) bool {
+	depth, closed := 0, false
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
+		switch {
+		case end < 0:
+			return false
+		case kind == queries.TokenLineComment || kind == queries.TokenBlockComment:
+		case text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n' || text[i] == ';' && closed:
+		case closed:
+			return false
+		case text[i] == '(':
+			depth++
+		case text[i] == ')':
+			depth--
+			closed = depth == 0
+		}
+		i = end
+	}
+	return closed
+}
+
+// callsAFunction reports text (an EXECUTE's arguments) that calls a function, `name(`: evaluating it
+// once more to learn the result's column names would repeat what it does (nextval()).
+func callsAFunction(text string) bool {
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
+		if end < 0 {
+			return true
+		}
+		if kind == queries.TokenIdent && strings.HasPrefix(strings.TrimLeft(text[end+1:], " \t\r\n"), "(") {
+			return true
+		}
+		i = end
+	}
+	return false
 }
 
 // queryer runs a query: a *sql.DB, or the *sql.Conn a display query is pinned to.
@@ -247,12 +289,16 @@ func executeForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRo
 	}
 	var body string
 	var listed any
-	if err := conn.QueryRowContext(ctx, `SELECT statement, result_types FROM duckdb_prepared_statements() WHERE name = ?`, name).Scan(&body, &listed); err != nil {
+	// (DuckDB keeps an unquoted name's case: PREPARE Foo is "Foo")
+	if err := conn.QueryRowContext(ctx, `SELECT statement, result_types FROM duckdb_prepared_statements()
+		WHERE lower(name) = lower($1) ORDER BY name = $1 DESC LIMIT 1`, name).Scan(&body, &listed); err != nil {
 		return runForDisplay(ctx, conn, stmt, closeConn) // an unknown name: DuckDB's own error
 	}
 	types, _ := listed.([]any)
 	cast, need := castReasons(types)
-	if !need || !isSelectLike(body) {
+	// (DuckDB lists no result types for a statement it binds again at each execution: the LIMIT 0 run
+	// below gives them)
+	if !need && listed != nil || !isSelectLike(body) || callsAFunction(args) {
 		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
 	body = strings.TrimRight(body, "; \t\r\n") + "\n"
@@ -261,11 +307,19 @@ func executeForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRo
 	if _, err := conn.ExecContext(ctx, "PREPARE "+namesOnly+" AS SELECT * FROM ("+body+") LIMIT 0"); err == nil {
 		if rows, err := conn.QueryContext(ctx, "EXECUTE "+namesOnly+args); err == nil {
 			names, _ = rows.Columns()
+			if listed == nil {
+				cts, _ := rows.ColumnTypes()
+				types = make([]any, len(cts))
+				for i, ct := range cts {
+					types[i] = ct.DatabaseTypeName()
+				}
+				cast, need = castReasons(types)
+			}
 			rows.Close()
 		}
 		conn.ExecContext(ctx, "DEALLOCATE "+namesOnly)
 	}
-	if len(names) != len(cast) {
+	if !need || len(names) != len(cast) {
 		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
 	if _, err := conn.ExecContext(ctx, "PREPARE "+preparedName+" AS "+castQuery(body, names, cast)); err != nil {
@@ -402,7 +456,7 @@ func driverTextWarning(cts []*sql.ColumnType, cast []string) string {
 	if len(cols) > 1 {
 		what, them = "columns "+strings.Join(cols, ", ")+" are", "them"
 	}
-	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00), as this statement cannot be wrapped in a cast: cast in the statement (RETURNING x::VARCHAR) or SELECT the rows", what, them)
+	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00), as this statement cannot be wrapped in a cast: cast in the statement (x::VARCHAR, also in a RETURNING list) or SELECT the rows", what, them)
 }
 
 // typeNameOf returns DuckDB's name for the type of column i of stmt (duckdb-go reports the types

@@ -259,6 +259,7 @@ func TestDisplayWidth(t *testing.T) {
 		{"😀", 2}, {"a\u200db", 2}, {"µs", 2}, {"…", 1}, {"█▏", 2},
 		// grapheme clusters drawn as one emoji: a skin tone, a ZWJ family, a ZWJ sign with its selector
 		{"👍🏽x", 3}, {"👨\u200d👩\u200d👧", 2}, {"🏃\u200d♀\ufe0f", 2}, {"🏽", 2}, {"🇩🇪", 2},
+		{"a🏽", 3}, {"a\u200d日", 3}, {"😀\u200d日", 4},
 	}
 	for _, c := range cases {
 		if got := displayWidth(c.s); got != c.width {

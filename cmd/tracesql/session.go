@@ -55,8 +55,12 @@ type session struct {
 // screenWidth is the width a table shown now must fit: the terminal's for output to it, else 0 (any).
 func (s *session) screenWidth() int {
 	out := s.out
-	if cw, ok := out.(*checkedWriter); ok {
-		out = cw.w // a dot command's output, to the same place
+	for {
+		cw, ok := out.(*checkedWriter)
+		if !ok {
+			break
+		}
+		out = cw.w // a dot command's output (a .read inside a .read: one in another), to the same place
 	}
 	if s.screen == nil || out != s.stdout {
 		return 0
@@ -322,7 +326,7 @@ func hasReturning(stmt string) bool {
 		switch {
 		case end < 0:
 			return false
-		case kind == queries.TokenIdent && depth == 0 && leadingWord(stmt[i:]) == "RETURNING":
+		case kind == queries.TokenIdent && depth == 0 && leadingWord(stmt[i:]) == "RETURNING" && !afterAS(stmt[:i]):
 			return true
 		case stmt[i] == '(':
 			depth++
@@ -332,6 +336,13 @@ func hasReturning(stmt string) bool {
 		i = end
 	}
 	return false
+}
+
+// afterAS reports text ending in the keyword AS: a word after it is a name (SELECT 1 AS returning).
+func afterAS(text string) bool {
+	text = strings.TrimRight(text, " \t\r\n")
+	return len(text) >= 2 && strings.EqualFold(text[len(text)-2:], "AS") &&
+		(len(text) == 2 || !queries.IsIdentStart(text[len(text)-3]) && (text[len(text)-3] < '0' || text[len(text)-3] > '9'))
 }
 
 func (s *session) afterStatement() {

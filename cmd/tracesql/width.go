@@ -54,12 +54,17 @@ func runeWidth(r rune) int {
 
 // widthAfter is the number of cells r takes after prev (0 at the start): an emoji joined to the one before
 // by a zero-width joiner (a family, 👨‍👩‍👧) or a skin-tone modifier after one (👍🏽) is drawn inside
-// that one's two cells, as terminals draw the grapheme cluster (letters joined so stay apart).
+// that one's two cells, as terminals draw the grapheme cluster (letters or CJK joined so stay apart).
 func widthAfter(prev, r rune) int {
-	if prev == 0x200D && r >= 0x2000 || prev != 0 && 0x1F3FB <= r && r <= 0x1F3FF {
+	if prev == 0x200D && isEmoji(r) || isEmoji(prev) && 0x1F3FB <= r && r <= 0x1F3FF {
 		return 0
 	}
 	return runeWidth(r)
+}
+
+// isEmoji reports the pictographic blocks that zero-width joiners and skin tones combine.
+func isEmoji(r rune) bool {
+	return 0x2600 <= r && r <= 0x27BF || 0x1F300 <= r && r <= 0x1FAFF
 }
 
 // displayWidth is the number of terminal cells s takes.

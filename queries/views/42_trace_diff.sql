@@ -42,7 +42,7 @@ CREATE OR REPLACE MACRO _sq_run_name(name) AS
 -- isinstance>`, `<genexpr>` frames and the like all became one '' row); compat: as HTA, names as written.
 CREATE OR REPLACE MACRO _sq_diff_name(compat, short, name) AS
     CASE WHEN short AND compat THEN sq_short_name(name)
-         WHEN short THEN coalesce(nullif(sq_short_name(name), ''), _sq_run_name(name))
+         WHEN short THEN coalesce(nullif(_sq_run_name(sq_short_name(name)), ''), _sq_run_name(name))
          WHEN compat THEN name
          ELSE _sq_run_name(name) END;
 
