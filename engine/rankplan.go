@@ -49,10 +49,19 @@ func readHead(path string) (traceHead, error) {
 		h.events = true
 	case errors.Is(err, ErrNotATrace):
 		h.notTrace = true
+	case sp.ArrayForm && isTruncated(err):
+		// An array cut inside an element within the head (the read budget, or the file's end, which the
+		// parse repairs by leaving the element out): it has no metadata to read, as any array has none.
 	case err != nil:
 		return h, err
 	}
 	return h, nil
+}
+
+// isTruncated reports the splitter's error for input that ends inside a value.
+func isTruncated(err error) bool {
+	var se *SyntaxError
+	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "truncated JSON")
 }
 
 // rankSource says where an up-front rank came from, for the clash message.
