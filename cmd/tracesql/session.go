@@ -320,22 +320,7 @@ func executeCall(stmt string) (name, args string, ok bool) {
 // hasReturning reports a RETURNING clause outside parentheses: an INSERT, UPDATE or DELETE with one
 // answers with rows, not a count.
 func hasReturning(stmt string) bool {
-	depth := 0
-	for i := 0; i < len(stmt); i++ {
-		end, kind := queries.TokenEnd(stmt, i)
-		switch {
-		case end < 0:
-			return false
-		case kind == queries.TokenIdent && depth == 0 && leadingWord(stmt[i:]) == "RETURNING" && !afterAS(stmt[:i]):
-			return true
-		case stmt[i] == '(':
-			depth++
-		case stmt[i] == ')':
-			depth--
-		}
-		i = end
-	}
-	return false
+	return topLevelWord(stmt, 0, func(i int, w string) bool { return w == "RETURNING" && !afterAS(stmt[:i]) }) >= 0
 }
 
 // afterAS reports text ending in the keyword AS: a word after it is a name (SELECT 1 AS returning).

@@ -164,25 +164,40 @@ func statementKeyword(stmt string) string {
 	if first != "WITH" {
 		return first
 	}
+	i := topLevelWord(stmt, len("WITH"), func(_ int, w string) bool {
+		switch w {
+		case "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT":
+			return true
+		}
+		return false
+	})
+	if i < 0 {
+		return first
+	}
+	return leadingWord(stmt[i:])
+}
+
+// topLevelWord returns the index of the first word (identifier or keyword, upper-cased for match) outside
+// parentheses in text[from:] that match accepts, or -1 (also when a quote or comment is not closed).
+func topLevelWord(text string, from int, match func(i int, word string) bool) int {
 	depth := 0
-	for i := len("WITH"); i < len(stmt); i++ {
-		end, kind := queries.TokenEnd(stmt, i)
+	for i := from; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
 		switch {
 		case end < 0:
-			return first
+			return -1
 		case kind == queries.TokenIdent && depth == 0:
-			switch w := leadingWord(stmt[i:]); w {
-			case "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT":
-				return w
+			if match(i, leadingWord(text[i:])) {
+				return i
 			}
-		case stmt[i] == '(':
+		case text[i] == '(':
 			depth++
-		case stmt[i] == ')':
+		case text[i] == ')':
 			depth--
 		}
 		i = end
 	}
-	return first
+	return -1
 }
 
 // leadingWord returns the identifier at the start of s, upper-cased.
