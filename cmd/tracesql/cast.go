@@ -21,21 +21,127 @@ import (
 // on it, "imprecise" when it reads a wrong value, "json" for a JSON column (its VARCHAR text is the JSON
 // as written), "nested json" for a LIST, STRUCT, MAP or UNION holding JSON, which is cast with to_json
 // (its VARCHAR text would be DuckDB's struct syntax, not JSON), "" when the driver reads it fine. The
-// renderer embeds the text of both JSON kinds as it is (see newResult). A TIME inside a LIST is left
-// as it is: casting the list for its sake would turn the JSON format's array into a string.
+// renderer embeds the text of both JSON kinds as it is (see newResult). "nested time" is a LIST, STRUCT,
+// MAP or UNION holding an imprecise type: it is cast to the same nested type with those leaves VARCHAR
+// (leavesAsText), so that the JSON format's arrays and objects stay arrays and objects.
 func castReason(t *sqlType) string {
 	switch {
 	case unreadable(t):
 		return "unreadable"
-	// TIMESTAMPTZ arrives in UTC: DuckDB's text shows it in the session's TimeZone, as DuckDB's shell does.
-	case t.is("TIME") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE"):
+	case imprecise(t):
 		return "imprecise"
 	case t.is("JSON"):
 		return "json"
 	case holdsJSON(t):
 		return "nested json"
+	case holdsImprecise(t):
+		return "nested time"
 	}
 	return ""
+}
+
+// imprecise reports the types the driver reads, but not as DuckDB shows them: TIME '24:00:00' comes as
+// midnight, and TIMESTAMPTZ in UTC where DuckDB's text is in the session's TimeZone.
+func imprecise(t *sqlType) bool {
+	return t.is("TIME") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE")
+}
+
+// holdsImprecise reports an imprecise type below the top of t.
+func holdsImprecise(t *sqlType) bool {
+	if t == nil {
+		return false
+	}
+	for _, c := range []*sqlType{t.elem, t.key} {
+		if imprecise(c) || holdsImprecise(c) {
+			return true
+		}
+	}
+	for _, f := range t.fields {
+		if imprecise(f.typ) || holdsImprecise(f.typ) {
+			return true
+		}
+	}
+	return false
+}
+
+// leavesAsText rewrites DuckDB's text of a nested type (as duckdb_prepared_statements and DESCRIBE write
+// it: STRUCT(a TIME, "b c" TIMESTAMP WITH TIME ZONE)[], MAP(VARCHAR, TIME[3])) with every imprecise leaf
+// made VARCHAR and everything else as written. DuckDB's cast to it writes those leaves as its own text.
+func leavesAsText(typ string) string {
+	var b strings.Builder
+	rest := leavesAsTextPrefix(typ, &b)
+	return b.String() + rest
+}
+
+// leavesAsTextPrefix copies one type from the start of s to b (the grammar parseTypePrefix reads) and
+// returns what follows it.
+func leavesAsTextPrefix(s string, b *strings.Builder) string {
+	switch {
+	case strings.HasPrefix(s, "STRUCT(") || strings.HasPrefix(s, "UNION("):
+		open := strings.IndexByte(s, '(')
+		b.WriteString(s[:open+1])
+		s = s[open+1:]
+		for s != "" && s[0] != ')' {
+			before := len(s)
+			_, after := parseQuoted(s)
+			b.WriteString(s[:len(s)-len(after)])
+			s = after
+			if strings.HasPrefix(s, " ") {
+				b.WriteByte(' ')
+				s = s[1:]
+			}
+			s = leavesAsTextPrefix(s, b)
+			if strings.HasPrefix(s, ", ") {
+				b.WriteString(", ")
+				s = s[2:]
+			}
+			if len(s) == before {
+				break
+			}
+		}
+		if strings.HasPrefix(s, ")") {
+			b.WriteByte(')')
+			s = s[1:]
+		}
+	case strings.HasPrefix(s, "MAP("):
+		b.WriteString("MAP(")
+		s = leavesAsTextPrefix(s[len("MAP("):], b)
+		if strings.HasPrefix(s, ", ") {
+			b.WriteString(", ")
+			s = s[2:]
+		}
+		s = leavesAsTextPrefix(s, b)
+		if strings.HasPrefix(s, ")") {
+			b.WriteByte(')')
+			s = s[1:]
+		}
+	default:
+		end := strings.IndexAny(s, "[(,)")
+		if end < 0 {
+			end = len(s)
+		}
+		if imprecise(&sqlType{name: s[:end]}) {
+			b.WriteString("VARCHAR")
+		} else {
+			b.WriteString(s[:end])
+		}
+		s = s[end:]
+		if strings.HasPrefix(s, "(") { // DECIMAL(18,3)
+			if c := strings.IndexByte(s, ')'); c >= 0 {
+				b.WriteString(s[:c+1])
+				s = s[c+1:]
+			}
+		}
+	}
+	for strings.HasPrefix(s, "[") { // INTEGER[] (LIST) or INTEGER[3] (ARRAY)
+		c := strings.IndexByte(s, ']')
+		if c < 0 {
+			break
+		}
+		b.WriteString(s[:c+1])
+		s = s[c+1:]
+	}
+	return s
 }
 
 // holdsJSON reports a JSON type at any depth of t.
@@ -237,7 +343,7 @@ func queryForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRows
 	if err != nil || len(names) != len(cast) {
 		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
-	rows, err := conn.QueryContext(ctx, castQuery(body, names, cast))
+	rows, err := conn.QueryContext(ctx, castQuery(body, names, cast, typeNames))
 	if err != nil {
 		closeConn()
 		return nil, err
@@ -322,7 +428,11 @@ func executeForDisplay(ctx context.Context, db *sql.DB, stmt string) (*displayRo
 	if !need || len(names) != len(cast) {
 		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
-	if _, err := conn.ExecContext(ctx, "PREPARE "+preparedName+" AS "+castQuery(body, names, cast)); err != nil {
+	typeTexts := make([]string, len(types))
+	for i, t := range types {
+		typeTexts[i], _ = t.(string)
+	}
+	if _, err := conn.ExecContext(ctx, "PREPARE "+preparedName+" AS "+castQuery(body, names, cast, typeTexts)); err != nil {
 		return runForDisplay(ctx, conn, stmt, closeConn)
 	}
 	deallocate := func() {
@@ -363,8 +473,9 @@ func describe(ctx context.Context, q queryer, stmt string) (names, types []strin
 }
 
 // castQuery wraps body (a SELECT-like statement ending in a newline) so that the columns with a
-// castReason come out as DuckDB's VARCHAR text (of to_json, for a "nested json"), under the names given.
-func castQuery(body string, names []string, cast []string) string {
+// castReason come out as DuckDB's VARCHAR text (of to_json, for a "nested json"; in the type of
+// leavesAsText, for a "nested time"), under the names given; types are the columns' DuckDB type texts.
+func castQuery(body string, names, cast, types []string) string {
 	var sel, alias strings.Builder
 	for i, name := range names {
 		if i > 0 {
@@ -377,6 +488,8 @@ func castQuery(body string, names []string, cast []string) string {
 		case "":
 		case "nested json":
 			col = "CAST(to_json(" + col + ") AS VARCHAR)"
+		case "nested time":
+			col = "CAST(" + col + " AS " + leavesAsText(types[i]) + ")"
 		default:
 			col = "CAST(" + col + " AS VARCHAR)"
 		}
@@ -434,7 +547,7 @@ func castForDisplay(ctx context.Context, db queryer, stmt string, rows *sql.Rows
 	for i, ct := range cts {
 		colNames[i] = ct.Name()
 	}
-	rows, err = db.QueryContext(ctx, castQuery(body, colNames, cast))
+	rows, err = db.QueryContext(ctx, castQuery(body, colNames, cast, names))
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("show column %q as text: %w", cts[max(unreadable, 0)].Name(), err)

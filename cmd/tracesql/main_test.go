@@ -630,6 +630,13 @@ func TestStatements(t *testing.T) {
 		{name: "TIMESTAMPTZ in the session's time zone", args: []string{backwardJSON, "--format", "csv", "-c",
 			"SET TimeZone = 'Asia/Tokyo'; SELECT TIMESTAMPTZ '2024-01-01 12:00:00+02' AS a"},
 			stdout: "a\n2024-01-01 19:00:00+09\n"},
+		{name: "TIMESTAMPTZ and TIME inside lists, structs, maps and unions as DuckDB writes them, JSON arrays kept", args: []string{backwardJSON, "--format", "csv", "-c",
+			`SET TimeZone = 'Asia/Tokyo'; SELECT [TIMESTAMPTZ '2024-01-01 12:00:00+02'] AS l, {'t': TIME '24:00:00', "a b": 1.5::DECIMAL(5,2)} AS s,
+			MAP {TIMESTAMPTZ '2024-01-01 12:00:00+02': [TIME '24:00:00']} AS m, [union_value(t := TIME '24:00:00')] AS u;
+			.mode json
+			SELECT [TIMESTAMPTZ '2024-01-01 12:00:00+02'] AS l, {'t': TIME '24:00:00', "a b": 1.5::DECIMAL(5,2)} AS s`},
+			stdout: "l,s,m,u\n['2024-01-01 19:00:00+09'],\"{'t': '24:00:00', 'a b': 1.50}\",{'2024-01-01 19:00:00+09'=['24:00:00']},['24:00:00']\n" +
+				`[{"l":["2024-01-01 19:00:00+09"],"s":{"t":"24:00:00","a b":1.50}}]` + "\n"},
 		{name: ".read FILE", files: map[string]string{"r.sql": ".mode csv\nSELECT 'from file' AS src;\n"},
 			args: []string{backwardJSON, "-c", ".read $TMP/r.sql\nSELECT 2 AS b"}, stdout: "src\nfrom file\nb\n2\n"},
 		{name: ".output FILE and back", args: []string{backwardJSON, "--format", "csv", "-c",
