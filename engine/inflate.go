@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -257,7 +258,7 @@ func (tr *wholeTrace) checkRange(opts InflateOptions) error {
 	}
 	period := tr.period()
 	if period > 0 && copies-1 > (math.MaxInt64-maxRankOffset-inflateGap)/period {
-		return fmt.Errorf("%d steps (%d copies of the source's %d steps, %d ms apart) go past the times a trace can hold (ns in int64)", opts.Steps, copies, len(tr.steps), period/1_000_000)
+		return fmt.Errorf("%d steps (%d copies of the source's %d steps, %s apart) go past the times a trace can hold (ns in int64)", opts.Steps, copies, len(tr.steps), time.Duration(period))
 	}
 	shift := maxRankOffset + (copies-1)*period + inflateGap/2
 	if maxEnd > math.MaxInt64-shift {

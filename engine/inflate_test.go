@@ -115,7 +115,7 @@ func TestInflateErrors(t *testing.T) {
 			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "3 steps would end past the times a trace can hold"},
 		// (copies overflowed int64 here, and the message said the copies add a negative time: r39 #4)
 		{bad("many.json", inflateSource), InflateOptions{Ranks: 1, Steps: math.MaxInt, OutDir: filepath.Join(t.TempDir(), "o")},
-			"9223372036854775807 steps (4611686018427387904 copies of the source's 2 steps, "},
+			"9223372036854775807 steps (4611686018427387904 copies of the source's 2 steps, 420µs apart)"}, // (a period under 1 ms read "0 ms apart")
 		{bad("be.json", `{"traceEvents":[{"ph":"B","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":9}]}`),
 			InflateOptions{Ranks: 1, Steps: 3, OutDir: filepath.Join(t.TempDir(), "o")}, "written as B/E pairs"},
 		// a step of negative dur is no step to the loader (other_events)

@@ -230,7 +230,7 @@ func (s *session) dotHelp(_ context.Context, args []string) error {
 	}
 	names := make([]string, 0, len(dotCommands))
 	for n := range dotCommands {
-		if len(args) == 0 || strings.HasPrefix(n, strings.TrimPrefix(args[0], ".")) {
+		if len(args) == 0 || strings.HasPrefix(n, strings.ToLower(strings.TrimPrefix(args[0], "."))) {
 			names = append(names, n)
 		}
 	}
@@ -297,6 +297,9 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 			return err
 		}
 		if n == 0 {
+			if strings.HasSuffix(args[0], ";") {
+				fmt.Fprintf(s.errOut, "note: no name matches %q (a dot command ends at the end of its line, with no ;)\n", args[0])
+			}
 			return nil
 		}
 	}
@@ -658,6 +661,9 @@ func (s *session) openOutput(ctx context.Context, cmd, file string) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if strings.HasSuffix(file, ";") {
+		fmt.Fprintf(s.errOut, "note: %s writes to the file %q (a dot command ends at the end of its line, with no ;)\n", cmd, file)
 	}
 	s.outFile, s.out = f, f
 	return nil
