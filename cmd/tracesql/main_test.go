@@ -723,7 +723,7 @@ func TestStatements(t *testing.T) {
 			stdout: ".mode [FORMAT]  output format: " + strings.Join(Formats, ", ") + " (no FORMAT: show the current one)\n"},
 		{name: "a ; after a dot command's pattern or file gets a note", args: []string{backwardJSON, "-c", ".tables kern%;\n.output $TMP/o.csv;\nSELECT 1 AS a"},
 			stderr: `^note: no name matches "kern%;" \(a dot command ends at the end of its line, with no ;\)\nnote: \.output writes to the file "\S*/o\.csv;" \(a dot command`,
-			outs: map[string]string{"o.csv;": "┌─────────┐\n│    a    │\n│ integer │\n├─────────┤\n│       1 │\n└─────────┘\n"}},
+			outs:   map[string]string{"o.csv;": "┌─────────┐\n│    a    │\n│ integer │\n├─────────┤\n│       1 │\n└─────────┘\n"}},
 		// r37 #1: these forms showed the driver's reading (key order, rounded digits, UTC, 00:00:00)
 		{name: "EXECUTE, CALL, PIVOT and UNPIVOT show JSON, TIMESTAMPTZ and TIME as SELECT does", args: []string{backwardJSON, "--format", "csv", "-c",
 			`SET TimeZone = 'Asia/Tokyo'; CREATE SEQUENCE s; CREATE TABLE j(x JSON, t TIMESTAMPTZ, tm TIME, k INT);
