@@ -368,6 +368,27 @@ func TestBreakdownsDefaultMode(t *testing.T) {
 				{"host_wait", 2, 30, 28.28, 10, 50}, {"kernel_wait", 1, -90, nil, -90, -90}, {"other", 1, 130, nil, 130, 130}})
 		})
 	})
+	// Kernels kb, ka, kd, kc of 10 µs and ke of 5 µs (in that file order), each inside a GPU annotation of its
+	// name without the k: with num_kernels 2 the two kept are the first by name among the tied, in both
+	// modes. HTA 0.6.1 keeps ka and kb, a and b too (run on this file; compat kept kc and kd: r41 #1).
+	t.Run("fold_ties", func(t *testing.T) {
+		bdModes(t, "bd_fold_ties.json", func(t *testing.T, db *sql.DB, compat bool) {
+			bdExpect(t, db, `SELECT name, sum_us FROM kernel_breakdown(num_kernels := 2)`, [][]any{{"ka", 10}, {"kb", 10}, {"others", 25}})
+			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 2)`, [][]any{{"a", 10}, {"b", 10}, {"others", 25}})
+		})
+	})
+	// 30 kernels of 4, 5, 6, 4, … µs, each inside GPU annotations outerI and innerI of its span (60 names;
+	// 20 of them at 6 µs): by default the first three tied names by name are kept; HTA 0.6.1 (run on this
+	// file) keeps inner29, outer20 and outer5, numpy's quicksort order of the 60 totals, which compat follows.
+	t.Run("fold_ties_beyond_16_names", func(t *testing.T) {
+		bdModes(t, "bd_fold_ties_60.json", func(t *testing.T, db *sql.DB, compat bool) {
+			want := [][]any{{"inner11", 6}, {"inner14", 6}, {"inner17", 6}, {"others", 282}}
+			if compat {
+				want = [][]any{{"inner29", 6}, {"others", 282}, {"outer20", 6}, {"outer5", 6}}
+			}
+			bdExpect(t, db, `SELECT name, sum_us FROM user_annotation_breakdown(num_kernels := 3)`, want)
+		})
+	})
 	// COMPUTATION kernels on one stream: kA 10+20+30 = 60, kB 15+15 = 30, kC 6, kD 4 (total 100);
 	// num_kernels 3, duration_ratio 0.8.
 	// Default: kA and kB already cover 90 ≥ 80 µs, so kC and kD fold; kept kernels keep per-launch stats

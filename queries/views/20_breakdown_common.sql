@@ -96,14 +96,21 @@ FROM query(format('FROM {}({}, {}, {})',
 --            HTA 0.6.1's rule (quirk §7.3: a quantile of the cumsum values, not a share of the time);
 --   default: the names before it already account for duration_ratio of the group's total time (so the
 --            kept names are the fewest that together reach that share).
--- Ties in total time: compat orders them by name descending (pandas' reversed ascending sort), default
--- by name ascending.
+-- Ties in total time: by name ascending by default; compat takes HTA's order, that of sort_values(ascending=False)
+-- over its groupby's names in ascending order, which pandas computes as numpy's quicksort of the reversed totals,
+-- reversed back (_np_argsort): a tie keeps name order up to 16 names (numpy's insertion sort), not beyond.
 CREATE OR REPLACE MACRO _bd_fold_flags(kind, num_kernels, duration_ratio, include_memory_kernels,
                                       use_gpu_annotation, allowlist_patterns, compat_mode) AS TABLE
 WITH per_name AS MATERIALIZED (
     SELECT s.trace_id, t.label, t.rank, s.grp, s.name, s.total_ns, s.max_ns, s.min_ns, s.mean_us,
            sqrt(s.var_us) AS stddev_us, s.var_us, s.n
     FROM _bd_name_stats(kind, include_memory_kernels, use_gpu_annotation, compat_mode) s JOIN traces t USING (trace_id)
+),
+hta_order AS (
+    SELECT trace_id, grp, names_rev[p + 1] AS name, n - 1 - i AS hta_pos
+    FROM (SELECT trace_id, grp, unnest(_np_argsort(list(total_ns::BIGINT ORDER BY name DESC))) AS p, unnest(range(count(*))) AS i,
+                 list(name ORDER BY name DESC) AS names_rev, count(*) AS n
+          FROM per_name WHERE compat_mode GROUP BY trace_id, grp)
 ),
 ranked AS (
     SELECT *,
@@ -115,14 +122,14 @@ ranked AS (
            -- matches every name (compat); by default an empty list allows nothing.
            coalesce(CASE WHEN compat_mode AND len(allowlist_patterns) = 0 THEN true
                          ELSE len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0 END, false) AS allowed
-    FROM per_name
+    FROM per_name LEFT JOIN hta_order USING (trace_id, grp, name)
     -- p is w's whole partition, in w's order: one sort for both, and no self-join (DuckDB rewrites an
     -- unordered partition aggregate into a join with the input, which would compute per_name twice)
     WINDOW w AS (PARTITION BY trace_id, grp
-                 ORDER BY total_ns DESC, CASE WHEN compat_mode THEN name END DESC, name ASC
+                 ORDER BY total_ns DESC, hta_pos ASC, name ASC
                  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
            p AS (PARTITION BY trace_id, grp
-                 ORDER BY total_ns DESC, CASE WHEN compat_mode THEN name END DESC, name ASC
+                 ORDER BY total_ns DESC, hta_pos ASC, name ASC
                  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
 ),
 -- compat only: numpy's linear quantile of each group's cumulative sums (µs), step for step, so that ties with
