@@ -1,6 +1,7 @@
 package queries_test
 
 import (
+	"database/sql"
 	"fmt"
 	"testing"
 )
@@ -58,6 +59,42 @@ func TestGPUKernelsWithAnnotationsGPUWork(t *testing.T) {
 					{15, "Stream Wait Event", "OTHER", 0, "fwd"}})
 				bdExpect(t, db, sums, [][]any{{"fwd", 815}})
 			}
+		})
+	}
+}
+
+// TestGPUKernelsWithAnnotationsTies: annotations of equal duration over one GPU event.
+// bd_annotation_ties.json: kA [100,104) under annB [95,105) and annC [98,108) (annA [90,100) ends at its
+// start), kB [200,204) under annD [196,206), annE [199,209) and annF [197,207), all 10 µs, in the file in
+// the order B, A, C, D, E, F. Default: the later start wins (annC, annE). HTA labels events annotation by
+// annotation in its descending-duration order and the last label stays: among equal durations the last in
+// the file up to 16 annotations (annC, annF).
+// bd_fold_ties_60.json: kernel kI under outerI and innerI of identical span (30 kernels, 60 annotations in
+// the file as outer0, inner0, outer1, …). Default: the later event, innerI, every time. Compat: HTA 0.6.1,
+// run on this file, gives outerI to the 20 kernels listed (numpy's quicksort order of 60 durations).
+func TestGPUKernelsWithAnnotationsTies(t *testing.T) {
+	q := `SELECT name, annotation_name FROM gpu_kernels_with_annotations`
+	outer := `SELECT list(ev_idx ORDER BY ev_idx) FILTER (annotation_name LIKE 'outer%')::VARCHAR,
+		count(*) FILTER (annotation_name LIKE 'inner%') FROM gpu_kernels_with_annotations`
+	for _, compat := range []bool{false, true} {
+		t.Run(map[bool]string{false: "default", true: "compat"}[compat], func(t *testing.T) {
+			set := fmt.Sprintf(`SET VARIABLE hta_compat = %v`, compat)
+			db := bdOpenFile(t, bdTestdata("bd_annotation_ties.json")).SQL
+			db.SetMaxOpenConns(1)
+			db60 := bdOpenFile(t, bdTestdata("bd_fold_ties_60.json")).SQL
+			db60.SetMaxOpenConns(1)
+			for _, d := range []interface{ Exec(string, ...any) (sql.Result, error) }{db, db60} {
+				if _, err := d.Exec(set); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !compat {
+				bdExpect(t, db, q, [][]any{{"kA", "annC"}, {"kB", "annE"}})
+				bdExpect(t, db60, outer, [][]any{{nil, 30}})
+				return
+			}
+			bdExpect(t, db, q, [][]any{{"kA", "annC"}, {"kB", "annF"}})
+			bdExpect(t, db60, outer, [][]any{{"[8, 12, 14, 16, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 50, 58, 60]", 10}})
 		})
 	}
 }

@@ -31,7 +31,7 @@ ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU event with the leaf gpu_user_annotation covering it: among
 -- the annotations on the same GPU lane (pid, tid) whose [ts, end) overlaps the event's [ts, end), the shortest
--- (ties: the later start, then the later event). GPU events are the work temporal_breakdown counts: kernels, memcpy
+-- (ties: the later start, then the later event; compat: HTA's order, the last in the file up to 16 annotations). GPU events are the work temporal_breakdown counts: kernels, memcpy
 -- and memset on a stream (hta_frame.gpu_work), with or without a correlation id; no cuda_sync record. Compat
 -- (HTA 0.6.1): HTA's GPU side (hta_frame.gpu_side), so Stream Sync, Event Sync, Context Sync and Stream Wait
 -- Event records are rows and work without a correlation id is not.
@@ -60,11 +60,23 @@ WITH k AS MATERIALIZED (
 a AS (
     SELECT trace_id, pid, tid, ev_idx, name, ts, end_ts, dur FROM hta_frame WHERE cat_class = 'gpu_user_annotation'
 ),
+-- compat: HTA labels the GPU events annotation by annotation in sort_values("dur", ascending=False) order, the last
+-- label staying: the shortest wins, and among equal ones the last in that order, which pandas computes as numpy's
+-- quicksort of the reversed durations, reversed back (_np_argsort): up to 16 annotations, the last in the file
+hta_order AS (
+    SELECT trace_id, evs_rev[p + 1] AS ev_idx, n - 1 - i AS hta_pos
+    FROM (SELECT trace_id, unnest(_np_argsort(list(dur ORDER BY ev_idx DESC))) AS p, unnest(range(count(*))) AS i,
+                 list(ev_idx ORDER BY ev_idx DESC) AS evs_rev, count(*) AS n
+          FROM a WHERE hta_compat() GROUP BY trace_id)
+),
 best AS (
     SELECT k.trace_id, k.ev_idx,
-           arg_min({'idx': a.ev_idx, 'name': a.name}, {'dur': a.dur, 'ts': -a.ts, 'idx': -a.ev_idx}) AS ann
+           arg_min({'idx': a.ev_idx, 'name': a.name},
+                   CASE WHEN o.hta_pos IS NULL THEN {'dur': a.dur, 'ts': -a.ts, 'idx': -a.ev_idx}
+                        ELSE {'dur': 0, 'ts': 0, 'idx': -o.hta_pos} END) AS ann
     FROM k JOIN a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.tid = k.tid
                  AND a.ts < k.end_ts AND k.ts < a.end_ts
+         LEFT JOIN hta_order o ON o.trace_id = a.trace_id AND o.ev_idx = a.ev_idx
     GROUP BY k.trace_id, k.ev_idx
 )
 SELECT k.label, k.rank, k.ev_idx, k.name, k.cat, k.pid, k.tid, k.stream, k.ts, k.dur, k.kernel_type,
