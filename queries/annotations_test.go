@@ -83,7 +83,9 @@ func TestGPUKernelsWithAnnotationsTies(t *testing.T) {
 			db.SetMaxOpenConns(1)
 			db60 := bdOpenFile(t, bdTestdata("bd_fold_ties_60.json")).SQL
 			db60.SetMaxOpenConns(1)
-			for _, d := range []interface{ Exec(string, ...any) (sql.Result, error) }{db, db60} {
+			for _, d := range []interface {
+				Exec(string, ...any) (sql.Result, error)
+			}{db, db60} {
 				if _, err := d.Exec(set); err != nil {
 					t.Fatal(err)
 				}
