@@ -12,10 +12,11 @@
 -- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode); any other value than a boolean is an error.
 CREATE OR REPLACE MACRO hta_compat() AS
     CASE WHEN getvariable('hta_compat') IS NULL THEN false
-         WHEN TRY_CAST(getvariable('hta_compat') AS BOOLEAN) IS NULL
+         -- (through VARCHAR, as _hta_mode: a number casts to BOOLEAN as "not zero", so 2 was compat mode)
+         WHEN TRY_CAST(getvariable('hta_compat')::VARCHAR AS BOOLEAN) IS NULL
              THEN error(format('hta_compat is {}: SET VARIABLE hta_compat = true (HTA 0.6.1''s results) or false',
                                getvariable('hta_compat')::VARCHAR))
-         ELSE CAST(getvariable('hta_compat') AS BOOLEAN) END;
+         ELSE CAST(getvariable('hta_compat')::VARCHAR AS BOOLEAN) END;
 
 -- _hta_mode(hta_compat, fn): the mode of one call of the analysis macro fn: its hta_compat argument when not NULL,
 -- else the session variable (hta_compat()). It takes what DuckDB casts to a boolean, as SET VARIABLE hta_compat does
