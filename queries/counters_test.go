@@ -503,6 +503,28 @@ func TestMemoryBandwidthPerDevice(t *testing.T) {
 		{"NULL", "Memcpy HtoD", "4", "5.5", "2", "5", "10"}})
 }
 
+// TestMemoryBandwidthBeyondDecimal: a bandwidth the default series cannot sum exactly (DECIMAL(38, 12) holds
+// under 1e26) is an error naming the event; it was DuckDB's cast error, naming neither trace nor event (r41 #4).
+func TestMemoryBandwidthBeyondDecimal(t *testing.T) {
+	db := ctOpenJSON(t, "huge_bw.json", `{"traceEvents":[
+		{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":20,"dur":2,"args":{"correlation":1000}},
+		{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":100,"dur":10,"args":{"stream":7,"correlation":1000,"memory bandwidth (GB/s)":1e30}},
+		{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":22,"dur":2,"args":{"correlation":1001}},
+		{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":105,"dur":10,"args":{"stream":7,"correlation":1001,"memory bandwidth (GB/s)":3.0}}]}`)
+	for _, q := range []string{`SELECT count(*) FROM memory_bw`, `SELECT count(*) FROM memory_bw_summary`} {
+		var n int
+		err := db.SQL.QueryRow(q).Scan(&n)
+		if err == nil || !strings.Contains(err.Error(), "memory_bw: rank 0 of trace set trace, event 1: a memory bandwidth of 1e+30 GB/s is beyond what the analysis sums (under 1e26)") {
+			t.Errorf("%s: %v, want the error naming event 1", q, err)
+		}
+	}
+	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
+		t.Fatal(err)
+	}
+	// compat sums float64, as HTA: 1e30 + 3 is 1e30
+	ctWantRows(t, db.SQL, `SELECT count, max FROM memory_bw_summary`, [][]string{{"2", "1e+30"}})
+}
+
 // TestCountersDefaultFixes checks the default-mode fixes on testdata/hta/ct_launch_queue.json (hand-computed):
 // k1 (corr 1, cudaLaunchKernel at 10 µs), k2 (corr 2, cuLaunchKernel at 20 µs, starts at 40 µs), a memcpy
 // (corr 3, cudaMemcpyAsync at 40 µs, 2 GB/s from 60 to 65 µs) and a Stream Sync record sharing corr 3.

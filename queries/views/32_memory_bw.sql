@@ -55,8 +55,13 @@ CREATE OR REPLACE VIEW _memory_bw_values_default AS
 WITH d_ts AS (
     SELECT trace_id, label, rank, pid, kind, t AS ts, sum(d) AS d
     FROM (SELECT trace_id, label, rank, pid, kind, unnest([ts, ts + dur]) AS t,
-                 unnest([bw::DECIMAL(38, 12), -bw::DECIMAL(38, 12)]) AS d
-          FROM _memory_ops)
+                 unnest([bw, -bw]) AS d
+          FROM (SELECT * REPLACE (
+                    -- (a bandwidth past DECIMAL(38, 12) was DuckDB's cast error, naming no trace or event)
+                    CASE WHEN bw IS NULL OR abs(bw) < 1e26 THEN bw::DECIMAL(38, 12)
+                         ELSE error(format('memory_bw: rank {} of trace set {}, event {}: a memory bandwidth of {} GB/s is beyond what the analysis sums (under 1e26)',
+                                           rank, label, ev_idx, bw)) END AS bw)
+                FROM _memory_ops))
     GROUP BY ALL
 )
 SELECT trace_id, label, rank, ts, pid, kind AS name,
