@@ -455,10 +455,19 @@ func (o *overlayWriter) dictionary() []byte {
 	return buf.Bytes()
 }
 
-// withPatterns returns args (a JSON object, null or absent) with "Patterns": mark added.
+// withPatterns returns args (a JSON object, null or absent) with "Patterns": mark added, or put in place of
+// the value of a "Patterns" it holds (an overlay of an overlaid trace wrote the key twice).
 func withPatterns(args, mark []byte) []byte {
 	t := bytes.TrimSpace(args)
 	var buf bytes.Buffer
+	if fields, ok := splitObject(t, nil); ok {
+		if f, ok := fields.find(t, "Patterns"); ok {
+			buf.Write(t[:f.vs])
+			buf.Write(mark)
+			buf.Write(t[f.ve:])
+			return buf.Bytes()
+		}
+	}
 	if len(t) < 2 || t[0] != '{' {
 		buf.WriteString(`{"Patterns":`)
 		buf.Write(mark)
