@@ -611,7 +611,8 @@ func TestSQKernelSequencesOverlayArrayForm(t *testing.T) {
 
 // TestSQCuptiCountersMixedPairing: two of three records carry a correlation and pair by it; the third, without
 // one, must not fall back to positions (its position is the relu launch, which the relu record owns already).
-// counters holds the numeric args only: a text or object arg is no counter (it was a NULL entry).
+// counters holds the numeric args only: a text or object arg is no counter (it was a NULL entry), nor a
+// boolean (it was a counter of 1: r41).
 func TestSQCuptiCountersMixedPairing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "cupti.json")
 	if err := os.WriteFile(p, []byte(`{"traceEvents":[
@@ -621,7 +622,7 @@ func TestSQCuptiCountersMixedPairing(t *testing.T) {
   {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":200,"dur":50},
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":210,"dur":5,"args":{"correlation":13}},
   {"ph":"X","cat":"cuda_profiler_range","name":"gemm","pid":0,"tid":0,"ts":300,"dur":10,"args":{"correlation":12,"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum":100}},
-  {"ph":"X","cat":"cuda_profiler_range","name":"relu","pid":0,"tid":0,"ts":320,"dur":10,"args":{"correlation":13,"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum":5,"note":"text","nested":{"x":1}}},
+  {"ph":"X","cat":"cuda_profiler_range","name":"relu","pid":0,"tid":0,"ts":320,"dur":10,"args":{"correlation":13,"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum":5,"note":"text","nested":{"x":1},"flag":true}},
   {"ph":"X","cat":"cuda_profiler_range","name":"nocorr","pid":0,"tid":0,"ts":340,"dur":10,"args":{"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum":1}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

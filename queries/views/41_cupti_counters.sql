@@ -106,7 +106,12 @@ stacks AS (
     GROUP BY ALL
 ),
 out AS (
-    SELECT p.*, s.ops, json_transform(p.args, '"MAP(VARCHAR, DOUBLE)"') AS all_args
+    -- numbers only: a boolean arg read as DOUBLE was a counter of 1 or 0
+    SELECT p.*, s.ops,
+           map_from_entries(list_transform(
+               list_filter(map_entries(json_transform(p.args, '"MAP(VARCHAR, JSON)"')),
+                           lambda x: json_type(x.value) IN ('BIGINT', 'UBIGINT', 'DOUBLE', 'HUGEINT')),
+               lambda x: {'key': x.key, 'value': x.value::DOUBLE})) AS all_args
     FROM paired p LEFT JOIN stacks s ON s.trace_id = p.trace_id AND s.ev_idx = p.ev_idx
 )
 SELECT o.label, o.rank, o.ev_idx, o.name, o.ts, o.dur / 1000.0 AS dur_us,
