@@ -75,6 +75,12 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			return nil, nil, nil, fmt.Errorf("load %s: %w", a, err)
 		}
 		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				// A FIFO, /dev/stdin or <(…) is read up to four times (the NCCL sniff, the rank plan, the parse):
+				// the first open of a FIFO with no writer blocked in a system call no signal stops, and a pipe
+				// read once looked empty to the next reader.
+				return nil, nil, nil, fmt.Errorf("load %s: not a regular file (%s): tracesql reads a trace file more than once; save it to a file first", a, fileKind(st.Mode()))
+			}
 			abs, _ := filepath.Abs(a)
 			add(abs, false)
 			continue
@@ -262,4 +268,19 @@ func unreadCompression(lower string) string {
 		}
 	}
 	return ""
+}
+
+// fileKind names the kind of a file that is neither a regular file nor a directory.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }
