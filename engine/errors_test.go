@@ -1089,11 +1089,16 @@ func TestFileOrderRanks(t *testing.T) {
 		ranks string // "file:rank …" of what loaded, in rank order
 		bad   string // the file an error names ("" none)
 		want  string
+		from  RankFrom
 	}{
-		{"not a trace first", map[string]string{"a_et.json": `{"nodes":[]}`, "trace.json": plain}, "trace.json:0", "", ""},
-		{"not a trace between", map[string]string{"host1.json": plain, "host2_meta.json": `{"lr":1}`, "host3.json": plain}, "host1.json:0 host3.json:1", "", ""},
+		{"not a trace first", map[string]string{"a_et.json": `{"nodes":[]}`, "trace.json": plain}, "trace.json:0", "", "", ""},
+		{"not a trace between", map[string]string{"host1.json": plain, "host2_meta.json": `{"lr":1}`, "host3.json": plain}, "host1.json:0 host3.json:1", "", "", ""},
 		{"plain and gzipped", map[string]string{"t.json": plain, "t.json.gz": plain}, "t.json:0", "t.json.gz",
-			"t.json is in the trace set under the same name up to .gz: the same trace twice"},
+			"t.json is in the trace set under the same name up to .gz: the same trace twice", ""},
+		// --rank-from index ranks by the file order too (they loaded as ranks 0 and 1: r42 #7); the check before
+		// the load finds it, so neither loads
+		{"plain and gzipped, ranks by index", map[string]string{"t.json": plain, "t.json.gz": plain}, "", "t.json.gz",
+			"t.json is in the trace set under the same name up to .gz: the same trace twice", RankIndex},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -1110,7 +1115,7 @@ func TestFileOrderRanks(t *testing.T) {
 				}
 			}
 			db := openTestDB(t)
-			_, err := db.Load(context.Background(), []string{dir}, LoadOptions{})
+			_, err := db.Load(context.Background(), []string{dir}, LoadOptions{RankFrom: c.from})
 			switch {
 			case c.bad == "" && err != nil:
 				t.Fatalf("load: %v", err)
@@ -1118,7 +1123,7 @@ func TestFileOrderRanks(t *testing.T) {
 				t.Fatalf("load: %v; want an error on %s: …%s", err, c.bad, c.want)
 			}
 			var got string
-			if err := db.SQL.QueryRow(`SELECT string_agg(regexp_extract(path, '[^/]+$') || ':' || rank, ' ' ORDER BY rank) FROM traces`).Scan(&got); err != nil {
+			if err := db.SQL.QueryRow(`SELECT coalesce(string_agg(regexp_extract(path, '[^/]+$') || ':' || rank, ' ' ORDER BY rank), '') FROM traces`).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if got != c.ranks {

@@ -758,7 +758,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if err != nil {
 		return res, err
 	}
-	if rankFromOrder(opts.RankFrom, info, path) && opts.RankFrom == RankAuto {
+	if rankFromOrder(opts.RankFrom, info, path) && opts.RankFrom != RankFile {
 		if err := db.checkNoGzipTwin(ctx, path, opts.Label); err != nil {
 			return res, err
 		}

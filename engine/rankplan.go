@@ -226,7 +226,7 @@ func (db *DB) checkRanksUpFront(ctx context.Context, files []string, heads []*tr
 		if !known {
 			continue
 		}
-		if src == srcFileOrder && opts.RankFrom == RankAuto {
+		if src == srcFileOrder && opts.RankFrom != RankFile { // (--rank-from index too: r42 #7)
 			key := strings.TrimSuffix(path, ".gz")
 			if other, ok := orderRanked[key]; ok {
 				return &LoadError{Path: path, Err: gzipTwinError(other)}
