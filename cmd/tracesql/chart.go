@@ -93,6 +93,9 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 		labelWidth = max(labelWidth, displayWidth(l))
 	}
 	labelWidth = min(labelWidth, 48)
+	if r.screenWidth > 0 {
+		labelWidth = min(labelWidth, max(12, r.screenWidth/3))
+	}
 	for k, c := range valueCols {
 		if k > 0 {
 			w.WriteByte('\n')
@@ -106,6 +109,15 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 				negative = negative || v.f < 0
 			}
 		}
+		// On a terminal the bars shorten so that a row fits its width (label, " │", bar, " ", value).
+		width := chartWidth
+		if r.screenWidth > 0 {
+			textWidth := 0
+			for _, v := range values[k] {
+				textWidth = max(textWidth, displayWidth(v.text))
+			}
+			width = min(chartWidth, max(8, r.screenWidth-labelWidth-2-1-textWidth-1))
+		}
 		for i, l := range labels {
 			w.WriteString(padRight(truncateWidth(l, labelWidth), labelWidth))
 			w.WriteString(" │")
@@ -115,13 +127,13 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 				// the middle: negative bars grow left of it, positive ones right.
 				left, right := "", ""
 				if v.drawable() && v.f < 0 {
-					left = strings.Repeat("█", int(math.Round(min(-v.f/scale, 1)*chartWidth/2)))
+					left = strings.Repeat("█", int(math.Round(min(-v.f/scale, 1)*float64(width/2))))
 				} else if v.drawable() {
-					right = barOf(v.f/2, scale) // half a width each side (scale*2 overflows near MaxFloat64)
+					right = barOf(v.f, scale, width/2)
 				}
-				w.WriteString(strings.Repeat(" ", chartWidth/2-utf8.RuneCountInString(left)) + left + "┊" + right)
+				w.WriteString(strings.Repeat(" ", width/2-utf8.RuneCountInString(left)) + left + "┊" + right)
 			} else if v.drawable() {
-				w.WriteString(barOf(v.f, scale))
+				w.WriteString(barOf(v.f, scale, width))
 			}
 			w.WriteString(" " + v.text + "\n")
 		}
@@ -162,11 +174,11 @@ func (r *result) barValue(c int) barValue {
 }
 
 // barOf draws |v|/scale of chartWidth cells with eighth-cell resolution; v must be finite.
-func barOf(v, scale float64) string {
+func barOf(v, scale float64, width int) string {
 	if scale == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
-	e := int(math.Round(min(math.Abs(v)/scale, 1) * chartWidth * 8))
+	e := int(math.Round(min(math.Abs(v)/scale, 1) * float64(width) * 8))
 	var b strings.Builder
 	b.WriteString(strings.Repeat("█", e/8))
 	if e%8 > 0 {

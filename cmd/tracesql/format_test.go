@@ -561,7 +561,7 @@ func TestBarLengthProportional(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := 0
-		for _, r := range barOf(c.v, c.scale) {
+		for _, r := range barOf(c.v, c.scale, chartWidth) {
 			if r == '█' {
 				got += 8
 			} else {
@@ -571,6 +571,35 @@ func TestBarLengthProportional(t *testing.T) {
 		if got != c.eighths {
 			t.Errorf("barOf(%v, %v) = %d eighths, want %d", c.v, c.scale, got, c.eighths)
 		}
+	}
+}
+
+// TestBarFitsTheScreen: on a terminal the bar format (and so .chart) shortens its bars and labels so that every
+// line fits the screen (an 80-column terminal got 98-column lines: r43 #5); without a terminal the bars keep
+// their 40 cells.
+func TestBarFitsTheScreen(t *testing.T) {
+	db := openTestDB(t)
+	q := `SELECT 'void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>' || i AS name,
+		i * 1234567.891 AS sum_us, (i - 3) * 10.5 AS diff FROM range(1, 6) t(i)`
+	for _, width := range []int{80, 60, 40} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := renderRowsWidth(&b, "bar", rows, 40, width, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			if w := displayWidth(line); w > width {
+				t.Errorf("width %d: a line of %d cells: %q", width, w, line)
+			}
+		}
+	}
+	got := render(t, db, q, "bar", 40, 5)
+	if !strings.Contains(got, strings.Repeat("█", chartWidth)+" 6172839.46") {
+		t.Errorf("without a terminal the longest bar is %d cells:\n%s", chartWidth, got)
 	}
 }
 
