@@ -69,14 +69,16 @@ hta_order AS (
                  list(ev_idx ORDER BY ev_idx DESC) AS evs_rev, count(*) AS n
           FROM a WHERE hta_compat() GROUP BY trace_id)
 ),
+-- each annotation's rank among those over one event, lowest first (joined per annotation, not per overlapping pair)
+ranked AS (
+    SELECT a.*, CASE WHEN o.hta_pos IS NULL THEN {'dur': a.dur, 'ts': -a.ts, 'idx': -a.ev_idx}
+                     ELSE {'dur': 0, 'ts': 0, 'idx': -o.hta_pos} END AS pick
+    FROM a LEFT JOIN hta_order o USING (trace_id, ev_idx)
+),
 best AS (
-    SELECT k.trace_id, k.ev_idx,
-           arg_min({'idx': a.ev_idx, 'name': a.name},
-                   CASE WHEN o.hta_pos IS NULL THEN {'dur': a.dur, 'ts': -a.ts, 'idx': -a.ev_idx}
-                        ELSE {'dur': 0, 'ts': 0, 'idx': -o.hta_pos} END) AS ann
-    FROM k JOIN a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.tid = k.tid
-                 AND a.ts < k.end_ts AND k.ts < a.end_ts
-         LEFT JOIN hta_order o ON o.trace_id = a.trace_id AND o.ev_idx = a.ev_idx
+    SELECT k.trace_id, k.ev_idx, arg_min({'idx': a.ev_idx, 'name': a.name}, a.pick) AS ann
+    FROM k JOIN ranked a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.tid = k.tid
+                        AND a.ts < k.end_ts AND k.ts < a.end_ts
     GROUP BY k.trace_id, k.ev_idx
 )
 SELECT k.label, k.rank, k.ev_idx, k.name, k.cat, k.pid, k.tid, k.stream, k.ts, k.dur, k.kernel_type,
