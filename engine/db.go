@@ -40,6 +40,9 @@ type DB struct {
 
 	shared *sharedFile // the file's entry in openFiles; nil for an in-memory database
 	closed bool        // this handle was closed (under openFiles' lock)
+	// opened is the file DuckDB opened (and locked), stat'ed once the open succeeded: Discard removes
+	// the path only while it still names that file.
+	opened os.FileInfo
 }
 
 // sharedFile counts the open handles of one database file in this process.
@@ -189,6 +192,14 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 		}
 		return nil, err
 	}
+	if !readOnly {
+		// DuckDB holds its lock on this file now: no other process can have made another at the path
+		// since, short of removing it by name.
+		if db.opened, err = os.Stat(path); err != nil {
+			db.SQL.Close()
+			return nil, fmt.Errorf("open database %s: %w", path, err)
+		}
+	}
 	db.shared = &sharedFile{key: key, handles: 1, first: db}
 	openFiles.m[key] = db.shared
 	return db, nil
@@ -223,11 +234,12 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
-	if err := db.install(ctx); err != nil {
+	// The catalog first: install's ownership check reads the catalog by its name.
+	if err := db.SQL.QueryRowContext(ctx, `SELECT current_database()`).Scan(&db.catalog); err != nil {
 		db.SQL.Close()
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
-	if err := db.SQL.QueryRowContext(ctx, `SELECT current_database()`).Scan(&db.catalog); err != nil {
+	if err := db.install(ctx); err != nil {
 		db.SQL.Close()
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
@@ -340,6 +352,72 @@ func installHash() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// Discard removes the database file and its WAL, then closes the database; it is for a file this
+// process created and put nothing in that is worth keeping (HoldsNothing). The file is removed while
+// DuckDB still holds its lock: removing it by name after Close (as before) deleted whatever another
+// process had made at the path in between, another tracesql's loaded traces included. Nothing is
+// removed, and the database stays open (for Close), when the path no longer names the file this
+// handle opened, when a checkpoint cannot empty the WAL, or when another handle of this process has
+// the file open.
+func (db *DB) Discard(ctx context.Context) error {
+	if err := db.removeFile(ctx); err != nil {
+		return fmt.Errorf("discard database %s: %w", displayPath(db.Path), err)
+	}
+	if err := db.SQL.Close(); err != nil {
+		return fmt.Errorf("discard database %s: close: %w", db.Path, err)
+	}
+	return nil
+}
+
+// removeFile is Discard but for closing DuckDB: it removes the open database's file, its WAL and its
+// (empty) spill directory, and marks the handle closed, so that Close does nothing more and no open of
+// the path in this process joins it. On an error nothing is removed and the handle is as it was.
+func (db *DB) removeFile(ctx context.Context) error {
+	if db.shared == nil || db.ReadOnly {
+		return errors.New("not a file open for writing")
+	}
+	openFiles.Lock()
+	defer openFiles.Unlock()
+	if db.closed {
+		return errors.New("already closed")
+	}
+	if db.shared.handles > 1 {
+		return fmt.Errorf("still open in %d other handles of this process", db.shared.handles-1)
+	}
+	// DuckDB's lock keeps other processes out of this file, not off its name: the path may name another
+	// file by now (moved aside and made anew), which is not this handle's to remove.
+	cur, err := os.Lstat(db.Path)
+	if err != nil {
+		return err
+	}
+	if db.opened == nil || !cur.Mode().IsRegular() || !os.SameFile(cur, db.opened) {
+		return errors.New("the path no longer names the file this process opened")
+	}
+	// The checkpoint writes the WAL into the file and deletes it. DuckDB's Close then has nothing to
+	// write, so it touches neither name again: with a WAL left, its closing checkpoint would delete
+	// the .wal by name, by then the WAL of a database another process opened at the path.
+	if _, err := db.SQL.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	wal := db.Path + ".wal"
+	if fi, err := os.Lstat(wal); err == nil && fi.Size() > 0 {
+		return errors.New("its write-ahead log is not empty after a checkpoint")
+	}
+	if _, err := os.Lstat(wal + ".checkpoint"); err == nil {
+		return errors.New("a checkpoint of its write-ahead log is under way")
+	}
+	if err := os.Remove(db.Path); err != nil {
+		return err
+	}
+	// The file is gone: what is left is tidying, and a failure there loses nothing.
+	os.Remove(wal)
+	os.Remove(memorySettings(db.Path, db.ReadOnly)["temp_directory"]) // (Close's reason; only while empty)
+	db.closed = true
+	db.shared.handles--
+	delete(openFiles.m, db.shared.key)
+	return nil
+}
+
 // Close checkpoints (so the .duckdb file is complete without its WAL) and closes the database.
 func (db *DB) Close() error {
 	if db.shared != nil {
@@ -367,7 +445,7 @@ func (db *DB) Close() error {
 // after the views with the current definition (rebuildFrame). The compat frame was a table once.
 func (db *DB) migrate(ctx context.Context) error {
 	// The stored frame is rebuilt; the compat frame is a view now. Whatever they were, they go.
-	for _, t := range []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_hta_frame_compat"} {
+	for _, t := range rebuiltFrames {
 		var kind string
 		err := db.SQL.QueryRowContext(ctx, `SELECT 'TABLE' FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $1
 			UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE schema_name = 'main' AND view_name = $1`, t).Scan(&kind)
@@ -400,30 +478,35 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("drop stale view %s: %w", v, err)
 		}
 	}
-	// Flows kept no args before 2026-11-23: theirs stay NULL.
-	if has, err := db.hasColumn(ctx, "flows", "args"); err != nil {
-		return err
-	} else if !has {
-		if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE flows ADD COLUMN args JSON"); err != nil {
-			return fmt.Errorf("add flows.args: %w", err)
+	for _, c := range migratedColumns {
+		if has, err := db.hasColumn(ctx, c.table, c.column); err != nil {
+			return err
+		} else if has {
+			continue
+		}
+		if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.typ); err != nil {
+			return fmt.Errorf("add %s.%s: %w", c.table, c.column, err)
+		}
+		if c.table == "events" && c.column == "link_idx" {
+			if _, err := db.SQL.ExecContext(ctx, fillLinksSQL("true")); err != nil {
+				return fmt.Errorf("fill events.link_idx: %w", err)
+			}
 		}
 	}
-	// Loads before 2026-11-24 kept no loader version: theirs stay NULL (version 1, StaleTraces).
-	if has, err := db.hasColumn(ctx, "traces", "loader_version"); err != nil {
-		return err
-	} else if !has {
-		if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE traces ADD COLUMN loader_version INTEGER"); err != nil {
-			return fmt.Errorf("add traces.loader_version: %w", err)
-		}
-	}
-	if has, err := db.hasColumn(ctx, "events", "link_idx"); err != nil || has {
-		return err
-	}
-	if _, err := db.SQL.ExecContext(ctx, "ALTER TABLE events ADD COLUMN link_idx BIGINT"); err != nil {
-		return fmt.Errorf("add events.link_idx: %w", err)
-	}
-	_, err = db.SQL.ExecContext(ctx, fillLinksSQL("true"))
-	return err
+	return nil
+}
+
+// rebuiltFrames are the stored analysis frames (and the compat frame, a table once) that migrate drops
+// whatever kind of object they are, to be installed afresh.
+var rebuiltFrames = []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_hta_frame_compat"}
+
+// migratedColumns are the columns tracesql added to its raw tables after their first version, which
+// migrate adds to a file written before them. (Columns are only ever added: checkOwnership takes a
+// table with these missing, and nothing else different, for an older tracesql's.)
+var migratedColumns = []struct{ table, column, typ string }{
+	{"flows", "args", "JSON"},               // before 2026-11-23 flows kept no args: theirs stay NULL
+	{"traces", "loader_version", "INTEGER"}, // before 2026-11-24: NULL is version 1 (StaleTraces)
+	{"events", "link_idx", "BIGINT"},        // before 2026-11-21: filled in SQL as the loader fills it
 }
 
 // StaleTraces returns how many loaded trace files an older loader derived (LoaderVersion), and the

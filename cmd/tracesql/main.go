@@ -324,6 +324,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		if lctx.Err() != nil && ctx.Err() == nil {
 			name, code := stopSignal(lctx)
+			if progress != nil {
+				fmt.Fprint(stderr, "\r\033[K") // (the progress line, cut short by the signal)
+			}
 			fmt.Fprintf(stderr, "tracesql: cancelled (%s) while opening the database\n", name)
 			return code
 		}
@@ -334,16 +337,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// discardNewDB removes the --db file this run created when nothing could be loaded into it, nor put in it
 	// by a statement: a failed run leaves no empty database behind (nor half a job: a failed file leaves
 	// nothing).
-	discardNewDB := func() {
-		if !createdDB {
-			return
-		}
-		if empty, err := db.HoldsNothing(ctx); err != nil || !empty {
-			return
-		}
-		db.Close()
-		removeDBFile(o.dbPath)
-	}
+	discardNewDB := func() { discardCreatedDB(ctx, db, createdDB) }
 	s := &session{db: db, out: stdout, stdout: stdout, errOut: stderr, format: o.format, maxRows: o.maxRows, noHeader: o.noHeader}
 	if isTerminal(stdout) {
 		s.screen = readline.GetScreenWidth
@@ -376,6 +370,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if lctx.Err() != nil && ctx.Err() == nil {
 				discardNewDB()
 				name, code := stopSignal(lctx)
+				if progress != nil {
+					fmt.Fprint(stderr, "\r\033[K") // (the progress line, cut short by the signal)
+				}
 				fmt.Fprintf(stderr, "tracesql: load cancelled (%s); a file not loaded in full left nothing behind\n", name)
 				return code
 			}
@@ -682,20 +679,97 @@ func isTerminal(w io.Writer) bool {
 	return ok && readline.IsTerminal(int(f.Fd()))
 }
 
-// progressPrinter draws a one-line progress indicator on a terminal.
+// progressPrinter draws a one-line progress indicator on a terminal, fitted to its width (read at each
+// update: the window may be resized meanwhile). A line longer than the screen wrapped, and "\r\033[K"
+// cleared only its last row: each update left a row behind.
 func progressPrinter(w io.Writer) func(engine.Progress) {
 	return func(p engine.Progress) {
-		name := p.Path[strings.LastIndexByte(p.Path, '/')+1:]
-		rate := 0.0
-		if sec := p.Elapsed.Seconds(); sec > 0 {
-			rate = float64(p.Events) / sec
-		}
-		fmt.Fprintf(w, "\r\033[Kloading %s: %.1f/%.1f MB, %d events, %.0fk events/s", name,
-			float64(p.ReadBytes)/1e6, float64(p.FileBytes)/1e6, p.Events, rate/1e3)
 		if p.Done {
 			fmt.Fprint(w, "\r\033[K")
+			return
+		}
+		width := 0
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := readline.GetSize(int(f.Fd())); err == nil {
+				width = cols
+			}
+		}
+		fmt.Fprint(w, "\r\033[K"+progressLine(p, width))
+	}
+}
+
+// progressLine is the progress line, "loading NAME: 12.3/45.6 MB, 789 events, 12k events/s", in fewer
+// than width cells when width > 0 (the last column is left free: a character there makes some
+// terminals wrap): the file name is cut in the middle with "…", then the rate and the event count are
+// left out, then the name, and at last the line is cut.
+func progressLine(p engine.Progress, width int) string {
+	name := p.Path[strings.LastIndexByte(p.Path, '/')+1:]
+	rate := 0.0
+	if sec := p.Elapsed.Seconds(); sec > 0 {
+		rate = float64(p.Events) / sec
+	}
+	// kB below 1 MB: the bundled sample (25 kB) showed 0.0/0.0 MB
+	size := fmt.Sprintf("%.1f/%.1f MB", float64(p.ReadBytes)/1e6, float64(p.FileBytes)/1e6)
+	if p.FileBytes < 1e6 {
+		size = fmt.Sprintf("%.1f/%.1f kB", float64(p.ReadBytes)/1e3, float64(p.FileBytes)/1e3)
+	}
+	stats := []string{
+		fmt.Sprintf("%s, %d events, %.0fk events/s", size, p.Events, rate/1e3),
+		fmt.Sprintf("%s, %d events", size, p.Events),
+		size,
+	}
+	if width <= 0 {
+		return "loading " + name + ": " + stats[0]
+	}
+	room := width - 1
+	for i, st := range stats {
+		fixed := displayWidth("loading : " + st)
+		if fixed+displayWidth(name) <= room {
+			return "loading " + name + ": " + st
+		}
+		least := 16 // cells of the name, before the rate and then the event count go
+		if i == len(stats)-1 {
+			least = 8 // before the name goes
+		}
+		if room-fixed >= least {
+			return "loading " + cutMiddle(name, room-fixed) + ": " + st
 		}
 	}
+	return truncateWidth("loading "+size, room)
+}
+
+// cutMiddle shortens s to at most width cells by putting "…" in place of its middle, keeping its start
+// and its end (a trace file's name differs from its job's others at both: host and rank, extension).
+func cutMiddle(s string, width int) string {
+	if displayWidth(s) <= width {
+		return s
+	}
+	if width <= 2 {
+		return truncateWidth(s, width)
+	}
+	rs := []rune(s)
+	ws := make([]int, len(rs))
+	var prev rune
+	for i, r := range rs {
+		ws[i] = widthAfter(prev, r)
+		prev = r
+	}
+	tailRoom := (width - 1) / 2
+	headRoom := width - 1 - tailRoom
+	h, n := 0, 0
+	for h < len(rs) && n+ws[h] <= headRoom { // (a combining mark stays with its character)
+		n += ws[h]
+		h++
+	}
+	t, n := len(rs), 0
+	for t > h && n+ws[t-1] <= tailRoom {
+		n += ws[t-1]
+		t--
+	}
+	for t < len(rs) && ws[t] == 0 { // a mark whose character is cut off
+		t++
+	}
+	return string(rs[:h]) + "…" + string(rs[t:])
 }
 
 // askedForHelp reports a -h or --help among a subcommand's arguments: its usage then goes to stdout, as
@@ -712,7 +786,26 @@ func askedForHelp(args []string) bool {
 	return false
 }
 
-// removeDBFile removes a database file this run created and its write-ahead log.
+// discardCreatedDB removes the database file this run created (created) and then found holding
+// nothing of the user's (engine.HoldsNothing: rules they edited, a table, a sequence are theirs). The
+// engine removes it while DuckDB still holds its lock, and only while the path names the file this run
+// opened: removed by name after Close, as before, it took with it a database another process had made
+// at the path in between. A file that cannot be removed so stays, the harmless leftover of a failed
+// run. It runs after a Ctrl-C too: the cancellation ends the run, not its tidying.
+func discardCreatedDB(ctx context.Context, db *engine.DB, created bool) {
+	if !created {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if empty, err := db.HoldsNothing(ctx); err != nil || !empty {
+		return
+	}
+	db.Discard(ctx) // (its error leaves the file in place: nothing to add to the run's own error)
+}
+
+// removeDBFile removes a database file this run created and its write-ahead log, by name, after an
+// open whose install failed. DuckDB has let go of the file by then, so a process that opened the path
+// in the moment since loses its work: unlike discardCreatedDB, which the engine does under the lock.
 func removeDBFile(path string) {
 	os.Remove(path)
 	os.Remove(path + ".wal")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -1517,36 +1519,128 @@ func TestGoFunctionsRefusedInsideTransaction(t *testing.T) {
 
 // TestFailedRunLeavesNoNewDB: a run that creates its --db file and fails leaves no empty database behind,
 // whatever way its statements came (r24: only -c removed it; piped input and .load left an empty file). A
-// database a statement put something in, or one a run that did not fail created, stays.
+// database a statement put something in, or one a run that did not fail created, stays: a user's edit of
+// tracesql's own rule tables, a sequence or a type too (r42 #2: the file was removed with them).
 func TestFailedRunLeavesNoNewDB(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "notjson.json")
 	if err := os.WriteFile(bad, []byte("hello world"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	loadBad := ".load " + bad + "\n"
 	cases := []struct {
 		name        string
 		stdin       string
 		args        []string
 		fails, kept bool
+		check, want string // for a kept file: a query on it and its csv output
 	}{
-		{"-c after a bad file", "", []string{bad, "-c", "SELECT 1"}, true, false},
-		{"piped after a bad file", "SELECT 1;\n", []string{bad}, true, false},
-		{"nothing piped after a bad file", "", []string{bad}, true, false},
-		{"piped .load of a bad file", ".load " + bad + "\n", nil, true, false},
-		{"a failed statement", "", []string{"-c", "SELECT nope"}, true, false},
-		{"a table made after a bad file", "CREATE TABLE keep AS SELECT 1 AS x;\n", []string{bad}, true, true},
-		{"a run that did not fail", "SELECT 1;\n", nil, false, true},
+		{name: "-c after a bad file", args: []string{bad, "-c", "SELECT 1"}, fails: true},
+		{name: "piped after a bad file", stdin: "SELECT 1;\n", args: []string{bad}, fails: true},
+		{name: "nothing piped after a bad file", args: []string{bad}, fails: true},
+		{name: "piped .load of a bad file", stdin: loadBad, fails: true},
+		{name: "a failed statement", args: []string{"-c", "SELECT nope"}, fails: true},
+		{name: "a kernel class added and deleted again", fails: true,
+			stdin: "INSERT INTO kernel_classes VALUES (0, 'my_kernel', 'COMPUTATION', 'all');\nDELETE FROM kernel_classes WHERE priority = 0;\n" + loadBad},
+		{name: "a temporary table", stdin: "CREATE TEMP TABLE t AS SELECT 1 AS x;\n" + loadBad, fails: true},
+		{name: "a table made after a bad file", stdin: "CREATE TABLE keep AS SELECT 1 AS x;\n", args: []string{bad}, fails: true, kept: true,
+			check: "SELECT x FROM keep", want: "x\n1\n"},
+		{name: "a kernel class added (the README's way)", fails: true, kept: true,
+			stdin: "INSERT INTO kernel_classes SELECT 0, 'my_kernel%', 'COMPUTATION', applies_to FROM kernel_classes LIMIT 1;\n" + loadBad,
+			check: "SELECT pattern FROM kernel_classes WHERE priority = 0", want: "pattern\nmy_kernel%\n"},
+		{name: "a kernel class deleted", stdin: "DELETE FROM kernel_classes WHERE priority = 16;\n" + loadBad, fails: true, kept: true,
+			check: "SELECT count(*) AS n FROM kernel_classes WHERE priority = 16", want: "n\n0\n"},
+		{name: "a phase rule changed", stdin: "UPDATE phase_rules SET phase = 'Mine' WHERE priority = 40;\n" + loadBad, fails: true, kept: true,
+			check: "SELECT phase FROM phase_rules WHERE priority = 40", want: "phase\nMine\n"},
+		{name: "an NCCL clock override", stdin: "INSERT INTO nccl_clock_override VALUES ('trace', 0, NULL, 5);\n" + loadBad, fails: true, kept: true,
+			check: "SELECT offset_ns FROM nccl_clock_override", want: "offset_ns\n5\n"},
+		{name: "a sequence", stdin: "CREATE SEQUENCE s START 5;\n" + loadBad, fails: true, kept: true,
+			check: "SELECT sequence_name FROM duckdb_sequences()", want: "sequence_name\ns\n"},
+		{name: "a type", stdin: "CREATE TYPE mood AS ENUM ('a');\n" + loadBad, fails: true, kept: true,
+			check: "SELECT type_name FROM duckdb_types() WHERE NOT internal", want: "type_name\nmood\n"},
+		{name: "a run that did not fail", stdin: "SELECT 1;\n", kept: true},
 	}
 	for i, c := range cases {
-		db := filepath.Join(dir, fmt.Sprintf("new%d.duckdb", i))
-		_, errOut, code := runCLI(t, c.stdin, append([]string{"--db", db}, c.args...)...)
-		if (code != 0) != c.fails {
-			t.Errorf("%s: exit %d (%s)", c.name, code, errOut)
-		}
-		_, err := os.Stat(db)
-		if kept := err == nil; kept != c.kept {
-			t.Errorf("%s: database kept %v, want %v", c.name, kept, c.kept)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			db := filepath.Join(dir, fmt.Sprintf("new%d.duckdb", i))
+			_, errOut, code := runCLI(t, c.stdin, append([]string{"--db", db}, c.args...)...)
+			if (code != 0) != c.fails {
+				t.Errorf("exit %d (%s)", code, errOut)
+			}
+			_, err := os.Stat(db)
+			if kept := err == nil; kept != c.kept {
+				t.Fatalf("database kept %v, want %v", kept, c.kept)
+			}
+			if !c.kept {
+				if _, err := os.Stat(db + ".wal"); err == nil {
+					t.Errorf("%s.wal left behind", filepath.Base(db))
+				}
+			}
+			if c.check != "" {
+				if got := mustRun(t, "", "--db", db, "--readonly", "--format", "csv", "-c", c.check); got != c.want {
+					t.Errorf("%s: %q, want %q", c.check, got, c.want)
+				}
+			}
+		})
 	}
+}
+
+// TestLookalikeDBRefused: a DuckDB file tracesql did not make, whose objects only share names with
+// tracesql's, is refused with one line and left byte for byte as it was, loads included (r42 #3: a
+// user's view kernels was replaced, a table counters taken over, a view threads beside a table flows(a)
+// refused only after the install had written its tables into the file).
+func TestLookalikeDBRefused(t *testing.T) {
+	trace := backwardJSON
+	for _, c := range []struct {
+		name  string
+		setup []string
+		blame string
+	}{
+		{"a view kernels", []string{`CREATE VIEW kernels AS SELECT 'my_gemm' AS name, 123 AS dur_us`}, "view kernels"},
+		{"a table counters(metric, value)", []string{`CREATE TABLE counters(metric VARCHAR, value DOUBLE)`, `INSERT INTO counters VALUES ('revenue', 1e6)`}, "table counters"},
+		{"a view threads and a table flows(a)", []string{`CREATE VIEW threads AS SELECT 1 AS x`, `CREATE TABLE flows(a INT)`}, "table flows"},
+		{"a table kernel_classes(a)", []string{`CREATE TABLE kernel_classes(a INT)`}, "table kernel_classes"},
+		{"a macro kernel_breakdown(a)", []string{`CREATE MACRO kernel_breakdown(a) AS a`}, "macro kernel_breakdown"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "f.duckdb")
+			raw, err := sql.Open("duckdb", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range append(c.setup, "CHECKPOINT") {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+			before := dirDigest(t, dir)
+			for _, args := range [][]string{{"-c", "SELECT 1"}, {trace, "-c", "SELECT 1"}, {"--readonly", "-c", "SELECT 1"}} {
+				_, errOut, code := runCLI(t, "", append([]string{"--db", path}, args...)...)
+				want := "tracesql: open database " + path + ": not a tracesql database (it has " + c.blame + " that tracesql did not create)"
+				if code != 1 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+					t.Errorf("%q: exit %d, stderr %q; want exit 1 and one line starting %q", args, code, errOut, want)
+				}
+				if after := dirDigest(t, dir); after != before {
+					t.Fatalf("%q changed the files:\nbefore %s\nafter  %s", args, before, after)
+				}
+			}
+		})
+	}
+}
+
+// dirDigest lists each file of dir with its size and content hash.
+func dirDigest(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s(%d bytes, sha256 %x) ", e.Name(), len(data), sha256.Sum256(data))
+	}
+	return b.String()
 }

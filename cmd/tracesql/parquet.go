@@ -137,10 +137,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			} else {
 				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(err))
 			}
-			if created {
-				db.Close()
-				removeDBFile(*dbPath)
-			}
+			discardCreatedDB(ctx, db, created) // an import that failed leaves the new file empty
 			return 1
 		}
 		fmt.Fprintf(stdout, "imported %d trace(s) from %s into %s\n", n, traces[0].path, *dbPath)
@@ -162,11 +159,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 			for _, e := range loadErrors(err) {
 				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(e))
 			}
-			var n int
-			if created && db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM traces`).Scan(&n) == nil && n == 0 {
-				db.Close() // nothing loaded: no empty database left behind, as the main command
-				removeDBFile(*dbPath)
-			}
+			discardCreatedDB(ctx, db, created) // nothing loaded: no empty database left behind, as the main command
 			return 1
 		}
 	}
