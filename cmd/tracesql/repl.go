@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
@@ -91,6 +93,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	if home, err := os.UserHomeDir(); err == nil {
 		historyFile = filepath.Join(home, ".tracesql_history")
 		privateHistory(historyFile)
+		trimHistory(historyFile, historyLimit)
 	} // else no history file: "" would put it in the current directory
 	// With stdout redirected (tracesql T > out.txt), the prompt and the echo of what is typed go to the
 	// terminal on stderr: in the file they were readline's redraw codes between the results.
@@ -102,6 +105,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:                 prompt,
 		HistoryFile:            historyFile,
+		HistoryLimit:           historyLimit + historySlack,
 		DisableAutoSaveHistory: true,
 		AutoComplete:           &completer{s: s, pasted: in},
 		Listener:               readline.FuncListener(in.insertPaste),
@@ -112,10 +116,15 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		Stderr:                 stderr,
 	})
 	if err != nil {
+		in.Close()
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 1
 	}
-	defer rl.Close()
+	defer closeLineEditor(rl, in)
+	if historyFile != "" {
+		// (again: should readline have rewritten the file after all, its new file has the umask's mode)
+		privateHistory(historyFile)
+	}
 	// One writer for both: readline makes a new one per Stdout() call, and the table format fits the
 	// screen only while s.out is s.stdout.
 	w := rl.Stdout()
@@ -169,6 +178,71 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		}
 	}
 	return s.quitStatus(0)
+}
+
+// closeLineEditor ends readline's goroutines. Its reader goroutine may be blocked reading the terminal
+// through in: readline's Close waits for it but closes only its own pipe, never in, and so hung for
+// good (Ctrl-D pressed while a statement ran: the session printed the result and never exited).
+// Closing in first makes that read return. The wait is bounded all the same: nothing readline still
+// holds is needed once the session ends (each Readline call restores the terminal's mode on return,
+// and the history is written line by line).
+func closeLineEditor(rl *readline.Instance, in io.Closer) {
+	in.Close()
+	done := make(chan struct{})
+	go func() {
+		rl.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(lineEditorCloseWait):
+	}
+}
+
+// lineEditorCloseWait bounds closeLineEditor's wait (a variable for the tests, which wait longer).
+var lineEditorCloseWait = 2 * time.Second
+
+const (
+	// historyLimit is how many entries the history file keeps (readline's default kept 500, cut silently).
+	historyLimit = 10_000
+	// historySlack is how far past historyLimit readline lets the file grow before it rewrites it at
+	// start, which it does through a new file of the umask's mode (0644): trimHistory trims it first,
+	// privately, and the slack keeps lines another session appends meanwhile from setting readline off.
+	historySlack = 1_000
+)
+
+// trimHistory cuts the history file to its last limit entries (blank lines dropped) when it holds more
+// lines, writing the new file with mode 0600 and renaming it into place.
+func trimHistory(path string, limit int) {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p // (the file a link points to is trimmed, and stays where the link says)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || bytes.Count(data, []byte{'\n'}) <= limit {
+		return
+	}
+	lines := strings.Split(string(data), "\n")
+	keep := make([]string, 0, limit)
+	for i := len(lines) - 1; i >= 0 && len(keep) < limit; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			keep = append(keep, lines[i])
+		}
+	}
+	slices.Reverse(keep)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp") // mode 0600
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(strings.Join(keep, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
 }
 
 // privateHistory makes the history file readable by its owner only, creating it if need be: it holds
@@ -287,6 +361,12 @@ func partialSuffix(data []byte, marker string) int {
 }
 
 // pass hands unbracketed input to readline, counting the tabs of a paste (see the type).
+//
+// A NUL byte becomes Ctrl-D. The terminal sends one for Ctrl-D pressed while a statement runs (the
+// line discipline, not yet in raw mode, keeps that end-of-file key as a NUL), and for Ctrl-Space.
+// readline takes a NUL for the end of its input: it returned io.EOF and its key loop stopped for good,
+// so that a key typed after it blocked its reader goroutine, and the session, at exit. As Ctrl-D it
+// ends the session at an empty prompt, and deletes the character under the cursor in a line.
 func (p *pasteAwareStdin) pass(b []byte) {
 	if len(b) > 1 {
 		if tabs := bytes.Count(b, []byte{'\t'}); tabs > 0 {
@@ -295,7 +375,13 @@ func (p *pasteAwareStdin) pass(b []byte) {
 			p.mu.Unlock()
 		}
 	}
+	start := len(p.ready)
 	p.ready = append(p.ready, b...)
+	for i := start; i < len(p.ready); i++ {
+		if p.ready[i] == 0 {
+			p.ready[i] = readline.CharDelete // Ctrl-D
+		}
+	}
 }
 
 // queuePaste queues the lines of the bracketed paste just ended and gives readline a pasteMark for

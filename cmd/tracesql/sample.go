@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 )
 
 // sampleTrace is HTA's critical_path/alexnet test trace (one rank, 1,408 events, NVIDIA GPU), bundled
@@ -13,26 +16,81 @@ import (
 //go:embed sample/alexnet.json.gz
 var sampleTrace []byte
 
-// samplePath writes the bundled sample to the user's cache directory once and returns its path.
+const sampleName = "sample-alexnet.json.gz"
+
+// samplePath writes the bundled sample to the user's cache directory once and returns its path. Where
+// that directory cannot be written (a read-only home in a container, HOME=/nonexistent for nobody), or
+// there is none, the sample goes to a directory of this user's own under the temporary directory:
+// the REPL opens all the same.
 func samplePath() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
+	var cacheErr error
+	if dir, err := os.UserCacheDir(); err == nil {
+		// (a cache directory whose parent is missing is not made: with HOME=/nonexistent, root made
+		// /nonexistent/.cache/tracesql)
+		if _, err := os.Stat(filepath.Dir(dir)); err != nil {
+			cacheErr = err
+		} else if p, err := writeSample(filepath.Join(dir, "tracesql"), false); err == nil {
+			return p, nil
+		} else {
+			cacheErr = err
+		}
 	}
-	dir = filepath.Join(dir, "tracesql")
-	p := filepath.Join(dir, "sample-alexnet.json.gz")
-	if st, err := os.Stat(p); err == nil && st.Size() == int64(len(sampleTrace)) {
+	// The temporary directory is shared with other users: the directory is this user's (made 0700, and
+	// refused when others may write or enter it), and a sample already there is used only when it is
+	// the bundled one byte for byte.
+	dir := filepath.Join(os.TempDir(), "tracesql-"+strconv.Itoa(os.Getuid()))
+	p, err := writeSample(dir, true)
+	if err != nil {
+		if cacheErr != nil {
+			return "", fmt.Errorf("write bundled sample: %v (and in the temporary directory: %v)", cacheErr, err)
+		}
+		return "", fmt.Errorf("write bundled sample: %w", err)
+	}
+	return p, nil
+}
+
+// writeSample puts the bundled sample in dir, making dir if need be, unless the file there holds it
+// already, and returns its path. private makes dir 0700 and refuses one that others can enter.
+func writeSample(dir string, private bool) (string, error) {
+	perm := os.FileMode(0o755)
+	if private {
+		perm = 0o700
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return "", err
+	}
+	if private {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return "", err
+		}
+		// (Windows reports 0777 for every directory: its temporary directory is the user's own)
+		if !fi.IsDir() || runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("%s is not a directory of this user's alone (mode %v)", dir, fi.Mode())
+		}
+	}
+	p := filepath.Join(dir, sampleName)
+	if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, sampleTrace) {
 		return p, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("write bundled sample: %w", err)
+	// A temporary file of its own, renamed into place: two first runs at once do not write into one.
+	f, err := os.CreateTemp(dir, sampleName+".*.tmp")
+	if err != nil {
+		return "", err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, sampleTrace, 0o644); err != nil {
-		return "", fmt.Errorf("write bundled sample: %w", err)
+	_, err = f.Write(sampleTrace)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		return "", fmt.Errorf("write bundled sample: %w", err)
+	if err == nil && !private {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
 	}
 	return p, nil
 }
