@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"tracesql/queries"
@@ -48,20 +49,21 @@ func imprecise(t *sqlType) bool {
 
 // holdsImprecise reports an imprecise type below the top of t.
 func holdsImprecise(t *sqlType) bool {
-	if t == nil {
-		return false
-	}
-	for _, c := range []*sqlType{t.elem, t.key} {
-		if imprecise(c) || holdsImprecise(c) {
-			return true
-		}
-	}
+	return t != nil && slices.ContainsFunc(t.children(), func(c *sqlType) bool { return holds(c, imprecise) })
+}
+
+// holds reports a type for which is is true at any depth of t.
+func holds(t *sqlType, is func(*sqlType) bool) bool {
+	return t != nil && (is(t) || slices.ContainsFunc(t.children(), func(c *sqlType) bool { return holds(c, is) }))
+}
+
+// children are t's element, key and field types.
+func (t *sqlType) children() []*sqlType {
+	c := []*sqlType{t.elem, t.key}
 	for _, f := range t.fields {
-		if imprecise(f.typ) || holdsImprecise(f.typ) {
-			return true
-		}
+		c = append(c, f.typ)
 	}
-	return false
+	return c
 }
 
 // leavesAsText rewrites DuckDB's text of a nested type (as duckdb_prepared_statements and DESCRIBE write
@@ -71,6 +73,15 @@ func leavesAsText(typ string) string {
 	var b strings.Builder
 	rest := leavesAsTextPrefix(typ, &b)
 	return b.String() + rest
+}
+
+// copyPrefix copies prefix to b when s starts with it, and returns s after it.
+func copyPrefix(s, prefix string, b *strings.Builder) string {
+	if strings.HasPrefix(s, prefix) {
+		b.WriteString(prefix)
+		return s[len(prefix):]
+	}
+	return s
 }
 
 // leavesAsTextPrefix copies one type from the start of s to b (the grammar parseTypePrefix reads) and
@@ -86,35 +97,17 @@ func leavesAsTextPrefix(s string, b *strings.Builder) string {
 			_, after := parseQuoted(s)
 			b.WriteString(s[:len(s)-len(after)])
 			s = after
-			if strings.HasPrefix(s, " ") {
-				b.WriteByte(' ')
-				s = s[1:]
-			}
-			s = leavesAsTextPrefix(s, b)
-			if strings.HasPrefix(s, ", ") {
-				b.WriteString(", ")
-				s = s[2:]
-			}
+			s = leavesAsTextPrefix(copyPrefix(s, " ", b), b)
+			s = copyPrefix(s, ", ", b)
 			if len(s) == before {
 				break
 			}
 		}
-		if strings.HasPrefix(s, ")") {
-			b.WriteByte(')')
-			s = s[1:]
-		}
+		s = copyPrefix(s, ")", b)
 	case strings.HasPrefix(s, "MAP("):
-		b.WriteString("MAP(")
-		s = leavesAsTextPrefix(s[len("MAP("):], b)
-		if strings.HasPrefix(s, ", ") {
-			b.WriteString(", ")
-			s = s[2:]
-		}
-		s = leavesAsTextPrefix(s, b)
-		if strings.HasPrefix(s, ")") {
-			b.WriteByte(')')
-			s = s[1:]
-		}
+		s = leavesAsTextPrefix(copyPrefix(s, "MAP(", b), b)
+		s = leavesAsTextPrefix(copyPrefix(s, ", ", b), b)
+		s = copyPrefix(s, ")", b)
 	default:
 		end := strings.IndexAny(s, "[(,)")
 		if end < 0 {
@@ -146,18 +139,7 @@ func leavesAsTextPrefix(s string, b *strings.Builder) string {
 
 // holdsJSON reports a JSON type at any depth of t.
 func holdsJSON(t *sqlType) bool {
-	if t == nil {
-		return false
-	}
-	if t.is("JSON") || holdsJSON(t.elem) || holdsJSON(t.key) {
-		return true
-	}
-	for _, f := range t.fields {
-		if holdsJSON(f.typ) {
-			return true
-		}
-	}
-	return false
+	return holds(t, func(x *sqlType) bool { return x.is("JSON") })
 }
 
 // unreadable reports types duckdb-go fails to scan: ones it has no name for (TIME_NS), and MAPs
