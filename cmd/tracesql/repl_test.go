@@ -215,19 +215,7 @@ func (s *tmuxSession) key(k string) { s.t.Helper(); s.tmux("send-keys", "-t", "t
 // TestTerminalREPL runs the REPL in tmux: prompts, a two-line statement, Tab completion, Ctrl-C at
 // the prompt, .quit, and the history file.
 func TestTerminalREPL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	// The test binary itself runs as tracesql (see TestMain): nothing to build.
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	home := filepath.Join(tmp, "home")
+	home := filepath.Join(t.TempDir(), "home")
 	if err := os.Mkdir(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +223,7 @@ func TestTerminalREPL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &tmuxSession{t: t, sock: filepath.Join(tmp, "tmux.sock")}
-	// The shell reports the exit status and keeps the pane alive so that it can still be captured.
-	cmd := "env " + asCLI + "=1 HOME=" + home + " XDG_CACHE_HOME=" + home + " " + bin + " " + trace + "; echo EXIT=$?; sleep 60"
-	s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", cmd)
-	t.Cleanup(func() { exec.Command("tmux", "-S", s.sock, "kill-server").Run() })
+	s := startTmuxCLI(t, home, 160, trace)
 
 	s.waitFor(`(?m)^tracesql>$`)
 
