@@ -19,6 +19,8 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"tracesql/internal/outdir"
+
 	"tracesql/queries"
 	"tracesql/sqlfuncs"
 )
@@ -212,11 +214,9 @@ const (
 )
 
 // trimHistory cuts the history file to its last limit entries (blank lines dropped) when it holds more
-// lines, writing the new file with mode 0600 and renaming it into place.
+// lines, the new file (mode 0600) renamed into place by outdir.Create, which trims the file a link
+// points to and leaves the link.
 func trimHistory(path string, limit int) {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p // (the file a link points to is trimmed, and stays where the link says)
-	}
 	data, err := os.ReadFile(path)
 	if err != nil || bytes.Count(data, []byte{'\n'}) <= limit {
 		return
@@ -229,19 +229,16 @@ func trimHistory(path string, limit int) {
 		}
 	}
 	slices.Reverse(keep)
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp") // mode 0600
+	f, err := outdir.Create(path)
 	if err != nil {
 		return
 	}
-	_, err = f.WriteString(strings.Join(keep, "\n") + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer f.Abort()
+	if f.Chmod(0o600) != nil {
+		return
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if _, err := f.WriteString(strings.Join(keep, "\n") + "\n"); err == nil {
+		f.Commit()
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+
+	"tracesql/internal/outdir"
 )
 
 // sampleTrace is HTA's critical_path/alexnet test trace (one rank, 1,408 events, NVIDIA GPU), bundled
@@ -74,22 +76,15 @@ func writeSample(dir string, private bool) (string, error) {
 		return p, nil
 	}
 	// A temporary file of its own, renamed into place: two first runs at once do not write into one.
-	f, err := os.CreateTemp(dir, sampleName+".*.tmp")
+	f, err := outdir.Create(p)
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(sampleTrace)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	defer f.Abort()
+	if _, err := f.Write(sampleTrace); err != nil {
+		return "", err
 	}
-	if err == nil && !private {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := f.Commit(); err != nil {
 		return "", err
 	}
 	return p, nil
