@@ -109,7 +109,7 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // rank in a directory should not hide the state of the rest), so the error is every failed file's
 // *LoadError, joined (errors.Join), in file order. Only a cancelled ctx stops it early. Files already
 // loaded (same path, size and modification time, same label) are skipped.
-func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]LoadResult, error) {
+func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (results []LoadResult, err error) {
 	prefetch := opts.Prefetch
 	opts.Prefetch = nil
 	defer prefetch.Stop() // unless taken over below
@@ -130,7 +130,6 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 	if err != nil {
 		return nil, err
 	}
-	var results []LoadResult
 	results = append(results, repeated...)
 	if opts.Replace {
 		opts.replacing = db.replacedVersions(ctx, files, opts)
@@ -170,10 +169,25 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) ([]Load
 		if db.Path == "" {
 			threshold = "128MB"
 		}
-		if _, err := db.SQL.ExecContext(ctx, "SET checkpoint_threshold = '"+threshold+"'"); err == nil {
+		// (not err: the deferred function sets Load's own)
+		if _, serr := db.SQL.ExecContext(ctx, "SET checkpoint_threshold = '"+threshold+"'"); serr == nil {
 			defer func() {
 				db.SQL.ExecContext(context.WithoutCancel(ctx), "RESET checkpoint_threshold")
-				db.SQL.ExecContext(context.WithoutCancel(ctx), "CHECKPOINT")
+				loaded := 0
+				for _, r := range results {
+					if r.Skipped == "" {
+						loaded++
+					}
+				}
+				if cerr := db.checkpointAfterLoad(loaded); cerr != nil {
+					errs := []error{cerr}
+					if j, ok := err.(interface{ Unwrap() []error }); ok {
+						errs = append(j.Unwrap(), cerr) // one list: each failure reported on its own line
+					} else if err != nil {
+						errs = []error{err, cerr}
+					}
+					err = errors.Join(errs...)
+				}
 			}()
 		}
 	}

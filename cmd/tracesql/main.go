@@ -245,6 +245,7 @@ func stopSignal(ctx context.Context) (name string, status int) {
 }
 
 func main() {
+	ignoreFileSizeSignal()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -387,6 +388,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if loadFailed && len(o.scripts) > 0 {
 		discardNewDB()
 		return 1
+	}
+	if loadFailed {
+		if _, err := db.SQL.ExecContext(ctx, "SELECT 1"); engine.IsFatal(err) {
+			return 1 // (said by the load's own line) DuckDB answers nothing more, REPL or piped
+		}
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if o.dbPath != "" {
@@ -619,10 +625,22 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.
+		badFiles := 0
+		var fatal error
 		for _, e := range errs {
 			s.reportErr(e)
+			var le *engine.LoadError
+			if errors.As(e, &le) {
+				badFiles++
+			}
+			if engine.IsFatal(e) {
+				fatal = e
+			}
 		}
-		if loaded > 0 {
+		if fatal != nil {
+			return errors.Join(errReported, fatal) // a script stops: DuckDB answers nothing more
+		}
+		if loaded > 0 && badFiles > 0 { // (a failed checkpoint after the load says what was loaded itself)
 			fmt.Fprintf(s.errOut, "tracesql: the other %d file(s) loaded\n", loaded)
 		} else if len(s.sampleIDs) > 0 {
 			// A script goes on after a failed .load: its next queries answer about the sample.

@@ -121,6 +121,7 @@ func (s *session) reportErr(err error) {
 	}
 	err = engine.RuleError(context.Background(), s.db, err) // a bad pattern a user put in kernel_classes
 	err = engine.MemoryError(context.Background(), s.db, err)
+	err = engine.FatalError(s.db, err)
 	where := ""
 	if s.where != "" {
 		where = s.where + ": "
@@ -441,8 +442,9 @@ func (s *session) feedDot(ctx context.Context, line string, stopOnError bool) er
 
 // stopsOnCancel reports whether a statement cancelled by Ctrl-C stops the script it is part of, as in
 // DuckDB's shell: piped input and a .read file stop; the REPL's own prompt only loses that statement.
+// So does DuckDB's fatal error, after which it answers every statement with that error again.
 func (s *session) stopsOnCancel(err error) bool {
-	return errors.Is(err, errCancelled) && (s.piped || s.readDepth > 0)
+	return (errors.Is(err, errCancelled) || engine.IsFatal(err)) && (s.piped || s.readDepth > 0)
 }
 
 // overview prints the sections of the overview report.

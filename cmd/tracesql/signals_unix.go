@@ -1,0 +1,13 @@
+//go:build unix
+
+package main
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+// ignoreFileSizeSignal makes a write past the file size limit (ulimit -f) fail with EFBIG, reported
+// like a full disk, instead of killing the process without a word: DuckDB writes from threads Go does
+// not own, where the signal takes its default action.
+func ignoreFileSizeSignal() { signal.Ignore(syscall.SIGXFSZ) }

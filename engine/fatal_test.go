@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestFatalError: DuckDB's fatal errors, as it words them, become one line naming the database, the
+// innermost cause and what is kept; other errors pass unchanged.
+func TestFatalError(t *testing.T) {
+	const checkpointFailed = `FATAL Error: Failed to create checkpoint because of error: FATAL Error: Failed to create checkpoint: IO Error: Could not write file "/m/t.duckdb": No space left on device`
+	const invalidated = "FATAL Error: Failed: database has been invalidated because of a previous fatal error. The database must be restarted prior to being used again.\nOriginal error: \"Failed to create checkpoint because of error: FATAL Error: Failed to create checkpoint: IO Error: Could not write file \"/m/t.duckdb\": No space left on device\""
+	cause := `Could not write file "/m/t.duckdb": No space left on device`
+	tests := []struct {
+		name string
+		path string
+		err  error
+		want []string // substrings of the message; nil: err unchanged
+	}{
+		{"invalidated", "/m/t.duckdb", errors.New(invalidated), []string{"database /m/t.duckdb can no longer be used", "(" + cause + ")", "/m/t.duckdb.wal"}},
+		{"checkpoint", "/m/t.duckdb", errors.New(checkpointFailed), []string{"(" + cause + ")"}},
+		{"in memory", "", errors.New(invalidated), []string{"the in-memory database can no longer be used", "(" + cause + ")"}},
+		{"checkpoint error kept", "/m/t.duckdb", &CheckpointError{Path: "/m/t.duckdb", Loaded: 2, Err: errors.New(checkpointFailed)},
+			[]string{"checkpoint of /m/t.duckdb after the load failed (" + cause + "); the 2 file(s) loaded are committed"}},
+		{"other error", "/m/t.duckdb", errors.New("Binder Error: no such column"), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := FatalError(&DB{Path: tc.path}, tc.err)
+			if tc.want == nil {
+				if got != tc.err || IsFatal(got) {
+					t.Fatalf("got %v, want it unchanged and not fatal", got)
+				}
+				return
+			}
+			if !IsFatal(got) {
+				t.Errorf("IsFatal(%v) false", got)
+			}
+			msg := got.Error()
+			if strings.Contains(msg, "\n") || strings.Contains(msg, "FATAL") {
+				t.Errorf("%q: want one line without DuckDB's raw message", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}
