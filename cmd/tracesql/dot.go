@@ -161,8 +161,8 @@ func (s *session) runDot(ctx context.Context, line string) error {
 	} else {
 		err = cmd.run(s, cctx, args)
 	}
-	if err != nil && cctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, errReported) {
-		err = errCancelled
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, errReported) && !errors.Is(err, errCancelled) {
+		err = &cancelledError{"." + name + " cancelled (Ctrl-C)"}
 	}
 	if s.out == cw {
 		s.out = cw.w

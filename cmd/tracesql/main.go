@@ -621,7 +621,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		if loaded > 0 {
 			fmt.Fprintf(s.errOut, "tracesql: %d file(s) loaded before the cancel\n", loaded)
 		}
-		return errCancelled // (Ctrl-C: the file being loaded rolled back; its error says no more)
+		return &cancelledError{"load cancelled (Ctrl-C): the file it was loading left nothing behind"}
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.

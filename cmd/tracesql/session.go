@@ -76,6 +76,12 @@ var (
 	errCancelled = errors.New("query cancelled (Ctrl-C)")
 )
 
+// cancelledError is errCancelled said of what Ctrl-C stopped, when that was not a query.
+type cancelledError struct{ msg string }
+
+func (e *cancelledError) Error() string { return e.msg }
+func (e *cancelledError) Unwrap() error { return errCancelled }
+
 // oneLine reduces an error to the one line the user sees. DuckDB's messages go on over further
 // lines: a hint (`Did you mean "kernels"?`, `Candidate bindings: …`, a tab-indented list of
 // candidate functions), then after a blank line the SQL context (`LINE 1: …` and a caret). The
