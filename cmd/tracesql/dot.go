@@ -187,14 +187,42 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// splitArgs splits a dot-command line on spaces, honouring single and double quotes.
+// splitArgs splits a dot-command line on spaces, honouring single and double quotes, a backslash before
+// a space, quote or backslash outside quotes (my\ query.sql, as a shell and Tab completion write it),
+// and a leading ~/ outside quotes (the home directory).
 func splitArgs(line string) ([]string, error) {
-	var out []string
+	args, last, _, quote := scanArgs(line)
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated quote in %q", line)
+	}
+	if last != nil {
+		args = append(args, *last)
+	}
+	return args, nil
+}
+
+// scanArgs is splitArgs for a line that may end inside its last argument (as Tab completion sees it):
+// the arguments before the last, the last (nil when the line ends in a space) and where its text
+// starts in line, and the quote still open at the end (0 if none).
+func scanArgs(line string) (args []string, last *string, lastAt int, quote byte) {
 	var cur strings.Builder
-	inArg := false
-	var quote byte
+	inArg, tilde := false, false
+	end := func() {
+		a := cur.String()
+		if tilde {
+			if home, err := os.UserHomeDir(); err == nil {
+				a = home + a[1:]
+			}
+		}
+		args = append(args, a)
+		cur.Reset()
+		inArg, tilde = false, false
+	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if !inArg && c != ' ' && c != '\t' {
+			lastAt = i
+		}
 		switch {
 		case quote != 0:
 			if c == quote {
@@ -202,26 +230,30 @@ func splitArgs(line string) ([]string, error) {
 			} else {
 				cur.WriteByte(c)
 			}
+		case c == '\\' && i+1 < len(line) && strings.IndexByte(" \t'\"\\", line[i+1]) >= 0:
+			i++
+			cur.WriteByte(line[i])
+			inArg = true
 		case c == '\'' || c == '"':
 			quote, inArg = c, true
 		case c == ' ' || c == '\t':
 			if inArg {
-				out = append(out, cur.String())
-				cur.Reset()
-				inArg = false
+				end()
 			}
 		default:
+			if !inArg && c == '~' && (i+1 == len(line) || line[i+1] == '/' || line[i+1] == ' ' || line[i+1] == '\t') {
+				tilde = true
+			}
 			cur.WriteByte(c)
 			inArg = true
 		}
 	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated quote in %q", line)
-	}
 	if inArg {
-		out = append(out, cur.String())
+		end()
+		a := args[len(args)-1]
+		last, args = &a, args[:len(args)-1]
 	}
-	return out, nil
+	return args, last, lastAt, quote
 }
 
 func (s *session) dotHelp(_ context.Context, args []string) error {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -518,14 +519,29 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 			sortRunes(out)
 			return out, len(cmd)
 		}
-		word := args[strings.LastIndexAny(args, " ")+1:]
+		_, last, lastAt, quote := scanArgs(args)
+		word, typed := "", ""
+		if last != nil {
+			word, typed = *last, args[lastAt:]
+		}
 		switch name, _ := dotCommandName(cmd); {
 		case name == "mode":
-			return completeWords(Formats, word), len(word)
+			return completeWords(Formats, word), utf8.RuneCountInString(typed)
 		case fileArgCommands[name]:
-			return completeFiles(word), len(word)
+			return fileArgs(completeFiles(word), quote), utf8.RuneCountInString(typed)
 		}
 		return nil, 0
+	}
+	if at := openIdentifier(text); at >= 0 {
+		// "My Table: a name that needs its quotes, completed with the closing one
+		word := text[at+1:]
+		var out [][]rune
+		for _, rest := range completeWords(c.publicNames(word), word) {
+			if r := strings.TrimSuffix(string(rest), " "); !strings.Contains(r, `"`) {
+				out = append(out, []rune(r+`" `))
+			}
+		}
+		return out, utf8.RuneCountInString(word)
 	}
 	// Inside a quoted string: a file name ('sample.json', read_csv('data/x.csv')), or a tab.
 	if quote := openQuote(text); quote >= 0 {
@@ -540,18 +556,53 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 	if word == "" {
 		return literalTab, 0 // indentation
 	}
+	names := sqlKeywords
+	for _, n := range c.publicNames(word) {
+		if plainIdentifier.MatchString(n) { // (the others complete after a ")
+			names = append(names, n)
+		}
+	}
+	return completeWords(names, word), utf8.RuneCountInString(word)
+}
+
+// plainIdentifier matches the names SQL takes without quotes.
+var plainIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*$`)
+
+// publicNames returns the catalog's names to offer for word: internal names (_hta_frame, …) are the
+// public ones' machinery, not offered to someone typing a public name; the Go table functions among them
+// not at all, since a statement that calls one is refused (sqlfuncs.RefuseInternalCall).
+func (c *completer) publicNames(word string) []string {
 	var names []string
 	for _, cand := range c.candidates() {
 		if strings.HasPrefix(cand, "_") && !strings.HasPrefix(word, "_") || sqlfuncs.IsInternal(cand) {
-			// Internal names (_hta_frame, …) are the public ones' machinery, not offered to someone typing a
-			// public name; the Go table functions among them not at all, since a statement that calls one is
-			// refused (sqlfuncs.RefuseInternalCall).
 			continue
 		}
 		names = append(names, cand)
 	}
-	return completeWords(names, word), len(word)
+	return names
 }
+
+// fileArgs writes completeFiles' rests as a dot command's argument reads them (splitArgs): outside quotes
+// a space, quote or backslash after a backslash; inside quote, a file's name closed by it (a directory's
+// stays open for more), and a name holding quote left out.
+func fileArgs(rests [][]rune, quote byte) [][]rune {
+	var out [][]rune
+	for _, r := range rests {
+		rest := string(r)
+		switch {
+		case quote == 0:
+			rest = argEscaper.Replace(rest)
+		case strings.IndexByte(rest, quote) >= 0:
+			continue
+		case !strings.HasSuffix(rest, "/"):
+			rest += string(quote)
+		}
+		out = append(out, []rune(rest))
+	}
+	return out
+}
+
+var argEscaper = strings.NewReplacer(`\`, `\\`, " ", `\ `, "\t", "\\\t", "'", `\'`, `"`, `\"`)
 
 // completeWords returns the rest of each of names that starts with word, ignoring case, followed by a
 // space. The rest takes the case word is typed in (sel → select, SEL → SELECT; selECT before), where word
@@ -620,12 +671,29 @@ func openQuote(text string) int {
 	return -1
 }
 
+// openIdentifier returns the position of the " that opens an identifier still open at the end of text,
+// or -1.
+func openIdentifier(text string) int {
+	for i := 0; i < len(text); i++ {
+		end, kind := queries.TokenEnd(text, i)
+		if end < 0 {
+			if kind == queries.TokenQuoted && text[i] == '"' {
+				return i
+			}
+			return -1
+		}
+		i = end
+	}
+	return -1
+}
+
 func sortRunes(out [][]rune) {
 	sort.Slice(out, func(i, j int) bool { return string(out[i]) < string(out[j]) })
 }
 
+// candidates returns the names of the catalog's tables, views, functions and columns.
 func (c *completer) candidates() []string {
-	out := append([]string(nil), sqlKeywords...)
+	var out []string
 	rows, err := c.s.db.SQL.Query(`SELECT table_name FROM duckdb_tables() WHERE NOT internal
         UNION SELECT view_name FROM duckdb_views() WHERE NOT internal
         UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table_macro', 'macro', 'table', 'scalar', 'aggregate')

@@ -439,6 +439,68 @@ func TestCompletionHidesInternals(t *testing.T) {
 	}
 }
 
+// TestCompletionQuoting: a completed name reads back as the file or table it names. A file name with a
+// space completed to `.read my query.sql` (then "usage: .read FILE"), nothing completed inside '…' or
+// "…", a table that needs quotes to `FROM My Table`, and ~ was not the home directory.
+func TestCompletionQuoting(t *testing.T) {
+	db := openReportDB(t, backwardJSON)
+	if _, err := db.SQL.Exec(`CREATE TABLE "My Table"(x INT)`); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, f := range []string{"my query.sql", "it's.sql"} {
+		if err := os.WriteFile(filepath.Join(home, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(home, "dir with space"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &completer{s: &session{db: db}}
+	for _, tc := range []struct {
+		line string
+		want []string // the completed lines
+		arg  string   // what the dot command reads from the first, "" for SQL
+	}{
+		{".read " + home + "/my", []string{".read " + home + `/my\ query.sql`}, home + "/my query.sql"},
+		{".read '" + home + "/my", []string{".read '" + home + "/my query.sql'"}, home + "/my query.sql"},
+		{".read " + home + "/it", []string{".read " + home + `/it\'s.sql`}, home + "/it's.sql"},
+		{`.read "` + home + "/it", []string{`.read "` + home + `/it's.sql"`}, home + "/it's.sql"},
+		{".read '" + home + "/it", nil, ""}, // (' cannot be written inside '…')
+		{".load ~/di", []string{`.load ~/dir\ with\ space/`}, home + "/dir with space/"},
+		{".once ~/my", []string{`.once ~/my\ query.sql`}, home + "/my query.sql"},
+		{`SELECT * FROM "My`, []string{`SELECT * FROM "My Table" `}, ""},
+		{`SELECT * FROM "my t`, []string{`SELECT * FROM "my table" `}, ""},
+	} {
+		cands, n := c.Do([]rune(tc.line), len([]rune(tc.line)))
+		var got []string
+		for _, suffix := range cands {
+			got = append(got, tc.line+string(suffix))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q completes to %q, want %q", tc.line, got, tc.want)
+			continue
+		}
+		if n < 0 || n > len([]rune(tc.line)) {
+			t.Errorf("%q: prefix length %d", tc.line, n)
+		}
+		if tc.arg != "" {
+			args, err := splitArgs(got[0])
+			if err != nil || len(args) != 2 || args[1] != tc.arg {
+				t.Errorf("%q reads as %q (%v), want the argument %q", got[0], args, err, tc.arg)
+			}
+		}
+	}
+	// A name that needs quotes is not offered without them: `FROM My Table` is not SQL.
+	cands, _ := c.Do([]rune("SELECT * FROM My"), len("SELECT * FROM My"))
+	for _, suffix := range cands {
+		if strings.Contains(string(suffix), " ") && strings.TrimSpace(string(suffix)) != "" {
+			t.Errorf("SELECT * FROM My offers %q", suffix)
+		}
+	}
+}
+
 // TestLoadReplacesSample: a session started on the bundled sample drops it when the user's first
 // traces load (kept, the sample's events were summed with theirs and its rank 0 clashed with
 // theirs in the critical path); a load that fails keeps it.

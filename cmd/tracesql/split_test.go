@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -269,6 +270,10 @@ func TestStmtBufferLinear(t *testing.T) {
 }
 
 func TestSplitArgs(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip(err)
+	}
 	cases := []struct {
 		line string
 		args []string
@@ -280,6 +285,9 @@ func TestSplitArgs(t *testing.T) {
 		{`once "it's.txt"`, []string{"once", "it's.txt"}, false},
 		{`mode ""`, []string{"mode", ""}, false},
 		{`read "x`, nil, true},
+		{`read my\ query.sql`, []string{"read", "my query.sql"}, false},
+		{`read it\'s\\x \q`, []string{"read", `it's\x`, `\q`}, false}, // (other backslashes are kept)
+		{`read ~/q.sql ~ '~/q' a~ ~b`, []string{"read", home + "/q.sql", home, "~/q", "a~", "~b"}, false},
 	}
 	for _, c := range cases {
 		got, err := splitArgs(c.line)
