@@ -306,7 +306,7 @@ func (p *ncclParser) value(key string) (ncclKV, error) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strconv.Quote(kv.key))
+			b.WriteString(quoteJSON(kv.key))
 			b.WriteByte(':')
 			b.WriteString(kv.json)
 		}
@@ -334,7 +334,7 @@ done:
 		if !strings.ContainsAny(tok, ".eE") {
 			if _, err := strconv.ParseInt(tok, 10, 64); err != nil {
 				// A uint64 beyond int64 (CommHash): JSON readers would round it through a double.
-				return ncclKV{key: key, json: strconv.Quote(tok)}, nil
+				return ncclKV{key: key, json: quoteJSON(tok)}, nil
 			}
 		}
 		return ncclKV{key: key, json: tok}, nil
@@ -347,7 +347,7 @@ done:
 	if p.q.firstBare == "" {
 		p.q.firstBare = fmt.Sprintf("%q: %s", key, tok)
 	}
-	return ncclKV{key: key, json: strconv.Quote(tok), bare: true}, nil
+	return ncclKV{key: key, json: quoteJSON(tok), bare: true}, nil
 }
 
 // str reads a JSON string at p.i and returns its text, quotes included.

@@ -266,3 +266,40 @@ func TestNCCLReloadChangedFile(t *testing.T) {
 		t.Errorf("%d nccl_traces rows, want 1", n)
 	}
 }
+
+// TestNCCLBareOddBytes: a bare plugin value holding a byte Go's %q writes as \x.. (DEL, invalid UTF-8,
+// a control character) loads as a JSON string; strconv.Quote's escapes are not JSON's, and the whole
+// file was refused ("Malformed JSON … invalid escaped character").
+func TestNCCLBareOddBytes(t *testing.T) {
+	orig, err := os.ReadFile(ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, value, want string }{
+		{"del", "RI\x7fNG", "RI\x7fNG"},
+		{"invalid utf-8", "RI\xffNG", "RI\uFFFDNG"},
+		{"control", "RI\x01NG", "RI\x01NG"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(string(orig), `"Algorithm": RING`, `"Algorithm": `+c.value, 1)
+			if text == string(orig) {
+				t.Fatal("the quirks file has no bare RING")
+			}
+			p := filepath.Join(t.TempDir(), "nccl_4242_0.json")
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			db := openTestDB(t)
+			if _, _, err := loadWarn(t, db, p); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			if err := db.SQL.QueryRow(`SELECT args->>'Algorithm' FROM nccl_events WHERE args->>'Algorithm' LIKE 'RI%' LIMIT 1`).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("Algorithm = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
