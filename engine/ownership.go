@@ -26,21 +26,11 @@ func (e *ForeignDatabaseError) Error() string {
 // legacyNames are objects older tracesql versions left that migrate removes.
 var legacyNames = regexp.MustCompile(`^(_hta_frame_compat|_tracesql_load_\d+)$`)
 
-var createdName = regexp.MustCompile(`(?im)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_]*)`)
-
-// ownNames are the tables, views and macros that install creates, from the embedded SQL itself so
-// that the list cannot drift from it.
-var ownNames = sync.OnceValue(func() map[string]bool {
-	names := map[string]bool{"_tracesql_install": true}
-	for _, stmts := range [][]string{queries.Schema(), queries.Views()} {
-		for _, s := range stmts {
-			for _, m := range createdName.FindAllStringSubmatch(s, -1) {
-				names[strings.ToLower(m[2])] = true
-			}
-		}
-	}
-	return names
-})
+// isOwnName reports whether name (lower-cased) is one of the tables, views and macros install creates.
+func isOwnName(name string) bool {
+	_, ok := queries.OwnedKind(name)
+	return ok
+}
 
 // catalogObject is an object of the database file's catalog: a table, view, macro, sequence, type,
 // index or schema (not a temporary one, nor DuckDB's own).

@@ -133,7 +133,7 @@ var partitionRankTypes = map[string]bool{"TINYINT": true, "SMALLINT": true, "INT
 // data like any other.
 func derivedTable(name string) bool {
 	lower := strings.ToLower(name)
-	return strings.HasPrefix(lower, "_") && (ownNames()[lower] || legacyNames.MatchString(lower))
+	return strings.HasPrefix(lower, "_") && (isOwnName(lower) || legacyNames.MatchString(lower))
 }
 
 // traceTables lists the base tables that hold per-trace data (a trace_id column), traces first, and
@@ -162,7 +162,7 @@ func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, []str
 		switch lower := strings.ToLower(n); {
 		case derivedTable(n):
 		case !traceID:
-			if !ownNames()[lower] && !legacyNames.MatchString(lower) {
+			if !isOwnName(lower) && !legacyNames.MatchString(lower) {
 				without = append(without, n)
 			}
 		default:

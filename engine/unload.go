@@ -77,7 +77,7 @@ func (db *DB) traceIDTables(ctx context.Context, q rowsQuerier) (own, user []str
 		if err := rows.Scan(&t); err != nil {
 			return nil, nil, err
 		}
-		if ownNames()[strings.ToLower(t)] {
+		if isOwnName(strings.ToLower(t)) {
 			own = append(own, t)
 		} else {
 			user = append(user, t)

@@ -12,8 +12,12 @@ func OwnedKind(name string) (string, bool) {
 	return k, ok
 }
 
+// InstallTable is the table the engine keeps the installed schema's hash in: tracesql's own, though no
+// embedded SQL creates it.
+const InstallTable = "_tracesql_install"
+
 var ownedObjects = sync.OnceValue(func() map[string]string {
-	m := map[string]string{}
+	m := map[string]string{InstallTable: "table"}
 	for _, src := range append(Schema(), Views()...) {
 		DDLTargets(src, func(verb, kind, name string) {
 			if verb == "create" {
