@@ -73,18 +73,6 @@ func (r BoundRules) gpuBound(name string) string {
 	return BoundGPUCompute
 }
 
-// BoundBy classifies an edge as HTA's breakdown does: by type, else by its attributed event (CPU:
-// data_loading when a data-load pattern finds the shortened name, else cpu_bound; GPU: communication
-// when the name is a collective (rules.Comm), else compute). "" for dependency and sync edges and for
-// edges without an attributed event.
-func (g *CPGraph) BoundBy(e int32, rules BoundRules) string {
-	label, r := g.boundByEdge(e)
-	if r < 0 {
-		return label
-	}
-	return rules.nameBound(g.F.Syms[g.F.Name[r]], g.F.Stream[r] < 0)
-}
-
 // nameBound is the bucket of time spent in an event named name: CPU work is data_loading when a
 // data-load pattern finds the shortened name, else cpu_bound; GPU work is communication or compute.
 func (r BoundRules) nameBound(name string, cpu bool) string {
@@ -114,8 +102,9 @@ func (g *CPGraph) boundByEdge(e int32) (label string, r int32) {
 	return "", g.Attr[e]
 }
 
-// Bounder is BoundBy with the classification of each attributed event's name memoised (the
-// shortened-name regexps cost ~2 µs per edge otherwise). One per call: not safe for concurrent use.
+// Bounder classifies critical-path edges as HTA's breakdown does, with the classification of each
+// attributed event's name memoised (the shortened-name regexps cost ~2 µs per edge otherwise). One per
+// call: not safe for concurrent use.
 type Bounder struct {
 	g     *CPGraph
 	names nameBounds
@@ -151,12 +140,15 @@ func (m *nameBounds) of(sym int32, cpu bool) string {
 	return s
 }
 
-// NewBounder returns a memoising BoundBy for g and the given rules.
+// NewBounder returns a Bounder for g and the given rules.
 func (g *CPGraph) NewBounder(rules BoundRules) *Bounder {
 	return &Bounder{g: g, names: newNameBounds(rules, g.F.Syms)}
 }
 
-// BoundBy is CPGraph.BoundBy(e, rules).
+// BoundBy classifies edge e: by type, else by its attributed event (CPU: data_loading when a data-load
+// pattern finds the shortened name, else cpu_bound; GPU: communication when the name is a collective
+// (rules.Comm), else compute). "" for dependency and sync edges and for edges without an attributed
+// event.
 func (b *Bounder) BoundBy(e int32) string {
 	g := b.g
 	label, r := g.boundByEdge(e)

@@ -824,13 +824,3 @@ func nestCPULanes(f *Frame, rows []int32, windowEnd int64) *Frame {
 	nf.Dur = dur
 	return &nf
 }
-
-func sign(x int64) int {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
-}
