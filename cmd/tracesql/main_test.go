@@ -1644,3 +1644,27 @@ func dirDigest(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestCompatVariableCheckedAtSet: SET VARIABLE hta_compat to anything but a boolean is that statement's
+// error, and the value before stays. DuckDB took it, and the error came at the next analysis, blamed on
+// that statement, or never when none ran.
+func TestCompatVariableCheckedAtSet(t *testing.T) {
+	script := `SET VARIABLE hta_compat = 'banana';
+SELECT hta_compat() AS c;
+set variable HTA_COMPAT = 'yes';
+SELECT hta_compat() AS c;
+SET VARIABLE hta_compat = 2;
+SELECT hta_compat() AS c;
+RESET VARIABLE hta_compat;
+SELECT hta_compat() AS c;
+`
+	out, errOut, code := runCLI(t, script, "--format", "csv", "--no-header")
+	if out != "false\ntrue\ntrue\nfalse\n" {
+		t.Errorf("stdout %q, want false, true, true (2 refused), false", out)
+	}
+	want := "tracesql: stdin:1: Invalid Input Error: hta_compat is banana: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays unset (default mode)\n" +
+		"tracesql: stdin:5: Invalid Input Error: hta_compat is 2: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays true\n"
+	if code != 1 || errOut != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", code, errOut, want)
+	}
+}

@@ -189,6 +189,13 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if err := s.refuseCommittedOnlyRead(qctx, stmt); err != nil {
 		return err
 	}
+	var compatBefore *sql.NullString
+	if statementKeyword(stmt) == "SET" && compatVariable.MatchString(stmt) {
+		var v sql.NullString
+		if s.db.SQL.QueryRowContext(qctx, `SELECT TRY_CAST(getvariable('hta_compat')::VARCHAR AS BOOLEAN)::VARCHAR`).Scan(&v) == nil {
+			compatBefore = &v
+		}
+	}
 	start := time.Now()
 	rows, err := queryForDisplay(qctx, s.db.SQL, stmt)
 	if m := unboundParams.FindStringSubmatch(fmt.Sprint(err)); m != nil {
@@ -233,10 +240,36 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			return err
 		}
 	}
+	if compatBefore != nil {
+		rows.Close()
+		if err := s.checkCompatVariable(qctx, *compatBefore); err != nil {
+			return err
+		}
+	}
 	if s.timer {
 		fmt.Fprintf(s.errOut, "Run Time: %.3f s\n", time.Since(start).Seconds())
 	}
 	return nil
+}
+
+var compatVariable = regexp.MustCompile(`(?i)\bhta_compat\b`)
+
+// checkCompatVariable refuses a SET VARIABLE hta_compat to anything but a boolean when it is set (DuckDB
+// takes any value, and the analyses' error came at the next one, blamed on it, or never), and puts back
+// the value before, which was a boolean or unset.
+func (s *session) checkCompatVariable(ctx context.Context, before sql.NullString) error {
+	_, err := s.db.SQL.ExecContext(ctx, `SELECT hta_compat()`)
+	if err == nil {
+		return nil
+	}
+	restore, was := `RESET VARIABLE hta_compat`, "unset (default mode)"
+	if before.Valid {
+		restore, was = "SET VARIABLE hta_compat = "+before.String, before.String // (true or false)
+	}
+	if _, rerr := s.db.SQL.ExecContext(context.WithoutCancel(ctx), restore); rerr != nil {
+		return fmt.Errorf("%w (and putting back its value before failed: %v)", err, rerr)
+	}
+	return fmt.Errorf("%w; hta_compat stays %s", err, was)
 }
 
 // keepHomeOnPath follows a user's USE: DuckDB's search path is then that database only, and tracesql's
