@@ -1,6 +1,7 @@
 // Package engine opens the DuckDB database, discovers trace files, stream-parses Kineto / Chrome
 // trace JSON and bulk-loads it into the raw tables, then installs the schema and views of package
-// queries. It is the only package that reads trace files.
+// queries. It opens trace files through internal/traceio, the one place they are opened and
+// decompressed, which the exports of package sqlfuncs (that rewrite a loaded trace file) read through too.
 package engine
 
 import (
@@ -459,20 +460,26 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	// Loads before 2026-11-22 left the views of their Arrow scans (_tracesql_load_N) in the database.
-	rows, err := db.SQL.QueryContext(ctx, `SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND view_name LIKE '\_tracesql\_load\_%' ESCAPE '\'`)
-	if err != nil {
-		return err
-	}
-	var stale []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
+	// (read in a function of its own, so that the rows are closed before the drops run)
+	stale, err := func() ([]string, error) {
+		rows, err := db.SQL.QueryContext(ctx, `SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND view_name LIKE '\_tracesql\_load\_%' ESCAPE '\'`)
+		if err != nil {
+			return nil, err
 		}
-		stale = append(stale, v)
+		defer rows.Close()
+		var stale []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return nil, err
+			}
+			stale = append(stale, v)
+		}
+		return stale, rows.Err()
+	}()
+	if err != nil {
+		return fmt.Errorf("find stale load views: %w", err)
 	}
-	rows.Close()
 	for _, v := range stale {
 		if _, err := db.SQL.ExecContext(ctx, "DROP VIEW IF EXISTS "+v); err != nil {
 			return fmt.Errorf("drop stale view %s: %w", v, err)

@@ -53,7 +53,11 @@ func ShortName(name string) string {
 // BoundRules is what bound_by reads besides the graph: the data-load patterns for CPU events and, for GPU
 // events, which names are communication.
 type BoundRules struct {
-	DataLoad []*regexp.Regexp
+	DataLoad []*regexp.Regexp // searched in HTA's shortened name, as HTA does
+	// DataLoadNames (default mode): substrings looked for in the full name as well, as data_load_events
+	// picks its nodes; the shortened name drops "(…)", so 'enumerate(DataLoader)' made the DataLoader's
+	// own nodes cpu_bound.
+	DataLoadNames []string
 	// Comm is the set of GPU event names whose kernel type is COMMUNICATION (kernel_classes, so that rows a
 	// user adds count here as in every analysis); nil: HTA's rule 1 on the shortened name (compat mode).
 	Comm map[string]bool
@@ -78,6 +82,11 @@ func (r BoundRules) gpuBound(name string) string {
 func (r BoundRules) nameBound(name string, cpu bool) string {
 	if !cpu {
 		return r.gpuBound(name)
+	}
+	for _, p := range r.DataLoadNames {
+		if strings.Contains(name, p) {
+			return BoundDataLoading
+		}
 	}
 	s := ShortName(name)
 	for _, re := range r.DataLoad {

@@ -55,8 +55,8 @@ func TestAnalysisUnknownRankOrLabel(t *testing.T) {
 		// the operator found nowhere is still checked first for the rank
 		{`SELECT * FROM frequent_kernel_sequences('no such op', rank := 3)`, "no trace with rank 3"},
 		// the sibling that writes the overlay (Go) already did this
-		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3, label := 'a')`, "no trace of rank 3"},
-		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3)`, "no trace of rank 3 is loaded"},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3, label := 'a')`, `export_kernel_sequences_overlay: no trace with label "a" and rank 3 is loaded (ranks loaded: 0)`},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', rank := 3)`, "export_kernel_sequences_overlay: no trace with rank 3 is loaded (ranks loaded: 0)"},
 		// no operator: no rows (or an overlay that marks nothing and strips every event's args)
 		{`SELECT * FROM frequent_kernel_sequences(NULL)`, "frequent_kernel_sequences: operator_name is required"},
 		{`SELECT * FROM frequent_kernel_sequences('')`, "frequent_kernel_sequences: operator_name is required"},

@@ -253,33 +253,11 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	defer conn.ExecContext(context.Background(), "RESET VARIABLE hta_compat")
 
 	// The trace.
-	rows, err := conn.QueryContext(ctx, `SELECT label, path, file_bytes, file_mtime, `+nameSharedSQL+` FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
-		a.rank, a.label, a.label)
+	tr, err := resolveTrace(ctx, conn, a.label, a.rank)
 	if err != nil {
 		return "", 0, err
 	}
-	var labels []string
-	var paths []loadedFile
-	for rows.Next() {
-		var l string
-		var f loadedFile
-		if err := rows.Scan(&l, &f.path, &f.bytes, &f.mtime, &f.nameShared); err != nil {
-			rows.Close()
-			return "", 0, err
-		}
-		f.label, f.rank = l, a.rank
-		labels, paths = append(labels, l), append(paths, f)
-	}
-	rows.Close()
-	switch {
-	case len(paths) == 0 && a.label != "":
-		return "", 0, fmt.Errorf("no trace with rank %d and label %q (%s)", a.rank, a.label, loadedRanks(ctx, conn, a.label))
-	case len(paths) == 0:
-		return "", 0, fmt.Errorf("no trace with rank %d (%s)", a.rank, loadedRanks(ctx, conn, ""))
-	case len(paths) > 1:
-		return "", 0, fmt.Errorf("rank %d is loaded %d times (labels %s): pass label", a.rank, len(paths), strings.Join(labels, ", "))
-	}
-	label, lf := labels[0], paths[0]
+	label, lf := tr.label, tr.file
 	if err := lf.unchanged(); err != nil {
 		return "", 0, err
 	}

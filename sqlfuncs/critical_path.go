@@ -55,6 +55,60 @@ func typeInfos(ts ...duckdb.Type) []duckdb.TypeInfo {
 	return out
 }
 
+// argReader reads an internal table function's positional arguments, keeping the first error. The internal
+// functions are called only through the project's macros (RefuseInternalCall refuses a user's call), which pass the
+// declared types; a wrong type is still an error here, not a panic.
+type argReader struct {
+	args []any
+	err  error
+}
+
+// readArg returns argument i (from 0; name for the message) as a T, or T's zero value after recording the error
+// "argument N (name): want VARCHAR, got BIGINT" when it is missing, NULL or of another type.
+func readArg[T any](r *argReader, i int, name string) T {
+	v, err := argAs[T](r.args, i, name)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return v
+}
+
+// argAs returns args[i] (i from 0; name for the message) as a T, or an error "argument N (name): want VARCHAR, got
+// BIGINT" when it is missing, NULL or of another type.
+func argAs[T any](args []any, i int, name string) (T, error) {
+	var zero T
+	if i >= len(args) {
+		return zero, fmt.Errorf("argument %d (%s): missing (%d arguments given)", i+1, name, len(args))
+	}
+	if args[i] == nil {
+		return zero, fmt.Errorf("argument %d (%s) is NULL", i+1, name)
+	}
+	v, ok := args[i].(T)
+	if !ok {
+		return zero, fmt.Errorf("argument %d (%s): want %s, got %s", i+1, name, argTypeName(zero), argTypeName(args[i]))
+	}
+	return v, nil
+}
+
+// argTypeName is the SQL name of the type of an argument's Go value (the Go type when it has none here).
+func argTypeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "VARCHAR"
+	case int64:
+		return "BIGINT"
+	case int32:
+		return "INTEGER"
+	case bool:
+		return "BOOLEAN"
+	case float64:
+		return "DOUBLE"
+	case float32:
+		return "FLOAT"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 func parseCPArgs(args []any) (cpArgs, error) {
 	var a cpArgs
 	if len(args) < cpArgCount {
@@ -65,20 +119,32 @@ func parseCPArgs(args []any) (cpArgs, error) {
 			return a, fmt.Errorf("argument %d is NULL", i+1)
 		}
 	}
-	a.label = args[0].(string)
-	a.rank = args[1].(int64)
+	r := &argReader{args: args}
+	a.label = readArg[string](r, 0, "label")
+	a.rank = readArg[int64](r, 1, "rank")
+	a.opts.Annotation = readArg[string](r, 2, "annotation")
+	instance := readArg[int64](r, 3, "instance")
+	instanceEnd := readArg[int64](r, 4, "instance_end")
+	algorithm := readArg[string](r, 5, "algorithm")
+	dataLoad := readArg[string](r, 6, "data_load_events")
+	a.opts.ZeroWeightLaunchEdges = readArg[bool](r, 7, "add_zero_weight_launch_edges")
+	a.opts.StrictNegativeWeights = readArg[bool](r, 8, "strict_negative_weights")
+	a.opts.Compat = readArg[bool](r, 9, "compat")
+	a.aggregate = readArg[bool](r, 10, "aggregate")
+	if r.err != nil {
+		return a, r.err
+	}
 	if a.rank < 0 {
 		// tracesOf reads a negative rank as "every rank" (its internal callers' wildcard)
 		return a, fmt.Errorf("rank must be a rank number ≥ 0, not %d", a.rank)
 	}
-	a.opts.Annotation = args[2].(string)
-	a.opts.Instance = int(args[3].(int64))
-	a.opts.InstanceEnd = int(args[4].(int64))
+	a.opts.Instance = int(instance)
+	a.opts.InstanceEnd = int(instanceEnd)
 	if a.opts.InstanceEnd < -1 {
 		return a, fmt.Errorf("instance_end must be -1 (= instance) or an instance number ≥ instance, not %d", a.opts.InstanceEnd)
 	}
-	a.algorithm = strings.ToLower(args[5].(string))
-	dl := strings.TrimSpace(args[6].(string))
+	a.algorithm = strings.ToLower(algorithm)
+	dl := strings.TrimSpace(dataLoad)
 	if dl != "" && dl != "null" {
 		var list []*string // NULL entries are left out (a NULL pattern would otherwise match every event)
 		if err := json.Unmarshal([]byte(dl), &list); err != nil {
@@ -99,10 +165,6 @@ func parseCPArgs(args []any) (cpArgs, error) {
 		}
 	}
 	a.opts.DataLoadEvents = a.dataLoad
-	a.opts.ZeroWeightLaunchEdges = args[7].(bool)
-	a.opts.StrictNegativeWeights = args[8].(bool)
-	a.opts.Compat = args[9].(bool)
-	a.aggregate = args[10].(bool)
 	switch a.algorithm {
 	case "hta", "ctda":
 	default:
@@ -129,14 +191,21 @@ type cpTrace struct {
 	events int64
 }
 
-// loadedRanks says which ranks are loaded (under label, unless it is ""), for an error about a rank
-// that is not: the critical-path family defaults to rank 0, which a one-rank job may not have.
-func loadedRanks(ctx context.Context, db interface {
+// querier is what reads the traces table: a *sql.DB, or a *sql.Conn of one.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, label string) string {
+}
+
+// loadedRanks says which ranks are loaded (under label, unless it is ""), for an error about a rank
+// that is not: the critical-path family defaults to rank 0, which a one-rank job may not have. It is ""
+// when the query fails: the error then says nothing of what is loaded rather than something false.
+func loadedRanks(ctx context.Context, db querier, label string) string {
 	var ranks sql.NullString
-	db.QueryRowContext(ctx, `SELECT string_agg(r::VARCHAR, ', ' ORDER BY r) FROM
-		(SELECT DISTINCT rank AS r FROM traces WHERE ? = '' OR label = ?)`, label, label).Scan(&ranks)
+	if err := db.QueryRowContext(ctx, `SELECT string_agg(r::VARCHAR, ', ' ORDER BY r) FROM
+		(SELECT DISTINCT rank AS r FROM traces WHERE ? = '' OR label = ?)`, label, label).Scan(&ranks); err != nil {
+		return ""
+	}
 	if !ranks.Valid {
 		if label != "" {
 			return fmt.Sprintf("none under label %q", label)
@@ -147,7 +216,7 @@ func loadedRanks(ctx context.Context, db interface {
 }
 
 // tracesOf lists the traces of rank (rank < 0: every rank) under label ("" = every label), by trace_id.
-func tracesOf(ctx context.Context, db *sql.DB, label string, rank int64) ([]cpTrace, error) {
+func tracesOf(ctx context.Context, db querier, label string, rank int64) ([]cpTrace, error) {
 	rows, err := db.QueryContext(ctx, `SELECT trace_id, label, rank, path, file_bytes, file_mtime, coalesce(events, 0), `+nameSharedSQL+` FROM traces
 		WHERE (rank = ? OR ? < 0) AND (? = '' OR label = ?) ORDER BY trace_id`, rank, rank, label, label)
 	if err != nil {
@@ -166,18 +235,30 @@ func tracesOf(ctx context.Context, db *sql.DB, label string, rank int64) ([]cpTr
 	return found, rows.Err()
 }
 
-// resolveTrace finds the one trace of rank under label ("" = any label): an error names what is loaded
-// when there is none, and asks for a label when there are several.
-func resolveTrace(ctx context.Context, db *sql.DB, label string, rank int64) (cpTrace, error) {
+// resolveTrace finds the one trace of rank (≥ 0) under label ("" = any label): an error names what is
+// loaded when there is none, and asks for a label when there are several. Every function that works on one
+// trace resolves it here, so that these errors read the same whichever reports them (the caller prefixes
+// its own name).
+func resolveTrace(ctx context.Context, db querier, label string, rank int64) (cpTrace, error) {
+	if rank < 0 {
+		// (tracesOf would read it as every rank)
+		return cpTrace{}, fmt.Errorf("rank must be a rank number ≥ 0, not %d", rank)
+	}
 	found, err := tracesOf(ctx, db, label, rank)
 	if err != nil {
 		return cpTrace{}, err
 	}
+	loaded := func() string {
+		if s := loadedRanks(ctx, db, label); s != "" {
+			return " (" + s + ")"
+		}
+		return ""
+	}
 	switch {
 	case len(found) == 0 && label == "":
-		return cpTrace{}, fmt.Errorf("no trace with rank %d is loaded (%s)", rank, loadedRanks(ctx, db, label))
+		return cpTrace{}, fmt.Errorf("no trace with rank %d is loaded%s", rank, loaded())
 	case len(found) == 0:
-		return cpTrace{}, fmt.Errorf("no trace with label %q and rank %d is loaded (%s)", label, rank, loadedRanks(ctx, db, label))
+		return cpTrace{}, fmt.Errorf("no trace with label %q and rank %d is loaded%s", label, rank, loaded())
 	case len(found) > 1:
 		var ls []string
 		for _, t := range found {
@@ -292,6 +373,7 @@ func boundRules(ctx context.Context, env *Env, a cpArgs, tr cpTrace) (graph.Boun
 	if a.opts.Compat {
 		return rules, nil
 	}
+	rules.DataLoadNames = a.dataLoad
 	rows, err := env.DB.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM _kernel_types_in(false, %d, %d) WHERE kernel_type = 'COMMUNICATION'`, tr.id, tr.id))
 	if err != nil {
 		return rules, fmt.Errorf("kernel types: %w", err)

@@ -32,7 +32,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		scale, factor := strings.TrimSpace(args[cpArgCount].(string)), args[cpArgCount+1].(float64)
+		r := &argReader{args: args}
+		scale, factor := strings.TrimSpace(readArg[string](r, cpArgCount, "scale")), readArg[float64](r, cpArgCount+1, "factor")
+		if r.err != nil {
+			return nil, r.err
+		}
 		if math.IsNaN(factor) || math.IsInf(factor, 0) || factor < 0 {
 			return nil, fmt.Errorf("critical_path_whatif: factor must be a finite number >= 0, got %v", factor)
 		}
@@ -126,7 +130,11 @@ func init() {
 
 	// _longest_path(table): the longest path over any table with src_node, dst_node, weight_us.
 	cpRegister("_longest_path", cpTypeInfos(duckdb.TYPE_VARCHAR), func(ctx context.Context, env *Env, args []any) (*cpTable, error) {
-		name := strings.TrimSpace(args[0].(string))
+		name, err := argAs[string](args, 0, "edges_table")
+		if err != nil {
+			return nil, fmt.Errorf("longest_path: %w", err)
+		}
+		name = strings.TrimSpace(name)
 		if name == "" {
 			return nil, fmt.Errorf("longest_path: pass the name of a table with src_node, dst_node, weight_us")
 		}

@@ -7,7 +7,7 @@ import (
 
 // graphCache keeps the last few graphs built (HTA's DAG, the CTDA graph), so that the path,
 // summary, nodes, edges and what-if functions on one window build it once. Least recently used
-// entries go first.
+// entries go first. Despite the name it holds any value: cpFrameCache keeps the traces' frames in one.
 type graphCache[K comparable, V any] struct {
 	mu      sync.Mutex
 	entries []*graphCacheEntry[K, V]

@@ -24,7 +24,11 @@ func init() {
 }
 
 func htaCallStackTable(ctx context.Context, env *Env, args []any) (*cpTable, error) {
-	rank, label, enabled, withCat := args[0].(int64), args[1].(string), args[2].(bool), args[3].(string)
+	r := &argReader{args: args}
+	rank, label, enabled, withCat := readArg[int64](r, 0, "rank"), readArg[string](r, 1, "label"), readArg[bool](r, 2, "enabled"), readArg[string](r, 3, "with_cat")
+	if r.err != nil {
+		return nil, fmt.Errorf("_hta_call_stack: %w", r.err)
+	}
 	t := &cpTable{}
 	traceID, evIdx, parentIdx, depth := t.col("trace_id", cpInt), t.col("ev_idx", cpInt), t.col("parent_idx", cpInt), t.col("depth", cpInt)
 	if !enabled {

@@ -57,10 +57,14 @@ func init() {
 						return nil, fmt.Errorf("_export_kernel_sequences_overlay: argument %d is NULL (call export_kernel_sequences_overlay)", i+1)
 					}
 				}
+				r := &argReader{args: args}
 				req := OverlayRequest{
-					OperatorName: args[0].(string), OutputDir: args[1].(string),
-					MinPatternLen: args[2].(int64), TopK: args[3].(int64), Rank: args[4].(int64),
-					Label: args[5].(string), Compress: args[6].(bool), Compat: args[7].(bool),
+					OperatorName: readArg[string](r, 0, "operator_name"), OutputDir: readArg[string](r, 1, "output_dir"),
+					MinPatternLen: readArg[int64](r, 2, "min_pattern_len"), TopK: readArg[int64](r, 3, "top_k"), Rank: readArg[int64](r, 4, "rank"),
+					Label: readArg[string](r, 5, "label"), Compress: readArg[bool](r, 6, "compress"), Compat: readArg[bool](r, 7, "compat"),
+				}
+				if r.err != nil {
+					return nil, fmt.Errorf("_export_kernel_sequences_overlay: %w (call export_kernel_sequences_overlay)", r.err)
 				}
 				ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 				defer cancel()
@@ -133,34 +137,11 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.MinPatternLen < 1 {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 1, not %d", req.MinPatternLen)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT trace_id, path, file_bytes, file_mtime, label, `+nameSharedSQL+` FROM traces WHERE rank = ? AND (? = '' OR label = ?) ORDER BY trace_id`,
-		req.Rank, req.Label, req.Label)
+	tr, err := resolveTrace(ctx, db, req.Label, req.Rank)
 	if err != nil {
-		return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
+		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
-	var traceID int64
-	var lf loadedFile
-	n := 0
-	var labels []string
-	for rows.Next() {
-		var lbl string
-		if err := rows.Scan(&traceID, &lf.path, &lf.bytes, &lf.mtime, &lbl, &lf.nameShared); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("export_kernel_sequences_overlay: find trace: %w", err)
-		}
-		labels = append(labels, lbl)
-		lf.label, lf.rank = lbl, req.Rank
-		n++
-	}
-	rows.Close()
-	switch {
-	case n == 0 && req.Label == "":
-		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d is loaded", req.Rank)
-	case n == 0:
-		return res, fmt.Errorf("export_kernel_sequences_overlay: no trace of rank %d in trace set %q", req.Rank, req.Label)
-	case n > 1:
-		return res, fmt.Errorf("export_kernel_sequences_overlay: %d traces of rank %d (labels %s): pass label", n, req.Rank, strings.Join(labels, ", "))
-	}
+	traceID, lf := tr.id, tr.file
 	if err := lf.unchanged(); err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
@@ -174,7 +155,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		SELECT k, pattern, n, NULL::BIGINT AS ev FROM top
 		UNION ALL
 		SELECT top.k, NULL, top.n, unnest(r.members) FROM top JOIN r USING (pattern)`
-	rows, err = db.QueryContext(ctx, q, req.Compat, req.OperatorName, req.MinPatternLen, req.Rank, req.Label, traceID, req.TopK, req.TopK)
+	rows, err := db.QueryContext(ctx, q, req.Compat, req.OperatorName, req.MinPatternLen, req.Rank, req.Label, traceID, req.TopK, req.TopK)
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: patterns: %w", err)
 	}
@@ -240,21 +221,10 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	var syms map[string]int
 	var symNames []string
 	if req.Compress {
-		syms = map[string]int{}
-		rows, err := db.QueryContext(ctx, `SELECT name FROM events WHERE trace_id = ? AND name IS NOT NULL GROUP BY name ORDER BY min(ev_idx)`, traceID)
-		if err != nil {
+		var err error
+		if syms, symNames, err = symbolTable(ctx, db, traceID); err != nil {
 			return res, fmt.Errorf("export_kernel_sequences_overlay: names: %w", err)
 		}
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				rows.Close()
-				return res, fmt.Errorf("export_kernel_sequences_overlay: names: %w", err)
-			}
-			syms[s] = len(symNames)
-			symNames = append(symNames, s)
-		}
-		rows.Close()
 	}
 
 	out := filepath.Join(req.OutputDir, "overlaid_"+lf.exportBase())
@@ -267,6 +237,30 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
 	}
 	return OverlayResult{Path: out, Patterns: int64(len(pats)), Marked: marked}, nil
+}
+
+// symbolTable numbers the trace's distinct event names in file order (compress's symbol ids): name → id, and
+// the names by id. A failed read is an error, never a partial table.
+func symbolTable(ctx context.Context, db *sql.DB, traceID int64) (map[string]int, []string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM events WHERE trace_id = ? AND name IS NOT NULL GROUP BY name ORDER BY min(ev_idx)`, traceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	syms := map[string]int{}
+	var names []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, nil, err
+		}
+		syms[s] = len(names)
+		names = append(names, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return syms, names, nil
 }
 
 func sortedUnique(ks []int64) []int64 {
