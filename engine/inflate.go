@@ -302,11 +302,10 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	raw, err := io.ReadAll(rc)
+	raw, err := io.ReadAll(rc) // without a leading byte order mark: openTrace dropped it, as for the load
 	if err != nil {
 		return nil, err
 	}
-	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as the loader accepts
 	if arrayrepair.IsArray(raw) {
 		// an array that ends without its ']' (or inside its last event): the events the loader keeps
 		if raw, err = io.ReadAll(arrayrepair.NewReader(bytes.NewReader(raw))); err != nil {

@@ -2,188 +2,28 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/gzip"
+	"tracesql/internal/traceio"
 )
 
-// openTrace opens a trace file, transparently decompressing gzip (detected by its magic bytes, not
-// the name) and dropping a leading UTF-8 byte order mark. The returned reader decompresses ahead in
-// its own goroutine so that inflating overlaps with splitting. rawRead counts bytes read from disk,
-// for progress.
+// openTrace opens a trace file through traceio (which decompresses gzip, told by its magic bytes, and
+// drops a leading UTF-8 byte order mark, as the exports read the file too). The returned reader
+// decompresses ahead in its own goroutine so that inflating overlaps with splitting, and hands the
+// splitter its blocks as chunks. rawRead counts bytes read from disk, for progress.
 func openTrace(path string, rawRead *atomic.Int64) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	r, err := traceio.Open(path, rawRead)
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(&countingReader{r: f, n: rawRead}, 1<<20)
-	if head, _ := br.Peek(12); len(head) == 12 && string(head[8:12]) == "DUCK" {
-		f.Close()
-		return nil, fmt.Errorf("a DuckDB database, not a trace: open it with --db %s", path)
-	}
-	if strings.HasSuffix(strings.ToLower(path), ".gz") && !looksGzipOrJSON(br) {
-		f.Close()
-		return nil, errors.New("not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON")
-	}
-	r, skipped, err := traceStream(br)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	ra := newReadAhead(r, f)
-	ra.skipped = skipped
-	return ra, nil
+	return &readAhead{Reader: r, skipped: r.Skipped()}, nil
 }
 
-// looksGzipOrJSON reports whether br starts with gzip's magic bytes or, after a byte order mark and
-// white space, with what a trace's JSON starts with (a .gz file that holds plain JSON is read as it is).
-func looksGzipOrJSON(br *bufio.Reader) bool {
-	head, _ := br.Peek(512)
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		return true
-	}
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	return len(head) == 0 || head[0] == '{' || head[0] == '['
-}
-
-// traceStream returns the content of the trace file that br reads: decompressed when it starts with
-// gzip's magic bytes (a truncated or corrupt stream is reported with the bytes of the file read so
-// far), without a leading byte order mark, whose length it returns as skipped.
+// traceStream returns the content of the trace file that br reads, without read-ahead (for the callers
+// that read only a file's head): see traceio.Stream.
 func traceStream(br *bufio.Reader) (r io.Reader, skipped int64, err error) {
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		// The gzip reader reads through its own counted bufio.Reader so that the end of each member
-		// is known exactly (a count of what was read from disk would include the read-ahead, and the
-		// callers that read only a file's head keep none). A *bufio.Reader keeps flate's fast path, and
-		// flate reads no byte past a member's end from a ByteReader.
-		g := &gzipMembers{}
-		g.src = bufio.NewReaderSize(&countingReader{r: br, n: &g.consumed}, 64<<10)
-		zr, err := gzip.NewReader(g.src)
-		if err != nil {
-			return nil, 0, fmt.Errorf("corrupt gzip header: %w", err)
-		}
-		zr.Multistream(false) // gzipMembers starts each next member itself, to tell one from junk
-		g.zr = zr
-		// The smallest bufio buffer: once its few peeked bytes are read, bufio hands large reads
-		// straight to the gzip reader, so the BOM check costs no copy of the stream.
-		zb := bufio.NewReaderSize(g, 16)
-		return zb, skipBOM(zb), nil
-	}
-	return br, skipBOM(br), nil
-}
-
-// utf8BOM is the byte order mark some Windows tools (and Python's utf-8-sig) write before JSON.
-// JSON forbids it (RFC 8259 §8.1) but lets parsers ignore it, as Perfetto and Python's json do.
-var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
-// skipBOM drops a leading byte order mark and returns the number of bytes dropped. A read error while
-// peeking is left for the next Read.
-func skipBOM(br *bufio.Reader) int64 {
-	if head, _ := br.Peek(len(utf8BOM)); bytes.Equal(head, utf8BOM) {
-		n, _ := br.Discard(len(utf8BOM))
-		return int64(n)
-	}
-	return 0
-}
-
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// gzipMembers reads a gzip file member by member (concatenated members are one stream, as gzip -d
-// reads them) and turns the gzip reader's errors into messages that say what happened to the file.
-// The gzip reader's own multistream mode would take bytes after the last member for the header of
-// another one: a few bytes of junk read as "truncated", more as a corrupt header.
-type gzipMembers struct {
-	zr       *gzip.Reader
-	src      *bufio.Reader // the compressed bytes, counted into consumed as they are read ahead
-	consumed atomic.Int64
-	err      error // sticky: the gzip reader is Reset for each member and forgets its own
-}
-
-func (g *gzipMembers) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
-	}
-	for {
-		n, err := g.zr.Read(p)
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF):
-			err = g.nextMember()
-			if err == nil && n == 0 {
-				continue
-			}
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			err = fmt.Errorf("truncated gzip stream after %d bytes", g.consumed.Load())
-		default:
-			err = fmt.Errorf("corrupt gzip stream after %d bytes: %w", g.consumed.Load(), err)
-		}
-		g.err = err
-		return n, err
-	}
-}
-
-// nextMember is called at the end of a member, its trailer checked. It starts the next member and
-// returns nil, or returns io.EOF at the end of the file, or an error for what follows instead.
-func (g *gzipMembers) nextMember() error {
-	end := g.consumed.Load() - int64(g.src.Buffered()) // the member's end, a position in the file
-	head, err := g.src.Peek(2)
-	switch {
-	case len(head) == 0 && errors.Is(err, io.EOF):
-		return io.EOF
-	case len(head) == 0:
-		return fmt.Errorf("read after the gzip stream ended at byte %d: %w", end, err)
-	case head[0] == 0x1f && (len(head) == 1 || head[1] == 0x8b):
-		if err := g.zr.Reset(g.src); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("truncated gzip stream after %d bytes", g.consumed.Load())
-			}
-			return fmt.Errorf("corrupt gzip header at byte %d: %w", end, err)
-		}
-		g.zr.Multistream(false) // Reset turns it back on
-		return nil
-	}
-	// Not another member. Zero bytes are accepted: some tools pad a file to a block size, and
-	// gzip -d itself only warns of trailing zeros ("trailing zero bytes ignored").
-	var tail zeroCounter
-	if _, err := g.src.WriteTo(&tail); err != nil {
-		return fmt.Errorf("read after the gzip stream ended at byte %d: %w", end, err)
-	}
-	if tail.nonZero {
-		return fmt.Errorf("%d bytes of trailing data after the gzip stream ended at byte %d (not gzip)", tail.n, end)
-	}
-	return io.EOF
-}
-
-// zeroCounter counts the bytes written to it and notes whether any of them is not zero.
-type zeroCounter struct {
-	n       int64
-	nonZero bool
-}
-
-func (z *zeroCounter) Write(p []byte) (int, error) {
-	z.n += int64(len(p))
-	for _, c := range p {
-		if c != 0 {
-			z.nonZero = true
-			break
-		}
-	}
-	return len(p), nil
+	return traceio.Stream(br)
 }
 
 // chunk is a buffer of decompressed input, data in buf[start:end]. The space before start is
@@ -193,23 +33,17 @@ func (z *zeroCounter) Write(p []byte) (int, error) {
 type chunk struct {
 	buf        []byte
 	start, end int
-	refs       atomic.Int32 // the splitter and each batch that points into buf hold one
-	pool       chan *chunk  // where the chunk goes when the last reference is dropped; nil: the GC
+	refs       atomic.Int32    // the splitter and each batch that points into buf hold one
+	ra         *traceio.Reader // where buf goes back when the last reference is dropped; nil: the GC
 }
 
-const (
-	chunkData     = 2 << 20
-	chunkHeadroom = 64 << 10
-)
+const chunkHeadroom = traceio.Headroom
 
 func (c *chunk) retain() { c.refs.Add(1) }
 
 func (c *chunk) release() {
-	if c.refs.Add(-1) == 0 && c.pool != nil {
-		select {
-		case c.pool <- c:
-		default:
-		}
+	if c.refs.Add(-1) == 0 && c.ra != nil {
+		c.ra.Recycle(c.buf)
 	}
 }
 
@@ -246,83 +80,20 @@ func (rc *readerChunks) nextChunk() (*chunk, error) {
 	}
 }
 
-// readAhead reads its source in a goroutine, a few chunks ahead of the consumer. Consumed chunks
-// come back through free, so that steady state allocates nothing.
+// readAhead is the loader's traceio.Reader: its blocks are the splitter's chunks.
 type readAhead struct {
-	chunks chan *chunk
-	cur    *chunk // Read's current chunk
-	err    error
-	done   chan struct{}
-	closer io.Closer
-	free   chan *chunk
+	*traceio.Reader
 	// skipped is the number of bytes dropped before the first chunk (a byte order mark): the
 	// splitter starts its stream offsets there, so that error offsets are positions in the file.
 	skipped int64
 }
 
-func newReadAhead(src io.Reader, closer io.Closer) *readAhead {
-	ra := &readAhead{chunks: make(chan *chunk, 3), done: make(chan struct{}), closer: closer, free: make(chan *chunk, 8)}
-	go func() {
-		defer close(ra.chunks)
-		for {
-			var c *chunk
-			select {
-			case c = <-ra.free:
-			default:
-				c = &chunk{buf: make([]byte, chunkHeadroom+chunkData), pool: ra.free}
-			}
-			n, err := io.ReadFull(src, c.buf[chunkHeadroom:])
-			if n > 0 {
-				c.start, c.end = chunkHeadroom, chunkHeadroom+n
-				c.refs.Store(1)
-				select {
-				case ra.chunks <- c:
-				case <-ra.done:
-					return
-				}
-			}
-			if err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) {
-					err = io.EOF // short final chunk
-				}
-				ra.err = err
-				return
-			}
-		}
-	}()
-	return ra
-}
-
 func (ra *readAhead) nextChunk() (*chunk, error) {
-	c, ok := <-ra.chunks
-	if !ok {
-		return nil, ra.err
+	b, err := ra.Next()
+	if err != nil {
+		return nil, err
 	}
+	c := &chunk{buf: b[:cap(b)], start: chunkHeadroom, end: len(b), ra: ra.Reader}
+	c.refs.Store(1)
 	return c, nil
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	for ra.cur == nil {
-		c, err := ra.nextChunk()
-		if err != nil {
-			return 0, err
-		}
-		ra.cur = c
-	}
-	n := copy(p, ra.cur.buf[ra.cur.start:ra.cur.end])
-	ra.cur.start += n
-	if ra.cur.start == ra.cur.end {
-		ra.cur.release()
-		ra.cur = nil
-	}
-	return n, nil
-}
-
-func (ra *readAhead) Close() error {
-	select {
-	case <-ra.done:
-	default:
-		close(ra.done)
-	}
-	return ra.closer.Close()
 }

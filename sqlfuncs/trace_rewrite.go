@@ -3,10 +3,10 @@ package sqlfuncs
 // The file handling shared by the three functions that write a rewritten copy of a loaded trace
 // (export_critical_path_overlay, export_kernel_sequences_overlay, export_counters_trace). Each streams the original
 // trace file (never decoded as a whole) through its own rewriter; rewriteTrace does the rest the same way for all
-// three: gzip input is recognised by its magic bytes (as the engine does when loading, whatever the name) and
-// decompressed on another core, the output goes to a temporary file next to the destination, gzip-compressed when
-// asked, and is renamed into place only once it is complete, so a failed export leaves neither a partial file nor the
-// temporary one behind (and an earlier output of the same name stays as it was).
+// three: the file is opened as the engine opens it to load it (through package traceio: gzip recognised by its magic
+// bytes, whatever the name, and decompressed on another core), the output goes to a temporary file next to the
+// destination, gzip-compressed when asked, and is renamed into place only once it is complete, so a failed export
+// leaves neither a partial file nor the temporary one behind (and an earlier output of the same name stays as it was).
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 
 	"tracesql/internal/arrayrepair"
 	"tracesql/internal/outdir"
+	"tracesql/internal/traceio"
 )
 
 // loadedFile is a trace file as the traces table recorded it when it was loaded. The rewriters read the file again
@@ -107,24 +108,17 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 	if out, err := os.Stat(dst); err == nil && os.SameFile(out, st) {
 		return fmt.Errorf("write %s: that is the trace being exported (%s); choose another output_dir", dst, src)
 	}
-	br := bufio.NewReaderSize(in, 1<<20)
-	var r io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return fmt.Errorf("read trace %s: %w", src, err)
-		}
-		defer zr.Close()
-		ra := newReadAhead(zr)
-		defer ra.Close()
-		r = ra // decompress on another core while this one rewrites (and compresses)
+	// Opened as the loader opens it (traceio), so the export reads the bytes that were loaded: gzip told by its
+	// magic bytes, whatever the name, members read one after another, zero padding after the last one
+	// accepted, a byte order mark dropped, and the file refused in the loader's words otherwise. It is
+	// decompressed on another core while this one rewrites (and compresses).
+	ra, err := traceio.OpenFile(in, nil)
+	if err != nil {
+		return fmt.Errorf("read trace %s: %w", src, err)
 	}
-	pr := bufio.NewReaderSize(r, 64<<10)
-	if b, _ := pr.Peek(3); string(b) == "\xef\xbb\xbf" {
-		// A UTF-8 byte-order mark: the loader accepts it, so the exports read past it too (the rewriters'
-		// JSON decoders and the counters' array-form test stopped at it).
-		pr.Discard(3)
-	}
+	defer ra.Close() // closes in too (the deferred in.Close then has nothing left to do)
+	pr := bufio.NewReaderSize(ra, 64<<10)
+	var r io.Reader
 	if arrayrepair.IsArray(peekAll(pr)) {
 		r = arrayrepair.NewReader(pr)
 	} else {
@@ -173,79 +167,6 @@ func rewriteTrace(lf loadedFile, dst string, gzipOut bool, rewrite func(r io.Rea
 	}
 	done = true
 	return nil
-}
-
-// readAhead reads r in a goroutine, a few 1 MiB blocks ahead of the consumer.
-type readAhead struct {
-	blocks chan []byte
-	free   chan []byte
-	errc   chan error
-	cur    []byte
-	buf    []byte
-	err    error
-	stop   chan struct{}
-}
-
-func newReadAhead(r io.Reader) *readAhead {
-	ra := &readAhead{blocks: make(chan []byte, 4), free: make(chan []byte, 5), errc: make(chan error, 1), stop: make(chan struct{})}
-	for i := 0; i < 5; i++ {
-		ra.free <- make([]byte, 1<<20)
-	}
-	go func() {
-		defer close(ra.blocks)
-		for {
-			var b []byte
-			select {
-			case b = <-ra.free:
-			case <-ra.stop:
-				return
-			}
-			// Not io.ReadFull: it turns a short last block into io.ErrUnexpectedEOF, which must stay the
-			// decompressor's word for a truncated file rather than be taken for a clean end.
-			n := 0
-			var err error
-			for n < len(b) && err == nil {
-				var k int
-				k, err = r.Read(b[n:])
-				n += k
-			}
-			if n > 0 {
-				ra.blocks <- b[:n]
-			}
-			if err != nil {
-				ra.errc <- err // io.EOF at the clean end
-				return
-			}
-		}
-	}()
-	return ra
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	for len(ra.cur) == 0 {
-		if ra.buf != nil {
-			ra.free <- ra.buf[:cap(ra.buf)]
-			ra.buf = nil
-		}
-		b, ok := <-ra.blocks
-		if !ok {
-			if ra.err == nil {
-				ra.err = <-ra.errc
-			}
-			return 0, ra.err
-		}
-		ra.buf, ra.cur = b, b
-	}
-	n := copy(p, ra.cur)
-	ra.cur = ra.cur[n:]
-	return n, nil
-}
-
-// Close stops the reader goroutine.
-func (ra *readAhead) Close() {
-	close(ra.stop)
-	for range ra.blocks {
-	}
 }
 
 // expandHome reads a leading "~" of an output_dir as the user's home directory, as DuckDB's COPY does; a

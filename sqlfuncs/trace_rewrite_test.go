@@ -13,7 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// rwTrace is a trace big enough (about 3 MiB) to cross several of readAhead's 1 MiB blocks.
+// rwTrace is a trace big enough (about 3 MiB) to cross traceio's read-ahead blocks (2 MiB).
 func rwTrace() []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"traceEvents":[`)
