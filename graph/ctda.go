@@ -180,6 +180,9 @@ func syncCall(name string) bool {
 	return api && strings.Contains(name, "Memcpy") && !strings.Contains(name, "Async")
 }
 
+// isEventRecord names the calls that record an event on a stream, for a wait to wait for.
+var isEventRecord = map[string]bool{"cudaEventRecord": true, "cudaEventRecordWithFlags": true, "hipEventRecord": true, "hipEventRecordWithFlags": true}
+
 // streamWaitNames make a stream wait for an event recorded on another: no CPU wait, but a GPU → GPU
 // dependency, so they end a CPU node like the synchronisation calls (the work launched after one is
 // the work that waits).
@@ -368,25 +371,36 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// before it is what the wait waited for, the work after it not. (A node that launched k1, recorded,
 	// then launched k2 was one GPU node, which had not ended when the work waiting for k1 began: the
 	// wait was lost, and counted as launch overhead or CPU work.)
+	// A wait whose record names no record call (CUDA 12 writes -1 for it) may have waited for any
+	// record: each one ends its node then.
 	var awaitedRecord []bool
+	unnamedRecord := false
 	for r := 0; r < n; r++ {
-		if f.WaitOnCorr[r] >= 0 && f.Syms[f.Cat[r]] == "cuda_sync" {
+		if f.Syms[f.Cat[r]] != "cuda_sync" {
+			continue
+		}
+		if f.WaitOnCorr[r] >= 0 {
 			if awaitedRecord == nil {
 				awaitedRecord = make([]bool, n)
 			}
 			awaitedRecord[r] = true
+		} else if nm := f.Syms[f.Name[r]]; nm == "Event Sync" || nm == "Stream Wait Event" {
+			unnamedRecord = true
 		}
 	}
-	if awaitedRecord != nil {
+	if awaitedRecord != nil || unnamedRecord {
 		corrs := map[int64]bool{}
-		for r := 0; r < n; r++ {
+		for r := 0; r < n && awaitedRecord != nil; r++ {
 			if awaitedRecord[r] {
 				corrs[f.WaitOnCorr[r]] = true
 				awaitedRecord[r] = false
 			}
 		}
+		if awaitedRecord == nil {
+			awaitedRecord = make([]bool, n)
+		}
 		for r := 0; r < n; r++ {
-			awaitedRecord[r] = isCPU[f.Cat[r]] && f.Corr[r] >= 0 && corrs[f.Corr[r]]
+			awaitedRecord[r] = isCPU[f.Cat[r]] && (f.Corr[r] >= 0 && corrs[f.Corr[r]] || unnamedRecord && isEventRecord[f.Syms[f.Name[r]]])
 		}
 	}
 

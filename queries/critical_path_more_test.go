@@ -528,3 +528,16 @@ func TestDataLoadFullName(t *testing.T) {
 	}
 	ctWantRows(t, db.SQL, fmt.Sprintf(q, `['enumerate(DataLoader)']`), nil)
 }
+
+// TestHTAHotspotsInsideEvents: hotspots(algorithm := 'hta') counts an edge's time inside the event it is
+// attributed to, as cpcr does. HTA attributes the 20 µs gap between K1 (70–400) and K2 (420–600) of one
+// stream to K1, which was listed with 350 µs, more than it ran; the rows added up to 0.57 of the window
+// against a cpcr of 0.55.
+func TestHTAHotspotsInsideEvents(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/hta_cases/hotspots_kernel_gap.json")
+	ctWantRows(t, db.SQL, `SELECT name, duration_us FROM hotspots(algorithm := 'hta', top := 0)`,
+		[][]string{{"K1", "330"}, {"K2", "180"}, {"aten::conv", "20"}, {"aten::empty", "20"}})
+	ctWantRows(t, db.SQL, `SELECT (SELECT round(sum(prop_in_total), 6) FROM hotspots(algorithm := 'hta', top := 0)),
+		(SELECT round(max(cpcr), 6) FROM critical_path_summary(algorithm := 'hta'))`,
+		[][]string{{"0.55", "0.55"}})
+}

@@ -150,6 +150,13 @@ func TestCTDASyncCases(t *testing.T) {
 	for name, want := range map[string]ctdaFacts{
 		"record_between_launches_stream_wait": {0.715, 0.72, "k3:400.0, k1:300.0, cudaLaunchKernel:10.0, aten::a:5.0"},
 		"record_between_launches_event_sync":  {0.885, 0.9, "aten::b:570.0, k1:300.0, cudaLaunchKernel:10.0, aten::a:5.0"},
+		// The same with CUDA 12's records, which name neither the recorded stream nor the record call
+		// (-1): a record then ends its node whichever wait it was for. K1 (40–300) and K2 (300–400) were
+		// one GPU node, and the wait went: K1 off the path, its 310 µs event sync cpu_bound (CPCR 0.925),
+		// or K3's wait 205 µs of kernel-kernel overhead (CPCR 0.724). (By hand, the event sync: 20 + 260 +
+		// 585 + 40 µs of 1000 counted.)
+		"record_between_launches_event_sync_cuda12":  {0.905, 0.935, "aten::item:580.0, K1:260.0, aten::add:40.0, aten::mm:10.0"},
+		"record_between_launches_stream_wait_cuda12": {0.915, 0.935, "K3:595.0, K1:260.0, aten::item:40.0, aten::mm:10.0"},
 	} {
 		if got := ctdaFactsOf(t, ctdaCase(t, name), ""); got != want {
 			t.Errorf("%s: %+v, want %+v", name, got, want)

@@ -563,9 +563,7 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 		// mode (an edge back in time from the first one's end to the second one's start): counting from the
 		// furthest point reached so far, the sum is their union.
 		if r := g.Attr[e]; r >= 0 && graph.BusyRow(g.F, r) {
-			lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r], reached)
-			hi := min(g.NodeTS[g.G.Dst[e]], end, g.F.TS[r]+g.F.Dur[r])
-			s.attributed += max(0, min(w, hi-lo))
+			s.attributed += inAttributedEvent(g, e, w, end, reached)
 		}
 		reached = max(reached, g.NodeTS[g.G.Dst[e]])
 	}
@@ -573,6 +571,16 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 	s.window = end - g.WindowStart
 	s.busy = graph.BusyBoundOf(g.Source, g.WindowStart, g.WindowEnd, end)
 	return s.table(tr)
+}
+
+// inAttributedEvent is the part of path edge e's weight w inside the analysed span (up to end), inside the
+// event it is attributed to (the delay before a kernel is not the kernel's), and after reached, the
+// furthest point the path reached before it.
+func inAttributedEvent(g *graph.CPGraph, e int32, w, end, reached int64) int64 {
+	r := g.Attr[e]
+	lo := max(g.NodeTS[g.G.Src[e]], g.WindowStart, g.F.TS[r], reached)
+	hi := min(g.NodeTS[g.G.Dst[e]], end, g.F.TS[r]+g.F.Dur[r])
+	return max(0, min(w, hi-lo))
 }
 
 // cpSummary accumulates a summary: time per bound_by bucket and the path's totals (ns).

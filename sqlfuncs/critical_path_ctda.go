@@ -3,6 +3,7 @@ package sqlfuncs
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -263,17 +264,17 @@ func htaHotspots(g *graph.CPGraph) []graph.Hotspot {
 	type key struct{ name, cat int32 }
 	sums := map[key]int64{}
 	end := g.SpanEnd()
+	reached := int64(math.MinInt64)
 	for _, e := range g.Path.Edges {
-		r := g.Attr[e]
-		if r < 0 || g.GW[e] <= 0 {
-			continue
+		// Only the edge's time inside the analysed span and inside its event, as CPCR counts it: HTA's
+		// path may follow another thread's event that outlives the window, and it attributes the gap
+		// between two kernels of a stream to the first one.
+		if r := g.Attr[e]; r >= 0 && g.GW[e] > 0 {
+			if w := inAttributedEvent(g, e, g.GW[e], end, reached); w > 0 {
+				sums[key{g.F.Name[r], g.F.Cat[r]}] += w
+			}
 		}
-		// Only the edge's time inside the analysed span, as CPCR: HTA's path may follow another
-		// thread's event that outlives the window.
-		lo, hi := max(g.NodeTS[g.G.Src[e]], g.WindowStart), min(g.NodeTS[g.G.Dst[e]], end)
-		if w := min(g.GW[e], hi-lo); w > 0 {
-			sums[key{g.F.Name[r], g.F.Cat[r]}] += w
-		}
+		reached = max(reached, g.NodeTS[g.G.Dst[e]])
 	}
 	out := make([]graph.Hotspot, 0, len(sums))
 	for k, d := range sums {
