@@ -258,6 +258,9 @@ func TestWindowInstances(t *testing.T) {
 		{3, -1, true, 130, 230, ""},
 		{4, -1, true, 12, 102, ""},
 		{1, 0, false, 0, 0, "instance_end 0 is before instance 1"},
+		// (both were "instance -1..-1 requested" / "instance 5..0": out of range, not what is wrong)
+		{-1, -1, false, 0, 0, "instance must be 0 or more (the first \"ProfilerStep\"), not -1"},
+		{5, 0, false, 0, 0, "instance_end 0 is before instance 5"},
 	} {
 		start, stop, err := Window(f, Options{Annotation: "ProfilerStep", Instance: c.instance, InstanceEnd: c.end, Compat: c.compat})
 		switch {

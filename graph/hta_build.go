@@ -533,7 +533,10 @@ func windowOf(f *Frame, o Options) (start, end int64, instances []int, err error
 	if b < 0 {
 		b = a
 	}
-	if a >= 0 && a < len(rows) && b >= 0 && b < a {
+	switch {
+	case a < 0:
+		return 0, 0, nil, fmt.Errorf("%w: instance must be 0 or more (the first %q), not %d", ErrInstanceRange, o.Annotation, a)
+	case b < a:
 		return 0, 0, nil, fmt.Errorf("%w: instance_end %d is before instance %d", ErrInstanceRange, b, a)
 	}
 	if a < 0 || a >= len(rows) || b < a || b >= len(rows) {
