@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -735,7 +736,16 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		d, ok = queries.Lookup(rest) // the schema tracesql's own tables and views are in
 	}
 	if !ok {
-		return s.runAll(ctx, "DESCRIBE "+qualifiedName(args[0]))
+		err := s.runAll(ctx, "DESCRIBE "+qualifiedName(args[0]))
+		if err != nil && strings.Contains(err.Error(), "does not exist") {
+			// DuckDB's words are about its own DESCRIBE statement (a caret under it in the REPL)
+			hint := ""
+			if m := didYouMean.FindStringSubmatch(oneLine(err)); m != nil {
+				hint = fmt.Sprintf("; did you mean %s?", m[1])
+			}
+			return fmt.Errorf(".describe: no table, view or analysis is named %s (.tables lists them%s)", args[0], hint)
+		}
+		return err
 	}
 	fmt.Fprintf(s.out, "%s %s\n  %s\n", d.Kind, d.Signature, d.Summary)
 	if d.Kind != "macro" {
@@ -754,6 +764,8 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 	}
 	return nil
 }
+
+var didYouMean = regexp.MustCompile(`Did you mean "([^"]+)"\?`)
 
 // qualifiedName quotes a name typed after a dot command for SQL: schema.table (or db.schema.table) part by
 // part, as DuckDB reads it (quoted whole, main.events named a table called "main.events"). A name the user

@@ -281,6 +281,9 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: Parser Error: syntax error at or near "SELEC"\n$`, stderrLine: true},
 		{name: "binder error is one line", args: []string{backwardJSON, "-c", "SELECT nope FROM events"}, code: 1,
 			stderr: `^tracesql: Binder Error: .*nope.*\n$`, stderrLine: true},
+		// (DuckDB's error about its own DESCRIBE statement, with a caret under it in the REPL)
+		{name: ".describe of an unknown name", args: []string{backwardJSON, "-c", ".describe kernals"}, code: 1,
+			stderr: `^tracesql: \.describe: no table, view or analysis is named kernals \(\.tables lists them; did you mean kernels\?\)\n$`, stderrLine: true},
 		{name: "batch stops at the first error",
 			args: []string{backwardJSON, "--format", "csv", "-c", "SELECT 1 AS a; SELEC; SELECT 2 AS b", "-c", "SELECT 3 AS c"},
 			code: 1, stdout: "a\n1\n", stderr: `^tracesql: -c #1: Parser Error: .*\n$`, stderrLine: true},
