@@ -111,12 +111,15 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		HistoryLimit:           historyLimit + historySlack,
 		DisableAutoSaveHistory: true,
 		AutoComplete:           &completer{s: s, pasted: in},
-		Listener:               readline.FuncListener(in.insertPaste),
-		InterruptPrompt:        "^C",
-		EOFPrompt:              ".quit",
-		Stdin:                  in,
-		Stdout:                 lineOut,
-		Stderr:                 stderr,
+		// A terminal that reports no size (0 columns: some containers and serial consoles) made every
+		// Tab only ring the bell and each redraw a run of \r\b: as wide as a terminal usually is instead.
+		FuncGetWidth:    func() int { return cmp.Or(max(readline.GetScreenWidth(), 0), 80) },
+		Listener:        readline.FuncListener(in.insertPaste),
+		InterruptPrompt: "^C",
+		EOFPrompt:       ".quit",
+		Stdin:           in,
+		Stdout:          lineOut,
+		Stderr:          stderr,
 	})
 	if err != nil {
 		in.Close()
