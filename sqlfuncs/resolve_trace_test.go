@@ -2,6 +2,7 @@ package sqlfuncs_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,14 +58,7 @@ func TestResolveTraceMessages(t *testing.T) {
 			t.Run(c.fn+"/"+tc.name, func(t *testing.T) {
 				q := c.call(tc.rank, tc.label)
 				want := c.fn + ": " + tc.want
-				rows, err := db.SQL.QueryContext(ctx, q)
-				if err == nil {
-					for rows.Next() {
-					}
-					err = rows.Err()
-					rows.Close()
-				}
-				if err == nil || !strings.Contains(err.Error(), want) {
+				if err := queryErr(ctx, db.SQL, q); err == nil || !strings.Contains(err.Error(), want) {
 					t.Errorf("%s: error %v, want one containing %q", q, err, want)
 				}
 			})
@@ -77,14 +71,7 @@ func TestResolveTraceMessages(t *testing.T) {
 		`SELECT * FROM frequent_kernel_sequences('aten::mm', rank := 3)`:       `frequent_kernel_sequences: no trace with rank 3 is loaded (ranks loaded: 0)`,
 		`SELECT * FROM frequent_kernel_sequences('aten::mm', label := 'nope')`: `frequent_kernel_sequences: no trace with label "nope" and rank 0 is loaded`,
 	} {
-		rows, err := db.SQL.QueryContext(ctx, q)
-		if err == nil {
-			for rows.Next() {
-			}
-			err = rows.Err()
-			rows.Close()
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
+		if err := queryErr(ctx, db.SQL, q); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want one containing %q", q, err, want)
 		}
 	}
@@ -105,4 +92,16 @@ func TestResolveTraceMessages(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
+}
+
+// queryErr runs q and reads all its rows: the error of either (a table function fails as it is read).
+func queryErr(ctx context.Context, db *sql.DB, q string) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }
