@@ -583,6 +583,7 @@ func (la *lookahead) parse(ctx context.Context, db *DB, index int, path string, 
 	if p != nil && p.index == index && p.path == path {
 		<-p.done
 		pf, err = p.pf, p.err
+		p.cancel() // (the parse is over: its context would stay registered on ctx until ctx ended)
 	} else {
 		p.discard()
 		pf, err = parseFile(ctx, path, size, opts)

@@ -377,9 +377,13 @@ func (s *session) afterStatement() {
 	}
 }
 
+// closeOutput closes the .output or .once file, if any, and sends output to stdout again. A failed close
+// (a full disk, NFS) can mean a short file: said, and counted as a failed statement.
 func (s *session) closeOutput() {
 	if s.outFile != nil {
-		s.outFile.Close()
+		if err := s.outFile.Close(); err != nil {
+			s.reportErr(fmt.Errorf("output file %s: %w", s.outFile.Name(), err))
+		}
 		s.outFile = nil
 	}
 	s.out = s.stdout
