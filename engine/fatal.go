@@ -83,13 +83,24 @@ func (e *CheckpointError) Error() string {
 func (e *CheckpointError) Unwrap() error { return e.Err }
 
 // checkpointAfterLoad runs the checkpoint Load defers to its last file; loaded counts the files it
-// committed, for the error.
+// committed, for the error. Only a fatal failure is one: the files are committed, and another (none
+// is known) leaves the WAL for a later checkpoint, as DuckDB's own would.
 func (db *DB) checkpointAfterLoad(loaded int) error {
-	if _, err := db.SQL.Exec("CHECKPOINT"); err != nil {
+	if _, err := db.SQL.Exec("CHECKPOINT"); err != nil && db.Fatal(err) {
 		if db.Path == "" {
 			return fmt.Errorf("checkpoint after the load: %w", err)
 		}
 		return &CheckpointError{Path: db.Path, Loaded: loaded, Err: err}
 	}
 	return nil
+}
+
+// Fatal reports whether err is DuckDB's fatal error and the database really is unusable: IsFatal reads
+// the message, which a user's own error('FATAL Error …') can imitate; this one asks the database.
+func (db *DB) Fatal(err error) bool {
+	if db == nil || db.SQL == nil || !IsFatal(err) {
+		return false
+	}
+	_, qerr := db.SQL.Exec("SELECT 1")
+	return qerr != nil && IsFatal(qerr)
 }

@@ -138,7 +138,7 @@ func (s *session) runDot(ctx context.Context, line string) error {
 			args = []string{rest}
 		}
 	} else {
-		if args, err = splitArgs(rest); err != nil {
+		if args, err = splitArgs(rest, fileArgCommands[name]); err != nil {
 			return fmt.Errorf(".%s: %w", name, err)
 		}
 	}
@@ -188,11 +188,12 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// splitArgs splits a dot-command line on spaces, honouring single and double quotes, a backslash before
-// a space, quote or backslash outside quotes (my\ query.sql, as a shell and Tab completion write it),
-// and a leading ~/ outside quotes (the home directory).
-func splitArgs(line string) ([]string, error) {
-	args, last, _, quote := scanArgs(line)
+// splitArgs splits a dot-command line on spaces, honouring single and double quotes; for a command whose
+// arguments are files (files), also a backslash before a space, quote or backslash outside quotes
+// (my\ query.sql, as a shell and Tab completion write it), and a leading ~/ outside quotes (the home
+// directory). Other commands' arguments (a label, a LIKE pattern) keep both as typed.
+func splitArgs(line string, files bool) ([]string, error) {
+	args, last, _, quote := scanArgs(line, files)
 	if quote != 0 {
 		return nil, fmt.Errorf("unterminated quote in %q", line)
 	}
@@ -205,7 +206,7 @@ func splitArgs(line string) ([]string, error) {
 // scanArgs is splitArgs for a line that may end inside its last argument (as Tab completion sees it):
 // the arguments before the last, the last (nil when the line ends in a space) and where its text
 // starts in line, and the quote still open at the end (0 if none).
-func scanArgs(line string) (args []string, last *string, lastAt int, quote byte) {
+func scanArgs(line string, files bool) (args []string, last *string, lastAt int, quote byte) {
 	var cur strings.Builder
 	inArg, tilde := false, false
 	end := func() {
@@ -231,7 +232,7 @@ func scanArgs(line string) (args []string, last *string, lastAt int, quote byte)
 			} else {
 				cur.WriteByte(c)
 			}
-		case c == '\\' && i+1 < len(line) && strings.IndexByte(" \t'\"\\", line[i+1]) >= 0:
+		case files && c == '\\' && i+1 < len(line) && strings.IndexByte(" \t'\"\\", line[i+1]) >= 0:
 			i++
 			cur.WriteByte(line[i])
 			inArg = true
@@ -242,7 +243,7 @@ func scanArgs(line string) (args []string, last *string, lastAt int, quote byte)
 				end()
 			}
 		default:
-			if !inArg && c == '~' && (i+1 == len(line) || line[i+1] == '/' || line[i+1] == ' ' || line[i+1] == '\t') {
+			if files && !inArg && c == '~' && (i+1 == len(line) || line[i+1] == '/' || line[i+1] == ' ' || line[i+1] == '\t') {
 				tilde = true
 			}
 			cur.WriteByte(c)
@@ -737,7 +738,8 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 	}
 	if !ok {
 		err := s.runAll(ctx, "DESCRIBE "+qualifiedName(args[0]))
-		if err != nil && strings.Contains(err.Error(), "does not exist") {
+		base := args[0][strings.LastIndexByte(args[0], '.')+1:]
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), "with name "+strings.ToLower(strings.Trim(base, `"`))+" does not exist") {
 			// DuckDB's words are about its own DESCRIBE statement (a caret under it in the REPL)
 			hint := ""
 			if m := didYouMean.FindStringSubmatch(oneLine(err)); m != nil {

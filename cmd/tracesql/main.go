@@ -383,6 +383,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			// REPL and piped statements go on with what did load (a failed file leaves nothing behind),
 			// and piped input still exits 1.
 			loadFailed = true
+			if s.db.Fatal(err) {
+				break // (said) the next set's load would only fail the same way
+			}
 		}
 	}
 	if loadFailed && len(o.scripts) > 0 {
@@ -633,7 +636,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			if errors.As(e, &le) {
 				badFiles++
 			}
-			if engine.IsFatal(e) {
+			if s.db.Fatal(e) {
 				fatal = e
 			}
 		}

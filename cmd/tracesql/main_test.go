@@ -281,6 +281,9 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: Parser Error: syntax error at or near "SELEC"\n$`, stderrLine: true},
 		{name: "binder error is one line", args: []string{backwardJSON, "-c", "SELECT nope FROM events"}, code: 1,
 			stderr: `^tracesql: Binder Error: .*nope.*\n$`, stderrLine: true},
+		// A user's error that reads like DuckDB's fatal one does not stop piped input: the database is asked.
+		{name: "an error quoting FATAL Error", args: []string{backwardJSON, "--format", "csv"}, stdin: "SELECT error('FATAL Error: x');\nSELECT 2 AS two;\n",
+			code: 1, stdout: "two\n2\n", stderr: `^tracesql: stdin:1: Invalid Input Error: FATAL Error: x\n$`, stderrLine: true},
 		// (DuckDB's error about its own DESCRIBE statement, with a caret under it in the REPL)
 		{name: ".describe of an unknown name", args: []string{backwardJSON, "-c", ".describe kernals"}, code: 1,
 			stderr: `^tracesql: \.describe: no table, view or analysis is named kernals \(\.tables lists them; did you mean kernels\?\)\n$`, stderrLine: true},
@@ -1660,13 +1663,19 @@ SET VARIABLE hta_compat = 2;
 SELECT hta_compat() AS c;
 RESET VARIABLE hta_compat;
 SELECT hta_compat() AS c;
+BEGIN;
+SET VARIABLE hta_compat = 2;
+SELECT hta_compat() AS c;
+COMMIT;
 `
+	// (inside BEGIN … COMMIT, the check must not abort the transaction: the value could not be put back)
 	out, errOut, code := runCLI(t, script, "--format", "csv", "--no-header")
-	if out != "false\ntrue\ntrue\nfalse\n" {
-		t.Errorf("stdout %q, want false, true, true (2 refused), false", out)
+	if out != "false\ntrue\ntrue\nfalse\nfalse\n" {
+		t.Errorf("stdout %q, want false, true, true (2 refused), false, false (2 refused in a transaction)", out)
 	}
-	want := "tracesql: stdin:1: Invalid Input Error: hta_compat is banana: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays unset (default mode)\n" +
-		"tracesql: stdin:5: Invalid Input Error: hta_compat is 2: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays true\n"
+	want := "tracesql: stdin:1: hta_compat is banana: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays unset (default mode)\n" +
+		"tracesql: stdin:5: hta_compat is 2: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays true\n" +
+		"tracesql: stdin:10: hta_compat is 2: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false; hta_compat stays unset (default mode)\n"
 	if code != 1 || errOut != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", code, errOut, want)
 	}

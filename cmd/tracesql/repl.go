@@ -522,7 +522,7 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 			sortRunes(out)
 			return out, len(cmd)
 		}
-		_, last, lastAt, quote := scanArgs(args)
+		_, last, lastAt, quote := scanArgs(args, true)
 		word, typed := "", ""
 		if last != nil {
 			word, typed = *last, args[lastAt:]
@@ -530,6 +530,8 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 		switch name, _ := dotCommandName(cmd); {
 		case name == "mode":
 			return completeWords(Formats, word), utf8.RuneCountInString(typed)
+		case fileArgCommands[name] && typed == "~":
+			return [][]rune{{'/'}}, 1 // (completed as a path, ~ named its parent's entries too)
 		case fileArgCommands[name]:
 			return fileArgs(completeFiles(word), quote), utf8.RuneCountInString(typed)
 		}

@@ -486,7 +486,7 @@ func TestCompletionQuoting(t *testing.T) {
 			t.Errorf("%q: prefix length %d", tc.line, n)
 		}
 		if tc.arg != "" {
-			args, err := splitArgs(got[0])
+			args, err := splitArgs(got[0], true)
 			if err != nil || len(args) != 2 || args[1] != tc.arg {
 				t.Errorf("%q reads as %q (%v), want the argument %q", got[0], args, err, tc.arg)
 			}

@@ -127,7 +127,9 @@ func (s *session) reportErr(err error) {
 	}
 	err = engine.RuleError(context.Background(), s.db, err) // a bad pattern a user put in kernel_classes
 	err = engine.MemoryError(context.Background(), s.db, err)
-	err = engine.FatalError(s.db, err)
+	if s.db.Fatal(err) {
+		err = engine.FatalError(s.db, err)
+	}
 	where := ""
 	if s.where != "" {
 		where = s.where + ": "
@@ -258,10 +260,15 @@ var compatVariable = regexp.MustCompile(`(?i)\bhta_compat\b`)
 // takes any value, and the analyses' error came at the next one, blamed on it, or never), and puts back
 // the value before, which was a boolean or unset.
 func (s *session) checkCompatVariable(ctx context.Context, before sql.NullString) error {
-	_, err := s.db.SQL.ExecContext(ctx, `SELECT hta_compat()`)
-	if err == nil {
-		return nil
+	// (not hta_compat(), which raises the error: inside BEGIN … COMMIT that aborted the user's
+	// transaction, and the value could not be put back)
+	var value sql.NullString
+	var ok bool
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT getvariable('hta_compat')::VARCHAR,
+		getvariable('hta_compat') IS NULL OR TRY_CAST(getvariable('hta_compat')::VARCHAR AS BOOLEAN) IS NOT NULL`).Scan(&value, &ok); err != nil || ok {
+		return err
 	}
+	err := fmt.Errorf("hta_compat is %s: SET VARIABLE hta_compat = true (HTA 0.6.1's results) or false", value.String)
 	restore, was := `RESET VARIABLE hta_compat`, "unset (default mode)"
 	if before.Valid {
 		restore, was = "SET VARIABLE hta_compat = "+before.String, before.String // (true or false)
@@ -487,7 +494,7 @@ func (s *session) feedDot(ctx context.Context, line string, stopOnError bool) er
 // DuckDB's shell: piped input and a .read file stop; the REPL's own prompt only loses that statement.
 // So does DuckDB's fatal error, after which it answers every statement with that error again.
 func (s *session) stopsOnCancel(err error) bool {
-	return (errors.Is(err, errCancelled) || engine.IsFatal(err)) && (s.piped || s.readDepth > 0)
+	return (errors.Is(err, errCancelled) || s.db.Fatal(err)) && (s.piped || s.readDepth > 0)
 }
 
 // overview prints the sections of the overview report.

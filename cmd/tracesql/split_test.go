@@ -289,8 +289,12 @@ func TestSplitArgs(t *testing.T) {
 		{`read it\'s\\x \q`, []string{"read", `it's\x`, `\q`}, false}, // (other backslashes are kept)
 		{`read ~/q.sql ~ '~/q' a~ ~b`, []string{"read", home + "/q.sql", home, "~/q", "a~", "~b"}, false},
 	}
+	// Other commands' arguments keep ~ and backslashes as typed (a label, a LIKE pattern).
+	if got, err := splitArgs(`tables ~ a\\b`, false); err != nil || !reflect.DeepEqual(got, []string{"tables", "~", `a\\b`}) {
+		t.Errorf("splitArgs of a non-file command: %q, %v", got, err)
+	}
 	for _, c := range cases {
-		got, err := splitArgs(c.line)
+		got, err := splitArgs(c.line, true)
 		if (err != nil) != c.err || !reflect.DeepEqual(got, c.args) {
 			t.Errorf("splitArgs(%q) = %q, %v; want %q, error %v", c.line, got, err, c.args, c.err)
 		}
