@@ -12,8 +12,8 @@ import (
 // checkpoint because of error: FATAL Error: … IO Error: Could not write file …: No space left on
 // device"". What was committed before stays in the write-ahead log, which the next open replays.
 
-// IsFatal reports whether err is DuckDB's fatal error, or its "database has been invalidated" that
-// every later statement gets.
+// IsFatal reports whether err reads as DuckDB's fatal error, or its "database has been invalidated"
+// that every later statement gets: by its message alone (DB.Fatal asks the database too).
 func IsFatal(err error) bool {
 	if err == nil {
 		return false
