@@ -360,7 +360,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		traces = []tracePath{{p, "sample"}}
 		ncclLabel = "sample"
 	}
-	loadFailed := false
+	loadFailed, dbFailed := false, false
 	for i, set := range groupByLabel(traces) {
 		opts := s.loadOpts
 		opts.Label = set.label
@@ -383,7 +383,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			// REPL and piped statements go on with what did load (a failed file leaves nothing behind),
 			// and piped input still exits 1.
 			loadFailed = true
-			if s.db.Fatal(err) {
+			if dbFailed = s.db.Fatal(err); dbFailed {
 				break // (said) the next set's load would only fail the same way
 			}
 		}
@@ -392,10 +392,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		discardNewDB()
 		return 1
 	}
-	if loadFailed {
-		if _, err := db.SQL.ExecContext(ctx, "SELECT 1"); engine.IsFatal(err) {
-			return 1 // (said by the load's own line) DuckDB answers nothing more, REPL or piped
-		}
+	if dbFailed {
+		return 1 // (said by the load's own line) DuckDB answers nothing more, REPL or piped
 	}
 	stopLoadSignals() // the REPL and the statements handle Ctrl-C themselves
 	if o.dbPath != "" {
