@@ -951,3 +951,20 @@ func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
 		t.Errorf("one sample: %v %v, want NULL", one, err)
 	}
 }
+
+// TestCUDAGraphReplayRecorded: in the recorded CUDA-graph trace (testdata/record/record_graphed.py) each of
+// the three steps replays 29 GPU events under one cudaGraphLaunch correlation. They have no launch call of
+// their own, so the launch statistics and the queue length leave them out (a graph launch enqueues them all
+// at once), while the 42 eagerly launched ones (copies into the graph's inputs, the evaluation pass, the
+// side stream's copy) are each in both: one row of launch statistics, a +1 and a −1 in the queue.
+func TestCUDAGraphReplayRecorded(t *testing.T) {
+	db := ctOpen(t, filepath.Join(htaref.RecordedTraces(), "graphed"))
+	ctWantRows(t, db.SQL, `WITH g AS (SELECT correlation FROM events WHERE name = 'cudaGraphLaunch')
+		SELECT (SELECT count(*) FROM g),
+		       (SELECT count(*) FROM gpu_events WHERE correlation IN (SELECT correlation FROM g)),
+		       (SELECT count(*) FROM gpu_events WHERE correlation NOT IN (SELECT correlation FROM g)),
+		       (SELECT count(*) FROM kernel_launch_stats() WHERE correlation IN (SELECT correlation FROM g)),
+		       (SELECT count(*) FROM kernel_launch_stats()),
+		       (SELECT count(*) FROM queue_length)`,
+		[][]string{{"3", "87", "42", "0", "42", "84"}})
+}

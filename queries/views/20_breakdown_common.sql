@@ -90,7 +90,7 @@ FROM query(format('FROM {}({}, {}, {})',
 -- _bd_fold_flags(kind, ..., compat_mode): one row per (trace, group, name) of _bd_name_stats, with whether the name is
 -- folded into "others".
 -- Folding happens only when a group has more than num_kernels names; names matching an allowlist pattern
--- (plain substring) are never folded. A name is folded when its position (by total time, descending) is
+-- (plain substring) are never folded, nor in compat without patterns a name whose total is negative. A name is folded when its position (by total time, descending) is
 -- >= num_kernels, or
 --   compat:  its cumulative sum is above the duration_ratio quantile (linear) of the cumulative sums,
 --            HTA 0.6.1's rule (quirk §7.3: a quantile of the cumsum values, not a share of the time);
@@ -119,8 +119,11 @@ ranked AS (
            count(*) OVER p AS names,
            sum(total_ns) OVER p AS group_ns,
            -- HTA joins the patterns into one regex with '|': an empty list is the empty regex, which
-           -- matches every name (compat); by default an empty list allows nothing.
-           coalesce(CASE WHEN compat_mode AND len(allowlist_patterns) = 0 THEN true
+           -- matches every name (compat); by default an empty list allows nothing. Without patterns HTA
+           -- keeps the names whose total is negative (its "always false" test, sum < 0, is true for a
+           -- kernel whose µs durations sum below 0, as 1 µs kernels can in compat's rounding).
+           coalesce(CASE WHEN compat_mode AND allowlist_patterns IS NULL THEN total_ns < 0
+                         WHEN compat_mode AND len(allowlist_patterns) = 0 THEN true
                          ELSE len(list_filter(allowlist_patterns, pat -> contains(name, pat))) > 0 END, false) AS allowed
     FROM per_name LEFT JOIN hta_order USING (trace_id, grp, name)
     -- p is w's whole partition, in w's order: one sort for both, and no self-join (DuckDB rewrites an
