@@ -169,28 +169,30 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (result
 		if db.Path == "" {
 			threshold = "128MB"
 		}
-		// (not err: the deferred function sets Load's own)
 		if _, serr := db.SQL.ExecContext(ctx, "SET checkpoint_threshold = '"+threshold+"'"); serr == nil {
-			defer func() {
-				db.SQL.ExecContext(context.WithoutCancel(ctx), "RESET checkpoint_threshold")
-				loaded := 0
-				for _, r := range results {
-					if r.Skipped == "" {
-						loaded++
-					}
-				}
-				if cerr := db.checkpointAfterLoad(loaded); cerr != nil {
-					errs := []error{cerr}
-					if j, ok := err.(interface{ Unwrap() []error }); ok {
-						errs = append(j.Unwrap(), cerr) // one list: each failure reported on its own line
-					} else if err != nil {
-						errs = []error{err, cerr}
-					}
-					err = errors.Join(errs...)
-				}
-			}()
+			defer db.SQL.ExecContext(context.WithoutCancel(ctx), "RESET checkpoint_threshold")
 		}
 	}
+	// One checkpoint after the last file, also after a single file: the commit's automatic checkpoint
+	// fails without a word (a full disk left the rows in the write-ahead log and the load said nothing).
+	// Not err: the deferred function sets Load's own.
+	defer func() {
+		loaded := 0
+		for _, r := range results {
+			if r.Skipped == "" {
+				loaded++
+			}
+		}
+		if cerr := db.checkpointAfterLoad(loaded); cerr != nil {
+			errs := []error{cerr}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = append(j.Unwrap(), cerr) // one list: each failure reported on its own line
+			} else if err != nil {
+				errs = []error{err, cerr}
+			}
+			err = errors.Join(errs...)
+		}
+	}()
 	var failed []error
 	for i, f := range files {
 		res, err := db.loadFile(ctx, f, i, fromDir[i], opts)
