@@ -321,7 +321,7 @@ func (db *DB) install(ctx context.Context) error {
 				continue
 			}
 			if _, err := db.SQL.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("install schema: %w", err)
+				return fmt.Errorf("install schema: %s%w", installTarget(s), err)
 			}
 		}
 	}
@@ -336,6 +336,18 @@ func (db *DB) install(ctx context.Context) error {
 		return fmt.Errorf("install schema: %w", err)
 	}
 	return nil
+}
+
+// installTarget names what an install statement creates, "view kernels: ", for its error: DuckDB's own
+// message often names only a column or a function inside it.
+func installTarget(stmt string) string {
+	target := ""
+	queries.DDLTargets(stmt, func(verb, kind, name string) {
+		if target == "" && verb == "create" {
+			target = kind + " " + name + ": "
+		}
+	})
+	return target
 }
 
 // migrateMarker separates the tables from the views in install order: migrate runs there.

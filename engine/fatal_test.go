@@ -49,3 +49,18 @@ func TestFatalError(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallTarget: an install statement's error names the object it creates; DuckDB's message may name
+// only a column or a function inside it.
+func TestInstallTarget(t *testing.T) {
+	for _, c := range []struct{ stmt, want string }{
+		{"CREATE OR REPLACE VIEW kernels AS SELECT 1", "view kernels: "},
+		{"-- a comment naming CREATE TABLE x\nCREATE OR REPLACE MACRO kernel_breakdown(num_kernels := 10) AS TABLE SELECT 1", "macro kernel_breakdown: "},
+		{"CREATE TABLE IF NOT EXISTS main.events (ts BIGINT)", "table events: "},
+		{"SET VARIABLE hta_compat = false", ""},
+	} {
+		if got := installTarget(c.stmt); got != c.want {
+			t.Errorf("installTarget(%q) = %q, want %q", c.stmt, got, c.want)
+		}
+	}
+}
