@@ -957,6 +957,10 @@ func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
 // their own, so the launch statistics and the queue length leave them out (a graph launch enqueues them all
 // at once), while the 42 eagerly launched ones (copies into the graph's inputs, the evaluation pass, the
 // side stream's copy) are each in both: one row of launch statistics, a +1 and a −1 in the queue.
+// A graph launch submits its work in pieces: in each replay the first 7 events ran during the call, the
+// other 22 started 1.3-3.1 µs after it returned, the stream idle in between (54.178, 55.042 and 76.994
+// µs). Those gaps waited for the host, so idle_time_breakdown calls them host_wait (they were "other",
+// measured from the call's start).
 func TestCUDAGraphReplayRecorded(t *testing.T) {
 	db := ctOpen(t, filepath.Join(htaref.RecordedTraces(), "graphed"))
 	ctWantRows(t, db.SQL, `WITH g AS (SELECT correlation FROM events WHERE name = 'cudaGraphLaunch')
@@ -967,4 +971,6 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		       (SELECT count(*) FROM kernel_launch_stats()),
 		       (SELECT count(*) FROM queue_length)`,
 		[][]string{{"3", "87", "42", "0", "42", "84"}})
+	ctWantRows(t, db.SQL, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(streams := [7]) ORDER BY ALL`,
+		[][]string{{"host_wait", "7446.775"}, {"kernel_wait", "40.549"}})
 }

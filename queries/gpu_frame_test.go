@@ -28,11 +28,12 @@ func gpuFrameDB(t *testing.T) *engine.DB {
 		"dlrm":   paths,
 		"ns":     {filepath.Join("..", "testdata", "traces", "ns_resolution", "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")},
 		"triton": {filepath.Join("..", "testdata", "traces", "triton")},
+		"graph":  {filepath.Join("..", "testdata", "traces", "recorded", "graphed")},
 		"queue":  {bdTestdata("ct_launch_queue.json")},
 		"idle":   {bdTestdata("bd_idle.json")},
 		"gpus":   {bdTestdata("bd_idle_two_gpus.json")},
 	}
-	for _, label := range []string{"dlrm", "ns", "triton", "queue", "idle", "gpus"} {
+	for _, label := range []string{"dlrm", "ns", "triton", "graph", "queue", "idle", "gpus"} {
 		if _, err := db.Load(context.Background(), sets[label], engine.LoadOptions{Label: label}); err != nil {
 			t.Fatalf("load %s: %v", label, err)
 		}
@@ -62,7 +63,7 @@ launch AS (
     QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (l.cat_class = 'runtime') DESC, l.ev_idx) = 1
 ),
 linked AS (
-    SELECT g.trace_id, g.ev_idx, r.ts AS linked_ts
+    SELECT g.trace_id, g.ev_idx, CASE WHEN g.ts >= r.ts + r.dur THEN r.ts + r.dur ELSE r.ts END AS linked_enqueue_ts
     FROM g JOIN hta_frame r ON r.trace_id = g.trace_id AND r.ev_idx = g.index_correlation AND r.correlation = g.correlation
 ),
 prev AS (
@@ -82,7 +83,7 @@ series AS (
     FROM changes
     WINDOW w AS (PARTITION BY trace_id, pid, stream ORDER BY ts, delta DESC, idx, gpu_idx ROWS UNBOUNDED PRECEDING)
 )
-SELECT g.trace_id, g.ev_idx, l.launch_idx, l.launch_ts, l.launch_dur, l.launch_is_memory, k.linked_ts,
+SELECT g.trace_id, g.ev_idx, l.launch_idx, l.launch_ts, l.launch_dur, l.launch_is_memory, k.linked_enqueue_ts,
        g.gpu_work AND (p.p_all IS NULL OR g.ts > p.p_all) AS opens_busy,
        CASE WHEN g.ts > p.p_all THEN p.p_all END AS busy_before,
        CASE WHEN g.ts > p.p_stream THEN p.p_stream END AS stream_busy_before,
@@ -94,7 +95,7 @@ LEFT JOIN linked k USING (trace_id, ev_idx)
 LEFT JOIN prev p USING (trace_id, ev_idx)
 LEFT JOIN series sl ON sl.trace_id = g.trace_id AND sl.gpu_idx = g.ev_idx AND sl.delta = 1
 LEFT JOIN series ss ON ss.trace_id = g.trace_id AND ss.gpu_idx = g.ev_idx AND ss.delta = -1`
-	const stored = `SELECT trace_id, ev_idx, launch_idx, launch_ts, launch_dur, launch_is_memory, linked_ts, opens_busy,
+	const stored = `SELECT trace_id, ev_idx, launch_idx, launch_ts, launch_dur, launch_is_memory, linked_enqueue_ts, opens_busy,
 	busy_before, stream_busy_before, queue_at_launch, seq_at_launch, next_ts_at_launch, queue_at_start, seq_at_start,
 	next_ts_at_start FROM _gpu_frame_default`
 	for _, q := range []struct{ name, sql string }{

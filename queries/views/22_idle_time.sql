@@ -35,9 +35,10 @@ WINDOW w AS (PARTITION BY trace_id, stream ORDER BY ts, ev_idx),
 -- default: the stored frame has each event's gap after the previous busy interval of its (device, stream); the
 -- runtime call is the event's launch call, as kernel_launch_stats and queue_length pair them (the runtime call
 -- where a runtime and a driver call share the correlation: HTA's link, the last in the file, made the cause
--- depend on the file's order), else HTA's link partner (a cudaGraphLaunch, which launches no one kernel)
+-- depend on the file's order), else when HTA's link partner enqueued it (a cudaGraphLaunch, which launches no
+-- one kernel: its start, or its end for the graph's work that waited for the call to return; HTA: its start)
 CREATE OR REPLACE VIEW _bd_idle_gaps_default AS
-SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_end, coalesce(launch_ts, linked_ts) AS ts_runtime
+SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_end, coalesce(launch_ts, linked_enqueue_ts) AS ts_runtime
 FROM _gpu_frame_default
 WHERE gpu_work AND stream_busy_before IS NOT NULL;
 
