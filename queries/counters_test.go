@@ -971,6 +971,8 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		       (SELECT count(*) FROM kernel_launch_stats()),
 		       (SELECT count(*) FROM queue_length)`,
 		[][]string{{"3", "87", "42", "0", "42", "84"}})
+	ctWantRows(t, db.SQL, `SELECT graph_replay, count(*) FROM kernel_launches GROUP BY ALL ORDER BY ALL`,
+		[][]string{{"false", "42"}, {"true", "87"}})
 	ctWantRows(t, db.SQL, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(streams := [7]) ORDER BY ALL`,
 		[][]string{{"host_wait", "7446.775"}, {"kernel_wait", "40.549"}})
 }

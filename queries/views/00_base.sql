@@ -109,12 +109,14 @@ SELECT * FROM events WHERE cat_class = 'python_function';
 -- @column ts               GPU start, ns
 -- @column dur              GPU duration, ns
 -- @column launch_delay     GPU start − end of the runtime call, ns (negative when the GPU work started before the call returned; kernel_launch_stats clips it at 0, as HTA)
+-- @column graph_replay     The call is a CUDA/HIP graph launch, which enqueues every event of its graph at once: launch_delay is then that event's place in the replay, not a launch delay (kernel_launch_stats and queue_length leave such events out)
 CREATE OR REPLACE VIEW kernel_launches AS
 SELECT g.trace_id, g.rank, g.correlation,
        r.ev_idx AS runtime_ev_idx, r.name AS runtime_name, r.ts AS runtime_ts, r.dur AS runtime_dur,
        r.pid AS runtime_pid, r.tid AS runtime_tid,
        g.ev_idx, g.name, g.cat_class, g.device, g.stream, g.ts, g.dur, g.step,
-       g.ts - (r.ts + r.dur) AS launch_delay
+       g.ts - (r.ts + r.dur) AS launch_delay,
+       regexp_matches(r.name, '^(cuda|hip|cu)GraphLaunch') AS graph_replay
 FROM gpu_events g
 JOIN runtime_calls r ON r.trace_id = g.trace_id AND r.correlation = g.correlation
 QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (r.cat_class = 'runtime') DESC, r.ev_idx) = 1;
