@@ -975,4 +975,22 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		[][]string{{"false", "42"}, {"true", "87"}})
 	ctWantRows(t, db.SQL, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(streams := [7]) ORDER BY ALL`,
 		[][]string{{"host_wait", "7446.775"}, {"kernel_wait", "40.549"}})
+	// The same on the critical path (ctda), window '## train (graph replay) ##' of step 2, 240.04 µs: the
+	// host is busy until the call returns (160.879 µs, most of it in cudaGraphLaunch), then the second
+	// burst runs (70.594 µs of work, 5.471 µs of gaps after 3.096 µs of launch overhead); the first burst
+	// ran beside the call and is off the path. Aggregated and event-level paths agree. Before, the call's
+	// start counted as the graph's enqueue time (as for a blocking copy): 27.3 µs cpu_bound, the GPU idle
+	// inside the call 57.9 µs of launch overhead and 62.8 µs of kernel-kernel overhead, cpcr 0.614
+	// aggregated against 0.388 event-level.
+	for _, agg := range []string{"true", "false"} {
+		launch := [][]string{{"gpu_kernel_kernel_overhead", "8.567"}, {"gpu_kernel_launch_overhead", "0"}}
+		if agg == "false" {
+			launch = [][]string{{"gpu_kernel_kernel_overhead", "5.471"}, {"gpu_kernel_launch_overhead", "3.096"}}
+		}
+		ctWantRows(t, db.SQL, `SELECT bound_by, round(duration_us, 3) FROM critical_path_summary(annotation := '## train', instance := 1,
+			algorithm := 'ctda', aggregate := `+agg+`) ORDER BY ALL`,
+			append([][]string{{"cpu_bound", "160.879"}, {"gpu_compute_bound", "70.594"}}, launch...))
+		ctWantRows(t, db.SQL, `SELECT DISTINCT round(cpcr, 4) FROM critical_path_summary(annotation := '## train', instance := 1,
+			algorithm := 'ctda', aggregate := `+agg+`)`, [][]string{{"0.8554"}})
+	}
 }
