@@ -230,6 +230,10 @@ func ctdaGPUWork(c string) bool {
 }
 
 // BuildCTDA builds the CDG of a window of f and backtracks its critical path.
+// graphLaunchName: a CUDA/HIP graph launch call, the same names as kernel_launches.graph_replay
+// (queries/views/00_base.sql).
+var graphLaunchName = regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
+
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	ws, we, instances, err := windowOf(f, o.Options)
 	if err != nil {
@@ -362,7 +366,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// replays was enqueued by its own start or by the call's end, whichever came first (enqueued).
 	isGraphLaunch := make([]bool, len(f.Syms))
 	for i, s := range f.Syms {
-		isGraphLaunch[i] = strings.Contains(s, "GraphLaunch")
+		isGraphLaunch[i] = graphLaunchName.MatchString(s)
 	}
 	blocking := func(call int32) bool {
 		g := launches[call]

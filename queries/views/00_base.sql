@@ -116,7 +116,7 @@ SELECT g.trace_id, g.rank, g.correlation,
        r.pid AS runtime_pid, r.tid AS runtime_tid,
        g.ev_idx, g.name, g.cat_class, g.device, g.stream, g.ts, g.dur, g.step,
        g.ts - (r.ts + r.dur) AS launch_delay,
-       regexp_matches(r.name, '^(cuda|hip|cu)GraphLaunch') AS graph_replay
+       regexp_matches(r.name, '^(cuda|hip|cu)GraphLaunch') AS graph_replay  -- graph/ctda.go's graphLaunchName too
 FROM gpu_events g
 JOIN runtime_calls r ON r.trace_id = g.trace_id AND r.correlation = g.correlation
 QUALIFY row_number() OVER (PARTITION BY g.trace_id, g.ev_idx ORDER BY (r.cat_class = 'runtime') DESC, r.ev_idx) = 1;

@@ -90,8 +90,8 @@ FROM query(format('FROM {}({}, {}, {})',
 -- _bd_fold_flags(kind, ..., compat_mode): one row per (trace, group, name) of _bd_name_stats, with whether the name is
 -- folded into "others".
 -- Folding happens only when a group has more than num_kernels names; names matching an allowlist pattern
--- (plain substring) are never folded, nor in compat without patterns a name whose total is negative. A name is folded when its position (by total time, descending) is
--- >= num_kernels, or
+-- (plain substring) are never folded, nor in compat without patterns a name whose total is negative. A name
+-- is folded when its position (by total time, descending) is >= num_kernels, or
 --   compat:  its cumulative sum is above the duration_ratio quantile (linear) of the cumulative sums,
 --            HTA 0.6.1's rule (quirk §7.3: a quantile of the cumsum values, not a share of the time);
 --   default: the names before it already account for duration_ratio of the group's total time (so the
