@@ -973,6 +973,9 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		[][]string{{"3", "87", "42", "0", "42", "84"}})
 	ctWantRows(t, db.SQL, `SELECT graph_replay, count(*) FROM kernel_launches GROUP BY ALL ORDER BY ALL`,
 		[][]string{{"false", "42"}, {"true", "87"}})
+	// trace_stats says so, as the launch statistics and queue length are silent about them.
+	ctWantRows(t, db.SQL, `SELECT name, value FROM trace_stats WHERE value > 0 ORDER BY ALL`,
+		[][]string{{"gpu_graph_replayed", "87"}})
 	ctWantRows(t, db.SQL, `SELECT idle_category, idle_time_us FROM idle_time_breakdown(streams := [7]) ORDER BY ALL`,
 		[][]string{{"host_wait", "7446.775"}, {"kernel_wait", "40.549"}})
 	// The same on the critical path (ctda), window '## train (graph replay) ##' of step 2, 240.04 µs: the

@@ -29,6 +29,7 @@ func TestTraceStats(t *testing.T) {
 		{"0", "cpu_not_nested", "1"},
 		{"0", "gpu_without_launch", "1"},
 		{"0", "launch_without_gpu", "1"},
+		{"0", "gpu_graph_replayed", "0"},
 	})
 	ctWantRows(t, db.SQL, `SELECT ph, name, ts, dur FROM other_events WHERE ph = 'X'`, [][]string{{"X", "negative", "35000", "-1500"}})
 	ctWantRows(t, db.SQL, `SELECT count(*) FROM events WHERE name = 'negative'`, [][]string{{"0"}})

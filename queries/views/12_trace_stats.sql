@@ -3,12 +3,12 @@
 -- analyses. Computed when queried, from the loaded tables. Only states that normal Kineto output does not
 -- have: its ac2g flows often lack a start (df_index_resolver: 20,083 of 42,373 finishes), its "Spans" and
 -- "Traces" lanes are strings, and its events are not in ts order on a lane; counting those would say
--- nothing.
+-- nothing. The one exception, gpu_graph_replayed, is normal output that some analyses leave out.
 
 -- @view trace_stats  One row per (trace, check): counts of loaded events in an odd state (0 = none), with what each means.
 -- @column label        Trace set
 -- @column rank         Rank
--- @column name         The check: x_without_dur, x_negative_dur, unpaired_begin_end, cpu_not_nested, gpu_without_launch, launch_without_gpu
+-- @column name         The check: x_without_dur, x_negative_dur, unpaired_begin_end, cpu_not_nested, gpu_without_launch, launch_without_gpu, gpu_graph_replayed
 -- @column value        Events in that state
 -- @column description  What the state means for the analyses
 CREATE OR REPLACE VIEW trace_stats AS
@@ -18,7 +18,8 @@ WITH checks(name, description) AS (VALUES
     ('unpaired_begin_end', 'B or E events without their partner on the thread: kept in other_events, not in events'),
     ('cpu_not_nested', 'CPU events that end after the event they start in: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx is the innermost event that holds the whole event; the critical path clips the end'),
     ('gpu_without_launch', 'GPU events whose correlation id no runtime or driver call of the trace has (launched before the profiler started, or a dropped record): no launch delay, no host_wait'),
-    ('launch_without_gpu', 'launch or copy calls whose correlation id no GPU event of the trace has (the work ran after the profiler stopped)')
+    ('launch_without_gpu', 'launch or copy calls whose correlation id no GPU event of the trace has (the work ran after the profiler stopped)'),
+    ('gpu_graph_replayed', 'GPU events a CUDA/HIP graph launch replays (kernel_launches.graph_replay): no launch call of their own, so kernel_launch_stats, queue_length and time_blocked_on_full_queue leave them out; idle time before one that starts after its graph launch returned is host_wait')
 ),
 counts AS (
     SELECT trace_id, 'x_without_dur' AS name, count(*) AS value FROM events WHERE ph = 'X' AND dur IS NULL GROUP BY ALL
@@ -44,9 +45,11 @@ counts AS (
     WHERE r.correlation IS NOT NULL AND r.name IN (SELECT name FROM _ct_launch_names())
       AND NOT EXISTS (SELECT 1 FROM gpu_events g WHERE g.trace_id = r.trace_id AND g.correlation = r.correlation)
     GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, 'gpu_graph_replayed', count(*) FROM kernel_launches WHERE graph_replay GROUP BY ALL
 )
 SELECT t.label, t.rank, k.name, coalesce(c.value, 0) AS value, k.description
 FROM traces t CROSS JOIN checks k
 LEFT JOIN counts c ON c.trace_id = t.trace_id AND c.name = k.name
 ORDER BY t.label, t.rank, t.trace_id, list_position(['x_without_dur', 'x_negative_dur', 'unpaired_begin_end', 'cpu_not_nested',
-    'gpu_without_launch', 'launch_without_gpu'], k.name);
+    'gpu_without_launch', 'launch_without_gpu', 'gpu_graph_replayed'], k.name);
