@@ -398,6 +398,15 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			// kernel before them.
 			addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
 			launchAdded = true
+		} else if rr := row(runtimeEv); !g.opts.Compat && rr >= 0 && g.endNode[rr] >= 0 && !isLaunch[f.Name[rr]] &&
+			g.NodeTS[g.endNode[rr]] <= f.TS[r] && (!hasLast || g.NodeTS[last] < g.NodeTS[g.endNode[rr]]) &&
+			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[g.endNode[rr]]) {
+			// A graph launch submits its graph in pieces while it runs: an event that starts after the
+			// call returned, on a stream idle by then, waited for the call's end (graph/ctda.go counts
+			// it enqueued there too), so the GPU idle inside the call is the host's time, not launch or
+			// kernel-kernel overhead.
+			addEdge(g.endNode[rr], s, EdgeLaunchDelay, false)
+			launchAdded = true
 		} else if hasLast && g.NodeTS[s]-g.NodeTS[last] < kernelKernelDelayThreshold &&
 			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[last]) {
 			id := addEdge(last, s, EdgeKernelKernel, false)

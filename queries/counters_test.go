@@ -996,4 +996,16 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		ctWantRows(t, db.SQL, `SELECT DISTINCT round(cpcr, 4) FROM critical_path_summary(annotation := '## train', instance := 1,
 			algorithm := 'ctda', aggregate := `+agg+`)`, [][]string{{"0.8554"}})
 	}
+	// HTA's algorithm: the first event after the call returned gets its launch edge from the call's end,
+	// so the call's time is cpu_bound and the GPU time and gaps are ctda's event-level ones (its path
+	// starts at the call: 134.733 µs of it). Before, one launch edge from the call's start booked the
+	// GPU idle inside the call as 57.885 µs of launch and 62.754 µs of kernel-kernel overhead (1.126
+	// cpu_bound, 92.129 compute). Compat keeps HTA's edges.
+	ctWantRows(t, db.SQL, `SELECT bound_by, round(duration_us, 3), round(cpcr, 4) FROM critical_path_summary(annotation := '## train',
+		instance := 1) WHERE bound_by <> '' ORDER BY ALL`, [][]string{
+		{"cpu_bound", "134.733", "0.8554"}, {"gpu_compute_bound", "70.594", "0.8554"},
+		{"gpu_kernel_kernel_overhead", "5.471", "0.8554"}, {"gpu_kernel_launch_overhead", "3.096", "0.8554"}})
+	ctWantRows(t, db.SQL, `SELECT e.name, c.bound_by, round(c.weight_us, 3) FROM critical_path(annotation := '## train', instance := 1) c
+		JOIN events e ON e.ev_idx = c.src_ev_idx WHERE c.edge_type = 'critical_path_kernel_launch_delay'`,
+		[][]string{{"cudaGraphLaunch", "gpu_kernel_launch_overhead", "3.096"}})
 }
