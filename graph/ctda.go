@@ -229,11 +229,11 @@ func ctdaGPUWork(c string) bool {
 	return c != "cuda_sync" && c != "gpu_user_annotation" && !ctdaCPUCat(c)
 }
 
-// BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 // graphLaunchName: a CUDA/HIP graph launch call, the same names as kernel_launches.graph_replay
-// (queries/views/00_base.sql).
+// (queries/views/00_base.sql); hta_kernels.go uses it too.
 var graphLaunchName = regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
 
+// BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	ws, we, instances, err := windowOf(f, o.Options)
 	if err != nil {

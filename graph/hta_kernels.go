@@ -12,6 +12,10 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	f := g.F
 	n := f.Len()
 	isLaunch := symSet(f.Syms, launchNames)
+	isGraphLaunch := make([]bool, len(f.Syms))
+	for i, name := range f.Syms {
+		isGraphLaunch[i] = graphLaunchName.MatchString(name)
+	}
 	syncCat := symID(f.Syms, "cuda_sync")
 	ctxSync, streamSync := symID(f.Syms, "Context Sync"), symID(f.Syms, "Stream Sync")
 	eventSync, swe := symID(f.Syms, "Event Sync"), symID(f.Syms, "Stream Wait Event")
@@ -391,21 +395,20 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
 				launchAdded = true
 			}
-		} else if rr := row(runtimeEv); !g.opts.Compat && idleAtLaunch && rr >= 0 && g.startNode[rr] >= 0 &&
-			!isLaunch[f.Name[rr]] && !graphLaunchSeen[streamLaunch{rr, stream}] {
-			// A CUDA/HIP graph launch (not one of HTA's launch calls, so it has no queue length) enqueues
-			// all its kernels at once: the first one on each stream waits for the call, the rest for the
-			// kernel before them.
-			addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
-			launchAdded = true
-		} else if rr := row(runtimeEv); !g.opts.Compat && rr >= 0 && g.endNode[rr] >= 0 && !isLaunch[f.Name[rr]] &&
+		} else if rr := row(runtimeEv); !g.opts.Compat && rr >= 0 && g.endNode[rr] >= 0 && isGraphLaunch[f.Name[rr]] &&
 			g.NodeTS[g.endNode[rr]] <= f.TS[r] && (!hasLast || g.NodeTS[last] < g.NodeTS[g.endNode[rr]]) &&
 			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[g.endNode[rr]]) {
-			// A graph launch submits its graph in pieces while it runs: an event that starts after the
-			// call returned, on a stream idle by then, waited for the call's end (graph/ctda.go counts
-			// it enqueued there too), so the GPU idle inside the call is the host's time, not launch or
-			// kernel-kernel overhead.
+			// A CUDA/HIP graph launch submits its graph in pieces while it runs: an event that starts
+			// after the call returned, on a stream idle by then, waited for the call's end (graph/ctda.go
+			// counts it enqueued there too), so the GPU idle inside the call is the host's time, not
+			// launch or kernel-kernel overhead.
 			addEdge(g.endNode[rr], s, EdgeLaunchDelay, false)
+			launchAdded = true
+		} else if rr := row(runtimeEv); !g.opts.Compat && idleAtLaunch && rr >= 0 && g.startNode[rr] >= 0 &&
+			!isLaunch[f.Name[rr]] && !graphLaunchSeen[streamLaunch{rr, stream}] {
+			// A graph launch is not one of HTA's launch calls, so it has no queue length: the first
+			// event it replays on each stream waits for the call, the rest for the event before them.
+			addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
 			launchAdded = true
 		} else if hasLast && g.NodeTS[s]-g.NodeTS[last] < kernelKernelDelayThreshold &&
 			(!hasSync || g.NodeTS[syncEnd] < g.NodeTS[last]) {
