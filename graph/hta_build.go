@@ -647,7 +647,7 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		return cmp.Compare(tidOf(a), tidOf(b))
 	})
 	var ends []htaStackEnd
-	var stack []int32
+	var stack, open []int32
 	for lo := 0; lo < len(rows); {
 		hi := lo
 		for hi < len(rows) && f.Pid[rows[hi]] == f.Pid[rows[lo]] && tidOf(rows[hi]) == tidOf(rows[lo]) {
@@ -674,10 +674,14 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 		last := int32(-1)
 		depth := 0
 		lastParent := int32(-1)
+		// open: the stack's events, graph nodes or not (annotations and Python frames outside the
+		// window's graph too), innermost last.
+		open = open[:0]
 		shares := func(a, b int32) bool {
 			return isLock[f.Name[g.NodeRow[a]]] && isLock[f.Name[g.NodeRow[b]]] && (g.NodeStart[a] || !g.NodeStart[b])
 		}
 		enter := func(r, parent int32) {
+			defer func() { open = append(open, r) }()
 			if g.startNode[r] < 0 || g.endNode[r] < 0 {
 				return
 			}
@@ -688,12 +692,27 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 					t = EdgeDependency
 				}
 				e := addEdge(last, s, t, false)
-				attribute(e, lastParent)
+				// The time between one event's end and the next one's start belongs to the innermost
+				// event open over all of it. HTA takes the parent of the event that ended, which may
+				// itself have ended since (an annotation or Python frame that is no graph node: its
+				// end adds no edge), and hotspots then lost the rest of the gap.
+				attrTo := lastParent
+				if !g.opts.Compat && !g.NodeStart[last] {
+					attrTo = -1
+					for i := len(open) - 1; i >= 0; i-- {
+						if f.TS[open[i]] <= g.NodeTS[last] {
+							attrTo = open[i]
+							break
+						}
+					}
+				}
+				attribute(e, attrTo)
 			}
 			last, lastParent = s, parent
 			depth++
 		}
 		exit := func(r, parent int32) {
+			open = open[:max(0, len(open)-1)]
 			if g.startNode[r] < 0 || g.endNode[r] < 0 {
 				return
 			}

@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"fmt"
+	"math/big"
 	"testing"
 )
 
@@ -83,4 +84,68 @@ func TestHTADefaultModeCases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTAGapAfterEndedAnnotation: the time between one op's end and the next op's start belongs to the
+// innermost event open over all of it. Op P (0–100) holds annotation A (10–30), which holds op C (12–20);
+// op D (60–70) follows in P. HTA charges the edge from C's end to D's start (40 µs) to C's parent A, which
+// ended at 30, so hotspots kept 10 µs of it and cpcr 0.6 of a window that P covers whole. Default mode
+// charges it to P; compat keeps HTA's.
+func TestHTAGapAfterEndedAnnotation(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/hta_cases/gap_after_ended_annotation.json")
+	for _, c := range []struct {
+		compat   string
+		hotspots [][]string
+		cpcr     string
+	}{
+		{"false", [][]string{{"C", "8"}, {"D", "10"}, {"P", "82"}}, "1"},
+		{"true", [][]string{{"A", "10"}, {"C", "8"}, {"D", "10"}, {"P", "42"}}, "0.6"},
+	} {
+		ctWantRows(t, db.SQL, `SELECT name, duration_us FROM hotspots(algorithm := 'hta', top := 0, hta_compat := `+c.compat+`) ORDER BY name`, c.hotspots)
+		ctWantRows(t, db.SQL, `SELECT max(cpcr) FROM critical_path_summary(hta_compat := `+c.compat+`)`, [][]string{{c.cpcr}})
+	}
+	ctWantRows(t, db.SQL, `SELECT name, weight_us FROM critical_path() WHERE seq = 2`, [][]string{{"P", "40"}})
+}
+
+// TestVarSampExact: the standard deviations of the breakdowns, idle intervals and queue lengths come from
+// _var_samp_exact, whose result does not depend on the order rows arrive in (DuckDB's var_samp does: a
+// database rebuilt by import-parquet changed stddevs in their last digits) and equals the exact variance
+// rounded once; past the HUGEINT range it falls back to var_samp instead of failing.
+func TestVarSampExact(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/hta_cases/gap_after_ended_annotation.json").SQL
+	const values = `SELECT (hash(i) % 1000000000)::BIGINT + 123456789 AS x, hash(i + 7) AS r FROM range(2000) t(i)`
+	var byR, byX float64
+	for q, dst := range map[string]*float64{"r": &byR, "x": &byX} {
+		if err := db.QueryRow(`SELECT _var_samp_exact(x) FROM (SELECT x FROM (` + values + `) ORDER BY ` + q + `)`).Scan(dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.Query(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, s, ss := int64(0), new(big.Int), new(big.Int)
+	for rows.Next() {
+		var x int64
+		var r uint64
+		if err := rows.Scan(&x, &r); err != nil {
+			t.Fatal(err)
+		}
+		bx := big.NewInt(x)
+		n++
+		s.Add(s, bx)
+		ss.Add(ss, new(big.Int).Mul(bx, bx))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), ss), new(big.Int).Mul(s, s))
+	f, _ := new(big.Float).SetInt(num).Float64()
+	want := f / (float64(n) * float64(n-1))
+	if byR != want || byX != want {
+		t.Errorf("_var_samp_exact: %v (rows in one order), %v (another), want %v", byR, byX, want)
+	}
+	ctWantRows(t, db, `SELECT _var_samp_exact(x) FROM (VALUES (9000000000000000000::BIGINT), (9000000000000000000), (9000000000000000000)) t(x)`,
+		[][]string{{"0"}})
+	ctWantRows(t, db, `SELECT _var_samp_exact(x) FROM (VALUES (5::BIGINT)) t(x)`, [][]string{{"NULL"}})
 }

@@ -22,6 +22,19 @@ CREATE OR REPLACE MACRO _bd_hta_round(x, n, compat_mode) AS
 CREATE OR REPLACE MACRO _bd_hta_round_list(l, n, compat_mode) AS
     CASE WHEN compat_mode THEN list_transform(l, lambda v: round_even(v * pow(10, n), 0) / pow(10, n)) ELSE l END;
 
+-- _var_samp_exact(x): the sample variance of integers x (NULL below two), from exact HUGEINT sums rounded once.
+-- DuckDB's var_samp and stddev_samp update a running mean in double precision row by row, so their last bits
+-- follow the order rows arrive in: a database rebuilt by import-parquet gave 365.60924700343054 for an idle
+-- interval stddev of 365.6092470034305, and 54.81326797457165 for a queue length's 54.81326797457174. The sums
+-- fit a HUGEINT while every |x| < 1e15 and count × max|x| < 1e19 (then n·Σx² and (Σx)² < 1e38); past that
+-- (durations of weeks in ns), var_samp.
+CREATE OR REPLACE MACRO _var_samp_exact(x) AS
+    CASE WHEN count(x) < 2 THEN NULL
+         WHEN max(abs(x)) < 1000000000000000 AND count(x)::DOUBLE * max(abs(x)) < 1e19
+             THEN (count(x)::HUGEINT * sum(x::HUGEINT * x) FILTER (WHERE abs(x) < 1000000000000000)
+                   - sum(x::HUGEINT) * sum(x::HUGEINT))::DOUBLE / (count(x)::DOUBLE * (count(x) - 1))
+         ELSE var_samp(x) END;
+
 -- _bd_name_stats_compat / _bd_name_stats_default_kernel / _bd_name_stats_default_annotation(kind,
 -- include_memory_kernels, use_gpu_annotation): one row per
 -- (trace, group, name) of the events to aggregate with their statistics (var_us: sample variance of the
@@ -53,7 +66,7 @@ CREATE OR REPLACE MACRO _bd_name_stats_default_kernel(kind, include_memory_kerne
 WITH per_name AS (
     SELECT trace_id, name,
            sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
-           avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
+           sum(dur) / 1000.0 / count(dur) AS mean_us, coalesce(_var_samp_exact(dur) / 1e6, 0) AS var_us, count(*) AS n
     FROM _gpu_frame_default
     WHERE kind = 'kernel' AND gpu_work
     GROUP BY ALL
@@ -72,7 +85,7 @@ WHERE t.kernel_type IN ('COMPUTATION', 'COMMUNICATION')
 CREATE OR REPLACE MACRO _bd_name_stats_default_annotation(kind, include_memory_kernels, use_gpu_annotation) AS TABLE
 SELECT trace_id, '' AS grp, name,
        sum(dur) AS total_ns, max(dur) AS max_ns, min(dur) AS min_ns,
-       avg(dur / 1000.0) AS mean_us, coalesce(var_samp(dur / 1000.0), 0) AS var_us, count(*) AS n
+       sum(dur) / 1000.0 / count(dur) AS mean_us, coalesce(_var_samp_exact(dur) / 1e6, 0) AS var_us, count(*) AS n
 FROM _hta_frame_default
 WHERE kind = 'annotation'
   AND cat_class = CASE WHEN coalesce(use_gpu_annotation, true) THEN 'gpu_user_annotation' ELSE 'user_annotation' END
@@ -201,7 +214,7 @@ others AS (
            sum(total_ns) / 1000.0 AS sum_us, max(max_ns) / 1000.0 AS max_us, min(min_ns) / 1000.0 AS min_us,
            sum(n)::BIGINT AS count,
            sum(total_ns) / 1000.0 / sum(n) AS pooled_mean,
-           list({'n': n, 'mean': mean_us, 'var': var_us}) AS parts
+           list({'n': n, 'mean': mean_us, 'var': var_us} ORDER BY name) AS parts  -- summed in one order
     FROM f WHERE NOT compat_mode AND fold
     GROUP BY trace_id, label, rank, grp
 )

@@ -124,7 +124,7 @@ CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, rank
 WITH c AS (
     SELECT trace_id, device, stream, idle_code, count(gap_ns) AS count,
            -- mean, std, min, p25, p50, p75, max
-           _bd_hta_round_list([avg(gap_ns) / 1000.0, stddev_samp(gap_ns) / 1000.0, min(gap_ns) / 1000.0]
+           _bd_hta_round_list([avg(gap_ns) / 1000.0, sqrt(_var_samp_exact(gap_ns)) / 1000.0, min(gap_ns) / 1000.0]
                               || list_transform(quantile_cont(gap_ns, [0.25, 0.5, 0.75]), lambda q: q / 1000.0)
                               || [max(gap_ns) / 1000.0], 2, _hta_mode(hta_compat, 'idle_interval_stats')) AS r
     FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _int_list_arg(streams, 'idle_interval_stats: streams'),

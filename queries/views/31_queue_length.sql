@@ -90,15 +90,6 @@ CREATE OR REPLACE VIEW queue_length AS
 SELECT * FROM query(CASE WHEN hta_compat() THEN 'FROM _queue_length_compat' ELSE 'FROM _queue_length_default' END)
 ORDER BY label, rank, pid, stream, seq;
 
--- _queue_length_std(x): the sample standard deviation of queue lengths x (NULL below two samples), from exact
--- HUGEINT sums rounded once. DuckDB's stddev_samp updates a running mean in double precision row by row, so its
--- last bits followed the order rows arrived in: a database rebuilt by import-parquet gave 54.81326797457165 for
--- the 54.81326797457174 of the original. (Queue lengths are small: the sums cannot overflow.)
-CREATE OR REPLACE MACRO _queue_length_std(x) AS
-    CASE WHEN count(x) > 1
-         THEN sqrt((count(x)::HUGEINT * sum(x::HUGEINT * x) - sum(x::HUGEINT) * sum(x::HUGEINT))::DOUBLE
-                   / (count(x)::DOUBLE * (count(x) - 1))) END;
-
 -- _queue_length_summary_compat / _default: queue_length_summary in each mode (compat: per stream id, as HTA); one
 -- quantile_cont with a list of fractions sorts each group once (three sorted it three times: 3.8 against 2.6 ms).
 -- Tried for the 1 GB trace's 1M samples (22–28 ms here): histogram() with percentiles from cumulative counts, 20 ms
@@ -107,7 +98,7 @@ CREATE OR REPLACE MACRO _queue_length_std(x) AS
 CREATE OR REPLACE VIEW _queue_length_summary_compat AS
 SELECT * EXCLUDE (q, max), q[1] AS p25, q[2] AS p50, q[3] AS p75, max
 FROM (SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS device, stream, count(*) AS count,
-             avg(queue_length) AS mean, _queue_length_std(queue_length) AS std,
+             avg(queue_length) AS mean, sqrt(_var_samp_exact(queue_length)) AS std,
              min(queue_length) AS min, quantile_cont(queue_length, [0.25, 0.5, 0.75]) AS q, max(queue_length) AS max
       FROM _queue_length_compat
       GROUP BY label, rank, stream);
@@ -115,7 +106,7 @@ FROM (SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS dev
 CREATE OR REPLACE VIEW _queue_length_summary_default AS
 SELECT * EXCLUDE (q, max), q[1] AS p25, q[2] AS p50, q[3] AS p75, max
 FROM (SELECT label, rank, pid AS device, stream, count(*) AS count,
-             avg(queue_length) AS mean, _queue_length_std(queue_length) AS std,
+             avg(queue_length) AS mean, sqrt(_var_samp_exact(queue_length)) AS std,
              min(queue_length) AS min, quantile_cont(queue_length, [0.25, 0.5, 0.75]) AS q, max(queue_length) AS max
       FROM _queue_length_default
       GROUP BY label, rank, pid, stream);
