@@ -155,6 +155,13 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (result
 		opts.ahead.next, prefetch.p = prefetch.p, nil
 	}
 	prefetch.Stop() // a prefetch of another file; and the GC target is Load's own from here
+	// No vacuum in the load's checkpoints: each file's tables end in a partial row group, and DuckDB's
+	// vacuum merges up to 3 row groups' worth of them (full ones included) by decompressing and compressing
+	// them again, a second write of most of the rows it has just written. Registered before the checkpoint
+	// below, so that it is reset after it.
+	if _, serr := db.SQL.ExecContext(ctx, "SET max_vacuum_tasks = 0"); serr == nil {
+		defer db.SQL.ExecContext(context.WithoutCancel(ctx), "RESET max_vacuum_tasks")
+	}
 	if len(files) > 1 {
 		// Each file commits on its own; with DuckDB's default 16 MB threshold nearly every commit then
 		// checkpoints, and those checkpoints grow with the database (1-2.4 s per 50 MB file after a few
