@@ -905,16 +905,17 @@ func TestCounterSeriesOrdered(t *testing.T) {
 	}
 }
 
-// TestQueueLengthStdIgnoresRowOrder: queue_length_summary's std comes from exact sums, so every order of the
-// same samples gives the same bits (DuckDB's stddev_samp follows the order rows arrive in: an imported
-// database's differed in the last digits), and it is the correctly computed value: the exact variance rounded
-// to a float64 once, then its square root.
-func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
+// TestVarSampExactIgnoresRowOrder: the standard deviations of queue_length_summary, idle_interval_stats and the
+// kernel and annotation breakdowns come from _var_samp_exact's exact sums, so every order of the same samples
+// gives the same bits (DuckDB's stddev_samp follows the order rows arrive in: an imported database's differed
+// in the last digits), and it is the correctly computed value: the exact variance rounded to a float64 once.
+// Past the HUGEINT range it falls back to var_samp instead of failing.
+func TestVarSampExactIgnoresRowOrder(t *testing.T) {
 	db := ctOpen(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	xs := make([]int64, 5000)
 	for i := range xs {
-		xs[i] = rng.Int64N(1000)
+		xs[i] = rng.Int64N(1_000_000_000) // up to 1 s in ns
 	}
 	var vals []string
 	for _, x := range xs {
@@ -926,7 +927,7 @@ func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
 	var stds []float64
 	for _, order := range []string{"i", "i DESC", "x, i", "hash(i)"} {
 		var std float64
-		if err := db.SQL.QueryRow(`SELECT _queue_length_std(x) FROM (SELECT x FROM q ORDER BY ` + order + `)`).Scan(&std); err != nil {
+		if err := db.SQL.QueryRow(`SELECT sqrt(_var_samp_exact(x)) FROM (SELECT x FROM q ORDER BY ` + order + `)`).Scan(&std); err != nil {
 			t.Fatal(err)
 		}
 		stds = append(stds, std)
@@ -947,9 +948,11 @@ func TestQueueLengthStdIgnoresRowOrder(t *testing.T) {
 		}
 	}
 	var one sql.NullFloat64
-	if err := db.SQL.QueryRow(`SELECT _queue_length_std(x) FROM (SELECT 7::BIGINT AS x)`).Scan(&one); err != nil || one.Valid {
+	if err := db.SQL.QueryRow(`SELECT _var_samp_exact(x) FROM (SELECT 7::BIGINT AS x)`).Scan(&one); err != nil || one.Valid {
 		t.Errorf("one sample: %v %v, want NULL", one, err)
 	}
+	ctWantRows(t, db.SQL, `SELECT _var_samp_exact(x) FROM (VALUES (9000000000000000000::BIGINT), (9000000000000000000),
+		(9000000000000000000)) t(x)`, [][]string{{"0"}})
 }
 
 // TestCUDAGraphReplayRecorded: in the recorded CUDA-graph trace (testdata/record/record_graphed.py) each of

@@ -2,7 +2,6 @@ package queries_test
 
 import (
 	"fmt"
-	"math/big"
 	"testing"
 )
 
@@ -105,47 +104,4 @@ func TestHTAGapAfterEndedAnnotation(t *testing.T) {
 		ctWantRows(t, db.SQL, `SELECT max(cpcr) FROM critical_path_summary(hta_compat := `+c.compat+`)`, [][]string{{c.cpcr}})
 	}
 	ctWantRows(t, db.SQL, `SELECT name, weight_us FROM critical_path() WHERE seq = 2`, [][]string{{"P", "40"}})
-}
-
-// TestVarSampExact: the standard deviations of the breakdowns, idle intervals and queue lengths come from
-// _var_samp_exact, whose result does not depend on the order rows arrive in (DuckDB's var_samp does: a
-// database rebuilt by import-parquet changed stddevs in their last digits) and equals the exact variance
-// rounded once; past the HUGEINT range it falls back to var_samp instead of failing.
-func TestVarSampExact(t *testing.T) {
-	db := ctOpen(t, "../testdata/traces/hta_cases/gap_after_ended_annotation.json").SQL
-	const values = `SELECT (hash(i) % 1000000000)::BIGINT + 123456789 AS x, hash(i + 7) AS r FROM range(2000) t(i)`
-	var byR, byX float64
-	for q, dst := range map[string]*float64{"r": &byR, "x": &byX} {
-		if err := db.QueryRow(`SELECT _var_samp_exact(x) FROM (SELECT x FROM (` + values + `) ORDER BY ` + q + `)`).Scan(dst); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rows, err := db.Query(values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, s, ss := int64(0), new(big.Int), new(big.Int)
-	for rows.Next() {
-		var x int64
-		var r uint64
-		if err := rows.Scan(&x, &r); err != nil {
-			t.Fatal(err)
-		}
-		bx := big.NewInt(x)
-		n++
-		s.Add(s, bx)
-		ss.Add(ss, new(big.Int).Mul(bx, bx))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), ss), new(big.Int).Mul(s, s))
-	f, _ := new(big.Float).SetInt(num).Float64()
-	want := f / (float64(n) * float64(n-1))
-	if byR != want || byX != want {
-		t.Errorf("_var_samp_exact: %v (rows in one order), %v (another), want %v", byR, byX, want)
-	}
-	ctWantRows(t, db, `SELECT _var_samp_exact(x) FROM (VALUES (9000000000000000000::BIGINT), (9000000000000000000), (9000000000000000000)) t(x)`,
-		[][]string{{"0"}})
-	ctWantRows(t, db, `SELECT _var_samp_exact(x) FROM (VALUES (5::BIGINT)) t(x)`, [][]string{{"NULL"}})
 }
