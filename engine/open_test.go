@@ -114,6 +114,44 @@ func TestOpenSkipsCurrentInstall(t *testing.T) {
 	}
 }
 
+// TestOpenInstallIsAllOrNothing: the install runs in one transaction, so one that fails part-way (here a
+// user's table where the last view goes) changes nothing: the views before it are not replaced and the
+// marker still names the older version. (It also syncs the log once instead of once per statement.)
+func TestOpenInstallIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.duckdb")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, `DROP VIEW async_events`, `DROP VIEW nccl_kernel_explain`, `CREATE TABLE nccl_kernel_explain (x INTEGER)`,
+		`UPDATE _tracesql_install SET hash = 'another version'`)
+	db.Close()
+
+	if db, err := Open(ctx, path); err == nil {
+		db.Close()
+		t.Fatal("install over a user's table named like a view: no error")
+	} else if !strings.Contains(err.Error(), "nccl_kernel_explain") {
+		t.Errorf("error %q does not name nccl_kernel_explain", err)
+	}
+	raw, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var views int
+	var hash string
+	if err := raw.QueryRow(`SELECT count(*) FROM duckdb_views() WHERE view_name = 'async_events'`).Scan(&views); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRow(`SELECT hash FROM _tracesql_install`).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if views != 0 || hash != "another version" {
+		t.Errorf("after the failed install: async_events views %d (want 0), marker %q (want the older one): a half install was kept", views, hash)
+	}
+}
+
 // TestLoadManyFilesCheckpointsOnce: a multi-file load into a file database defers DuckDB's automatic
 // checkpoints to one at the end, then restores the threshold; the data is complete after a re-open.
 func TestLoadManyFilesCheckpointsOnce(t *testing.T) {
