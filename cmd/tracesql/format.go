@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -53,7 +54,8 @@ const maxCellRunes = 80
 // RenderRows writes every row of rows to w in the given format and returns the number of rows read.
 // maxTableRows applies only to "table": when the result has more rows, show the first maxTableRows/2 and
 // the last maxTableRows/2 with a single "…" row between them, like the DuckDB CLI's duckbox (0 = no limit).
-// Other formats stream rows as they come (constant memory).
+// Other formats write each row as it is read; the Go driver has no streaming result, so DuckDB has
+// produced the whole result before the first row (memory grows with it: COPY … TO streams to a file).
 //
 // For an odd maxTableRows the extra row goes to the head, so exactly maxTableRows rows are shown.
 // The caller still owns rows and should Close it.
@@ -571,9 +573,13 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 // is escaped too: GFM reads `\\` as one escaped backslash, so a value's `\` right before a pipe would
 // leave the pipe bare (and `\\` renders as `\` anywhere). A tab renders as white space anyway, but a
 // raw one misaligns the table's source and is lost or expanded by editors and terminals; a space
-// renders the same. A `<` is escaped as `\<`: a C++ kernel name's `<float>` is an HTML tag to a
-// CommonMark renderer, which GitHub drops, so `CUDAFunctor_add<float>` rendered as `CUDAFunctor_add`.
-var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", `\<`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
+// renders the same. The punctuation of CommonMark's inline syntax is escaped (a backslash before any
+// ASCII punctuation is always allowed), so that a value renders as it is: Python frames such as
+// `__enter__` rendered bold, `_foreach_add_` italic (67 of the 452 names of a recorded trace changed), a
+// C++ kernel's `<float>` was an HTML tag that GitHub drops, and backticks, `[a](b)`, `~~x~~` and `&lt;`
+// made code, links, strike-through and entities.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", `\<`, ">", `\>`, "*", `\*`, "_", `\_`, "`", "\\`",
+	"[", `\[`, "]", `\]`, "~", `\~`, "&", `\&`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
 
 // markdown writes a GitHub pipe table. Columns are not padded so rows can stream.
 func (r *result) markdown(w *bufio.Writer) (int64, error) {
@@ -1202,6 +1208,15 @@ func appendJSON(b []byte, v any, t *sqlType) []byte {
 	case []byte:
 		if t.is("JSON") {
 			if json.Valid(v) {
+				// Compacted: DuckDB keeps a ::JSON value's text as written, and a pretty-printed
+				// document's line breaks split a jsonl record over several lines. (Compact leaves
+				// numbers' text as it is.)
+				if bytes.ContainsAny(v, "\n\r\t ") {
+					var c bytes.Buffer
+					if json.Compact(&c, v) == nil {
+						return append(b, c.Bytes()...)
+					}
+				}
 				return append(b, v...)
 			}
 			return appendJSONString(b, string(v)) // not through appendText, which would come back here

@@ -475,9 +475,13 @@ func TestRenderMarkdownCells(t *testing.T) {
 		{"backslash before a pipe", `'a\|b'`, `a\\\|b`},
 		{"backslash", `'C:\dir'`, `C:\\dir`},
 		{"all at once", `'|' || chr(9) || chr(10) || '|'`, `\| <br>\|`},
-		{"nested", `['a' || chr(9) || 'b']`, "[a b]"},
-		{"a C++ template is not an HTML tag", `'add<float, 4>(a<b)'`, `add\<float, 4>(a\<b)`},
+		{"nested", `['a' || chr(9) || 'b']`, `\[a b\]`},
+		{"a C++ template is not an HTML tag", `'add<float, 4>(a<b)'`, `add\<float, 4\>(a\<b)`},
 		{"a line break next to one", `'a<' || chr(10) || 'b'`, `a\<<br>b`},
+		// CommonMark's inline syntax renders as written (Python frames' names were bold or italic)
+		{"python frame names", `'<built-in method __enter__ of _thread.lock object>'`, `\<built-in method \_\_enter\_\_ of \_thread.lock object\>`},
+		{"emphasis, code, strike-through", "'a*b*c `x` ~~s~~'", "a\\*b\\*c \\`x\\` \\~\\~s\\~\\~"},
+		{"link and entity", `'[l](u) a&lt;b'`, `\[l\](u) a\&lt;b`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,6 +45,17 @@ func TestJSONColumnsExact(t *testing.T) {
 	}
 }
 
+// TestJSONTextCompacted: a JSON value's text is written compacted in the JSON formats: DuckDB keeps a
+// ::JSON cast's input as written, and a pretty-printed document split one jsonl record over lines.
+// Strings and numbers keep their text.
+func TestJSONTextCompacted(t *testing.T) {
+	q := `SELECT '{"a":` + "\n" + `  1e400, "b": [ "x  y" ,` + "\t" + `2 ]}'::JSON AS j, 1 AS n`
+	got := mustRun(t, "", backwardJSON, "--format", "jsonl", "-c", q)
+	if want := `{"j":{"a":1e400,"b":["x  y",2]},"n":1}` + "\n"; got != want {
+		t.Errorf("jsonl:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 // TestTracesNamedTwice: a trace file named twice in one load (the same path twice, a file and
 // its directory, .load of both) is loaded once, with a note, instead of failing as a rank clash
 // with itself.

@@ -50,6 +50,11 @@ type session struct {
 	preparedCommands map[string]bool
 	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
 	screen func() int
+	// A markdown or line result written after another to the same place starts with a blank line, else
+	// the second table's header read as rows of the first. stdoutResults: one went to stdout;
+	// fileResultOut: the .output / .once writer the last one went to.
+	stdoutResults bool
+	fileResultOut io.Writer
 }
 
 // screenWidth is the width a table shown now must fit: the terminal's for output to it, else 0 (any).
@@ -230,8 +235,21 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 				return err
 			}
 		}
-	} else if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames, !s.noHeader); err != nil {
-		return err
+	} else {
+		after := s.fileResultOut == s.out
+		if s.out == s.stdout {
+			after, s.stdoutResults = s.stdoutResults, true
+		} else {
+			s.fileResultOut = s.out
+		}
+		if f, _ := CanonicalFormat(s.format); (f == "markdown" || f == "line") && after {
+			if _, err := io.WriteString(s.out, "\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames, !s.noHeader); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
