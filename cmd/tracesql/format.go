@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -569,7 +570,7 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 	return n, err
 }
 
-// mdEscaper protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A backslash
+// mdEscape protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A backslash
 // is escaped too: GFM reads `\\` as one escaped backslash, so a value's `\` right before a pipe would
 // leave the pipe bare (and `\\` renders as `\` anywhere). A tab renders as white space anyway, but a
 // raw one misaligns the table's source and is lost or expanded by editors and terminals; a space
@@ -577,15 +578,49 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 // ASCII punctuation is always allowed), so that a value renders as it is: Python frames such as
 // `__enter__` rendered bold, `_foreach_add_` italic (67 of the 452 names of a recorded trace changed), a
 // C++ kernel's `<float>` was an HTML tag that GitHub drops, and backticks, `[a](b)`, `~~x~~` and `&lt;`
-// made code, links, strike-through and entities.
-var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", `\<`, ">", `\>`, "*", `\*`, "_", `\_`, "`", "\\`",
-	"[", `\[`, "]", `\]`, "~", `\~`, "&", `\&`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>", "\t", " ")
+// made code, links, strike-through and entities. An underscore between two letters or digits is left
+// as it is (`cpu_op`): CommonMark never reads one there as emphasis.
+func mdEscape(s string) string {
+	if !strings.ContainsAny(s, "\\|<>*_`[]~&\r\n\t") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '|', '<', '>', '*', '`', '[', ']', '~', '&':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '_':
+			prev, _ := utf8.DecodeLastRuneInString(s[:i])
+			next, _ := utf8.DecodeRuneInString(s[i+1:])
+			if !alnum(prev) || !alnum(next) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		case '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			b.WriteString("<br>")
+		case '\n':
+			b.WriteString("<br>")
+		case '\t':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// alnum: a letter or digit of any script, what CommonMark counts as neither space nor punctuation.
+func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // markdown writes a GitHub pipe table. Columns are not padded so rows can stream.
 func (r *result) markdown(w *bufio.Writer) (int64, error) {
 	w.WriteString("|")
 	for _, name := range r.names {
-		w.WriteString(" " + mdEscaper.Replace(name) + " |")
+		w.WriteString(" " + mdEscape(name) + " |")
 	}
 	w.WriteString("\n|")
 	for i := range r.names {
@@ -601,7 +636,7 @@ func (r *result) markdown(w *bufio.Writer) (int64, error) {
 		line = append(line[:0], '|')
 		for i := range r.vals {
 			line = append(line, ' ')
-			line = append(line, mdEscaper.Replace(r.text(i, 0))...)
+			line = append(line, mdEscape(r.text(i, 0))...)
 			line = append(line, " |"...)
 		}
 		_, err := w.Write(append(line, '\n'))

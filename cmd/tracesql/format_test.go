@@ -482,6 +482,7 @@ func TestRenderMarkdownCells(t *testing.T) {
 		{"python frame names", `'<built-in method __enter__ of _thread.lock object>'`, `\<built-in method \_\_enter\_\_ of \_thread.lock object\>`},
 		{"emphasis, code, strike-through", "'a*b*c `x` ~~s~~'", "a\\*b\\*c \\`x\\` \\~\\~s\\~\\~"},
 		{"link and entity", `'[l](u) a&lt;b'`, `\[l\](u) a\&lt;b`},
+		{"an underscore inside a word stays", `'cpu_op é_é →_x_←'`, `cpu_op é_é →\_x\_←`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

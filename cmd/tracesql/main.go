@@ -258,18 +258,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			status = 1
 		}
 	}()
-	if len(args) > 0 && (args[0] == "export-parquet" || args[0] == "import-parquet" || args[0] == "inflate") {
+	if len(args) > 0 && (args[0] == "export-parquet" || args[0] == "import-parquet" || args[0] == "inflate" || args[0] == "report") {
 		// These write files for minutes: Ctrl-C or a kill cancels the context, and the writer removes
-		// what it wrote instead of dying with a half-written file under its final name.
+		// what it wrote instead of dying with a half-written file under its final name (a report's load
+		// stops as the main command's does: the file being loaded leaves nothing).
 		sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		if args[0] == "inflate" {
+		switch args[0] {
+		case "inflate":
 			return cancelStatus(sctx, runInflate(sctx, args[1:], stdout, stderr))
+		case "report":
+			return cancelStatus(sctx, runReport(sctx, args[1:], stdout, stderr))
 		}
 		return cancelStatus(sctx, runParquet(sctx, args[0], args[1:], stdout, stderr)) // parquet.go
-	}
-	if len(args) > 0 && args[0] == "report" {
-		return runReport(ctx, args[1:], stdout, stderr)
 	}
 	o, err := parseArgs(args, stdout) // (its only output is the help text)
 	if err != nil {

@@ -144,6 +144,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if err := writeReportFile(ctx, db.SQL, *out, *title, secs, stderr); err != nil {
+		if ctx.Err() != nil {
+			name, _ := stopSignal(ctx)
+			fmt.Fprintf(stderr, "tracesql: report cancelled (%s): %s not written\n", name, *out)
+			return 1 // (run makes it 130, or 143 for SIGTERM)
+		}
 		fmt.Fprintf(stderr, "tracesql: report: %s\n", oneLine(err))
 		return 1
 	}
@@ -243,6 +248,10 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 		return err
 	}
 	rep := buildReport(ctx, db, title, secs)
+	if err := ctx.Err(); err != nil {
+		// Cancelled sections are not "not available" analyses: an existing report stays as it was.
+		return fmt.Errorf("%s not written: %w", path, err)
+	}
 	for _, s := range rep.Sections {
 		if s.Err != "" {
 			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s): %s\n", s.Title, s.Path, s.Err)

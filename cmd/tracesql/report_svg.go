@@ -798,15 +798,24 @@ func tooltip(cat string, ser []string, s int, v float64, unit string) string {
 func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	ser, ofRow := sp.seriesOf(t, rows)
 	pal := sp.colours.pick(ser)
-	type bin struct{ lo, hi float64 }
+	// A bin whose hi is NULL is open-ended (it counts everything from lo up): drawn as wide as the
+	// narrowest closed bin, labelled "≥ lo". (A finite hi said that a 13 µs delay lay in 0.00097–0.001 µs.)
+	type bin struct {
+		lo, hi float64
+		open   bool
+	}
 	var bins []bin
 	at := map[bin]int{}
 	var val [][]float64
 	xlo, xhi := math.Inf(1), math.Inf(-1)
+	width := math.Inf(1)
 	for k, r := range rows {
-		bn := bin{sp.num(t, r, sp.x[0]), sp.num(t, r, sp.x[1])}
-		if math.IsNaN(bn.lo) || math.IsNaN(bn.hi) {
+		bn := bin{lo: sp.num(t, r, sp.x[0]), hi: sp.num(t, r, sp.x[1])}
+		if math.IsNaN(bn.lo) {
 			continue
+		}
+		if math.IsNaN(bn.hi) {
+			bn.hi, bn.open = bn.lo, true
 		}
 		i, ok := at[bn]
 		if !ok {
@@ -815,6 +824,9 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 			bins = append(bins, bn)
 			val = append(val, make([]float64, len(ser)))
 			xlo, xhi = math.Min(xlo, math.Min(bn.lo, bn.hi)), math.Max(xhi, math.Max(bn.lo, bn.hi))
+			if w := math.Abs(bn.hi - bn.lo); !bn.open && w > 0 {
+				width = math.Min(width, w)
+			}
 		}
 		s := 0
 		if ofRow != nil {
@@ -832,6 +844,15 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 		}
 		hi = math.Max(hi, sum)
 	}
+	if math.IsInf(width, 1) {
+		width = math.Max(math.Abs(xlo)/10, 1)
+	}
+	for i := range bins {
+		if bins[i].open {
+			bins[i].hi = bins[i].lo + width
+			xhi = math.Max(xhi, bins[i].hi)
+		}
+	}
 	if len(bins) == 0 {
 		xlo, xhi = 0, 1
 	}
@@ -846,6 +867,9 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	for i, bn := range bins {
 		base := 0.0
 		name := fmtNum(bn.lo) + "–" + fmtNum(bn.hi) + " " + sp.sec.X.Unit
+		if bn.open {
+			name = "≥ " + fmtNum(bn.lo) + " " + sp.sec.X.Unit
+		}
 		for s, v := range val[i] {
 			if v <= 0 {
 				continue

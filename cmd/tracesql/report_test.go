@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"html"
 	"image/png"
@@ -1034,7 +1035,10 @@ func TestReportTwoLabels(t *testing.T) {
 			want, errOut, code := runCLI(t, "", "--db", db, "--format", "csv", "-c", fmt.Sprintf(`SELECT name FROM trace_diff('control', 'test', control_rank := %d, test_rank := %d)
 				WHERE diff_duration_us <> 0 OR diff_counts <> 0 ORDER BY abs(diff_duration_us) DESC, name LIMIT 1`, tc.controlRank, tc.testRank))
 			top := strings.TrimSpace(strings.TrimPrefix(want, "name\n"))
-			row := fmt.Sprintf("<td>control</td><td>%d</td><td>test</td><td>%d</td><td>%s</td>", tc.controlRank, tc.testRank, html.EscapeString(top))
+			row := fmt.Sprintf("<tr><td>%s</td>", html.EscapeString(top))
+			if pair := fmt.Sprintf("<td>control rank %d → test rank %d</td></tr>", tc.controlRank, tc.testRank); !strings.Contains(string(page), pair) {
+				t.Errorf("the diff table does not name the sets compared, %s", pair)
+			}
 			if code != 0 || top == "" || !strings.Contains(string(page), row) {
 				t.Errorf("the diff table does not start with %s (%d %s)", row, code, errOut)
 			}
@@ -1357,5 +1361,66 @@ func TestSQLLiteral(t *testing.T) {
 		if got, err := sqlLiteral(c.in); err != nil || got != c.want {
 			t.Errorf("%#v: %q, %v; want %q", c.in, got, err, c.want)
 		}
+	}
+}
+
+// TestReportCancelledWritesNothing: a report whose queries were cancelled (Ctrl-C during .report) leaves the
+// file it would replace as it was, instead of a report of "not available: context canceled" sections.
+func TestReportCancelledWritesNothing(t *testing.T) {
+	db := openTestDB(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	if err := os.WriteFile(out, []byte("the last good report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secs, err := reportSections("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var warn bytes.Buffer
+	err = writeReportFile(ctx, db, out, "", secs, &warn)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want a cancellation", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "the last good report" {
+		t.Errorf("the file holds %d bytes now, not the last report", len(b))
+	}
+	if warn.Len() > 0 {
+		t.Errorf("warnings for cancelled sections:\n%s", warn.String())
+	}
+}
+
+// TestReportHistogramOpenBin: a histogram bin whose bin_hi is NULL counts everything from its lo up: it
+// is labelled "≥ lo", drawn as wide as the other bins (not stretched to the longest value), and the data
+// fold says how many rows the result has.
+func TestReportHistogramOpenBin(t *testing.T) {
+	dir := t.TempDir()
+	sec := "-- @title Open bin\n-- @chart histogram\n-- @x lo, hi (µs)\n-- @y n (count)\n" +
+		"SELECT * FROM (VALUES (0.0, 1.0, 5), (1.0, 2.0, 3), (2.0, NULL, 7)) t(lo, hi, n);\n"
+	if err := os.WriteFile(filepath.Join(dir, "90_open.sql"), []byte(sec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rpParse(t, string(page))["Open bin"]
+	if len(s.charts) != 1 || len(s.charts[0].marks) != 3 {
+		t.Fatalf("section %+v", s)
+	}
+	m := s.charts[0].marks
+	if m[0].cat != "0–1 µs" || m[2].cat != "≥ 2 µs" || m[2].value != 7 {
+		t.Errorf("bins %q %q (%v), want 0–1 µs and ≥ 2 µs (7)", m[0].cat, m[2].cat, m[2].value)
+	}
+	if math.Abs(m[2].w-m[0].w) > 0.01 {
+		t.Errorf("the open bin is %.1f px wide, the others %.1f", m[2].w, m[0].w)
+	}
+	if !strings.Contains(string(page), "<summary>Data (3 rows)</summary>") {
+		t.Error("no data fold labelled with the result's 3 rows")
 	}
 }

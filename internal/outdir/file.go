@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -25,6 +26,16 @@ var tmpSeq atomic.Int64
 // Create opens the output file for path. A new file gets the permissions os.Create gives (0666 less the
 // umask); an existing one keeps its own.
 func Create(path string) (*File, error) {
+	if standardStream(path) {
+		// The process's own descriptor (a pipe, a terminal, a file opened for append with >>): written
+		// as it stands. Resolving the link failed for a pipe, and for a file renamed a new one over it,
+		// losing what a >> redirection had kept.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{File: f}, nil
+	}
 	target := path
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if target, err = filepath.EvalSymlinks(path); err != nil {
@@ -100,4 +111,11 @@ func (f *File) remove() {
 	if f.target != "" {
 		os.Remove(f.Name())
 	}
+}
+
+// standardStream reports whether path names one of the process's open descriptors: /dev/stdout,
+// /dev/stderr, /dev/fd/N or /proc/self/fd/N.
+func standardStream(path string) bool {
+	p := filepath.Clean(path)
+	return p == "/dev/stdout" || p == "/dev/stderr" || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
 }

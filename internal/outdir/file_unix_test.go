@@ -3,6 +3,8 @@
 package outdir
 
 import (
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,5 +80,48 @@ func TestCreate(t *testing.T) {
 	os.Symlink("nowhere", filepath.Join(dir, "dangling"))
 	if _, err := Create(filepath.Join(dir, "dangling")); err == nil {
 		t.Error("a dangling link was accepted")
+	}
+}
+
+// TestCreateOwnDescriptor: /dev/fd/N (as /dev/stdout) is written through as it stands: a pipe gets the
+// bytes (resolving its link failed), and a file opened for append keeps what it held (a rename replaced it).
+func TestCreateOwnDescriptor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := Create(fmt.Sprintf("/dev/fd/%d", w.Fd()))
+	if err != nil {
+		t.Fatalf("a pipe: %v", err)
+	}
+	f.WriteString("report")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got, _ := io.ReadAll(r); string(got) != "report" {
+		t.Errorf("pipe got %q", got)
+	}
+
+	path := filepath.Join(t.TempDir(), "app.log")
+	if err := os.WriteFile(path, []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	f, err = Create(fmt.Sprintf("/proc/self/fd/%d", log.Fd()))
+	if err != nil {
+		t.Skipf("no /proc/self/fd here: %v", err)
+	}
+	f.WriteString("report\n")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "kept\nreport\n" {
+		t.Errorf("file opened for append: %q, want %q", got, "kept\nreport\n")
 	}
 }
