@@ -955,15 +955,16 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 			}
 			known[t.Name] = true
 		}
+		sel := fmt.Sprintf("* REPLACE (trace_id + %d AS trace_id)", offset)
 		if t.Layout == "single" {
 			src = fmt.Sprintf("read_parquet(%s)", src)
 		} else {
-			// The rank of the directory names, with the type of the table's column.
-			src = fmt.Sprintf("read_parquet(%s, hive_partitioning = true%s)", src, rankHiveType(ctx, conn, t))
-		}
-		sel := fmt.Sprintf("* REPLACE (trace_id + %d AS trace_id)", offset)
-		if t.Layout == "rank_joined" {
-			sel = fmt.Sprintf("* EXCLUDE (rank) REPLACE (trace_id + %d AS trace_id)", offset)
+			src = partitionedRead(src)
+			sel = fmt.Sprintf("* EXCLUDE (%s) REPLACE (trace_id + %d AS trace_id)", fileColumn, offset)
+			if t.Layout == "rank" {
+				// The rank of the directory names, with the type of the table's column.
+				sel += ", " + rankOfFile(rankType(ctx, conn, t)) + " AS rank"
+			}
 		}
 		order := ""
 		if hasColumn(ctx, conn, t.Name, "ev_idx") {
@@ -1045,36 +1046,45 @@ func createImported(ctx context.Context, conn *sql.Conn, t ParquetTable, src str
 		}
 		q = fmt.Sprintf("CREATE TABLE %s (%s)", sqlIdent(t.Name), strings.Join(cols, ", "))
 	} else {
-		hive := ""
+		sel, read := "*", fmt.Sprintf("read_parquet(%s)", src)
 		if t.Layout != "single" {
-			hive = ", hive_partitioning = true"
+			sel, read = "* EXCLUDE ("+fileColumn+")", partitionedRead(src)
+			if t.Layout == "rank" {
+				sel += ", NULL::BIGINT AS rank" // (the type hive partitioning gave an integer rank)
+			}
 		}
-		excl := ""
-		if t.Layout == "rank_joined" {
-			excl = " EXCLUDE (rank)"
-		}
-		q = fmt.Sprintf("CREATE TABLE %s AS SELECT *%s FROM read_parquet(%s%s) LIMIT 0", sqlIdent(t.Name), excl, src, hive)
+		q = fmt.Sprintf("CREATE TABLE %s AS SELECT %s FROM %s LIMIT 0", sqlIdent(t.Name), sel, read)
 	}
 	_, err := conn.ExecContext(ctx, q)
 	return err
 }
 
-// rankHiveType is the hive_types option that reads a partitioned table's rank back with the type of
-// its column in the database ("" when the table has none: a rank_joined table, whose rank is dropped).
-func rankHiveType(ctx context.Context, conn *sql.Conn, t ParquetTable) string {
-	if t.Layout != "rank" {
-		return ""
-	}
+// A partitioned table's files are read without hive partitioning, which makes a column of every key=value
+// directory in the path: the user's own (an export in /data/date=2024-11-01/job.parquet failed to import,
+// one under out/rank=7/ made every rank 7), not only the export's rank=N. The rank comes from the file's
+// own directory, named in fileColumn.
+const fileColumn = "__tracesql_file"
+
+// partitionedRead reads the partitioned files src (an SQL list or glob) with each row's file name.
+func partitionedRead(src string) string {
+	return fmt.Sprintf("read_parquet(%s, hive_partitioning = false, filename = '%s')", src, fileColumn)
+}
+
+// rankOfFile is the SQL of a row's rank from its file's directory, rank=<r>, as typ (DuckDB writes a NULL
+// rank as __HIVE_DEFAULT_PARTITION__; NULL as hive partitioning reads it).
+func rankOfFile(typ string) string {
+	r := fmt.Sprintf(`regexp_extract(%s, '[/\\]rank=([^/\\]*)[/\\][^/\\]*$', 1)`, fileColumn)
+	return fmt.Sprintf("CASE WHEN %s IN ('__HIVE_DEFAULT_PARTITION__', 'NULL') THEN NULL ELSE %s::%s END", r, r, typ)
+}
+
+// rankType is the type of table t's rank column in the database: one of partitionRankTypes, else BIGINT.
+func rankType(ctx context.Context, conn *sql.Conn, t ParquetTable) string {
 	var typ string
 	if err := conn.QueryRowContext(ctx, `SELECT data_type FROM duckdb_columns() WHERE database_name = current_database()
-		AND schema_name = 'main' AND table_name = ? AND column_name = 'rank'`, t.Name).Scan(&typ); err != nil {
-		return ""
+		AND schema_name = 'main' AND table_name = ? AND column_name = 'rank'`, t.Name).Scan(&typ); err != nil || !partitionRankTypes[typ] {
+		return "BIGINT"
 	}
-	switch typ {
-	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "VARCHAR":
-		return fmt.Sprintf(", hive_types = {'rank': %s}", typ)
-	}
-	return ""
+	return typ
 }
 
 func hasColumn(ctx context.Context, conn *sql.Conn, table, col string) bool {

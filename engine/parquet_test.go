@@ -824,3 +824,32 @@ func TestParquetGlobPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestParquetKeyValueDirectories: an export under directories named key=value imports as it was. Read with
+// hive partitioning, each became a column: date=… failed the import, rank=7 made every rank 7.
+func TestParquetKeyValueDirectories(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t)
+	mustLoad(t, src, handTrace(t, 3))
+	for _, sub := range []string{"date=2024-11-01", "rank=7", "label=x", "trace_id=5"} {
+		t.Run(sub, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), sub, "job.parquet")
+			if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
+				t.Fatal(err)
+			}
+			dst := openTestDB(t)
+			if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
+				t.Fatalf("import: %d, %v", n, err)
+			}
+			want, got := tableFingerprints(t, src), tableFingerprints(t, dst)
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s: after the round trip %s, want %s", k, got[k], w)
+				}
+			}
+		})
+	}
+}
