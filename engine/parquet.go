@@ -851,10 +851,32 @@ func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []
 		}
 		list := strings.Join(cols, ", ")
 		file := sqlString(duckPath(filepath.Join(dir, filepath.FromSlash(f.Path))))
-		// n: the export's rows of the labels imported that the database lacks.
-		news := fmt.Sprintf(`WITH n AS (SELECT %[2]s FROM read_parquet(%[3]s)
-			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[4]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[4]d)
-			EXCEPT SELECT %[2]s FROM %[1]s)`, sqlIdent(t.Name), list, file, firstID)
+		// src: the export's rows of the labels imported. A label the database held already keeps its own
+		// traces' settings: the export's rows apply to the ranks the import brings only, a row for every
+		// rank (rank NULL, what --nccl-clock-offset NS writes) becoming one per rank brought. (It had
+		// moved the database's rank 0 from its estimated offset to the export's, without a word.)
+		src := fmt.Sprintf(`SELECT %[1]s FROM read_parquet(%[2]s)
+			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[3]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[3]d)`, list, file, firstID)
+		perRank := slices.ContainsFunc(t.Columns, func(c ParquetColumn) bool { return c.Name == "rank" }) &&
+			slices.ContainsFunc(t.Columns, func(c ParquetColumn) bool { return c.Name == "label" })
+		held := fmt.Sprintf(`(SELECT label FROM traces WHERE trace_id < %[1]d UNION SELECT label FROM nccl_traces WHERE trace_id < %[1]d)`, firstID)
+		if perRank {
+			var spread int64
+			if err := conn.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM (%s) s WHERE label IN %s AND rank IS NULL`, src, held)).Scan(&spread); err != nil {
+				return nil, fmt.Errorf("settings %s: %w", t.Name, err)
+			}
+			if spread > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d row(s) of the export for every rank of a trace set this database held already apply to the ranks the import brings, not to the database's own", t.Name, spread))
+			}
+			src = fmt.Sprintf(`WITH s AS (%[1]s),
+				brought AS (SELECT label, rank FROM traces WHERE trace_id >= %[2]d UNION SELECT label, rank FROM nccl_traces WHERE trace_id >= %[2]d)
+				SELECT * FROM s WHERE label NOT IN %[3]s
+				UNION ALL
+				SELECT s.* REPLACE (b.rank AS rank) FROM s JOIN brought b ON b.label = s.label AND (s.rank IS NULL OR s.rank = b.rank)
+				WHERE s.label IN %[3]s`, src, firstID, held)
+		}
+		// n: those rows that the database lacks.
+		news := fmt.Sprintf(`WITH n AS (SELECT %[2]s FROM (%[3]s) EXCEPT SELECT %[2]s FROM %[1]s)`, sqlIdent(t.Name), list, src)
 		conflict := "false" // a table without its key columns, or with nothing else: no row is another's
 		if len(match) > 0 && len(values) > 0 {
 			same := strings.Join(match, " AND ")

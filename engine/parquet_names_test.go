@@ -223,18 +223,29 @@ func TestParquetSettingsConflict(t *testing.T) {
 		have  string // rows of the database before the import
 		want  string // rows after
 		notes []string
+		held  bool // the database holds rank 1 of trace set x already
 	}{
-		{"empty", "", "x 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil},
-		{"same rows", "('x', 3, NULL, 1000)", "x 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil},
-		{"other comm", "('x', 3, 'c2', 5000)", "x 3 c2 5000\t\nx 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil},
-		{"other label", "('y', 3, NULL, 5000)", "x 3 <nil> 1000\t\nx <nil> c1 7\t\ny 3 <nil> 5000\t\n", nil},
+		{"empty", "", "x 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil, false},
+		{"same rows", "('x', 3, NULL, 1000)", "x 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil, false},
+		{"other comm", "('x', 3, 'c2', 5000)", "x 3 c2 5000\t\nx 3 <nil> 1000\t\nx <nil> c1 7\t\n", nil, false},
+		{"other label", "('y', 3, NULL, 5000)", "x 3 <nil> 1000\t\nx <nil> c1 7\t\ny 3 <nil> 5000\t\n", nil, false},
 		{"conflict", "('x', 3, NULL, 5000), ('x', NULL, 'c1', 8)", "x 3 <nil> 5000\t\nx <nil> c1 8\t\n", []string{
 			"nccl_clock_override: kept this database's row for label x, rank 3, comm_hash NULL (offset_ns 5000); the export's (offset_ns 1000) is not imported",
 			"nccl_clock_override: kept this database's row for label x, rank NULL, comm_hash c1 (offset_ns 8); the export's (offset_ns 7) is not imported",
-		}},
+		}, false},
+		// The export's rows apply to the rank it brings (0), not to the database's own rank 1 of x: the
+		// row for every rank becomes one for rank 0, the one for rank 3 goes.
+		{"label held", "", "x 0 c1 7\t\n", []string{
+			"nccl_clock_override: 1 row(s) of the export for every rank of a trace set this database held already apply to the ranks the import brings, not to the database's own",
+		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dst := openTestDB(t)
+			if c.held {
+				if _, err := dst.Load(ctx, []string{handTrace(t, 1)}, LoadOptions{Label: "x"}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if c.have != "" {
 				if _, err := dst.SQL.Exec(`INSERT INTO nccl_clock_override VALUES ` + c.have); err != nil {
 					t.Fatal(err)
