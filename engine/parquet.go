@@ -242,12 +242,6 @@ func CheckExportDir(dir string) error {
 		}
 		return fail(errors.New("exists and is not a directory"))
 	}
-	// Before the emptiness check, whose advice (empty it) would not help: the export is made beside
-	// the directory and renamed over it, which the current directory cannot be (and, by its absolute
-	// name, would leave the shell that ran the command in a deleted directory).
-	if here, err := os.Stat("."); err == nil && os.SameFile(fi, here) {
-		return fail(errors.New("is the current directory, which the export cannot replace: name a new directory"))
-	}
 	ents, err := os.ReadDir(final)
 	if err != nil {
 		return fail(err)
@@ -258,8 +252,43 @@ func CheckExportDir(dir string) error {
 	return nil
 }
 
-// ExportParquet writes every trace table to dir (created; it must not exist or be an empty directory
-// other than the current one, CheckExportDir) with one COPY per table, and a manifest. It returns the
+// moveUp moves the entries of the finished export in staging (a directory inside final) into final, the
+// manifest last, and removes staging. On failure the entries already moved go back, so final holds no
+// half export.
+func moveUp(staging, final string) error {
+	ents, err := os.ReadDir(staging)
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(ents, func(a, b os.DirEntry) int {
+		return cmpBool(a.Name() == manifestName, b.Name() == manifestName)
+	})
+	var moved []string
+	for _, e := range ents {
+		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(final, e.Name())); err != nil {
+			for _, m := range moved {
+				os.Rename(filepath.Join(final, m), filepath.Join(staging, m))
+			}
+			return err
+		}
+		moved = append(moved, e.Name())
+	}
+	return os.Remove(staging)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// ExportParquet writes every trace table to dir (created; it must not exist or be an empty directory,
+// CheckExportDir) with one COPY per table, and a manifest. It returns the
 // manifest's tables; note (when not nil) gets one line per table of the user's that it leaves out.
 func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) (_ []ParquetTable, err error) {
 	final := filepath.Clean(dir) // "job.parquet/": its parent is ., not job.parquet
@@ -269,15 +298,24 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 	if err := CheckExportDir(final); err != nil {
 		return nil, err
 	}
-	// Written beside dir under a hidden name and renamed into place when whole: half an export (a Parquet
-	// file cut off by Ctrl-C, tables without a manifest) never appears under the name given.
-	created, err := outdir.Make(filepath.Dir(final))
-	if err != nil {
-		return fail(err)
-	}
-	dir, err = os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".partial-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755) // MkdirTemp's 0700 would become the export's
+	// Written under a hidden name and put in place when whole: half an export (a Parquet file cut off by
+	// Ctrl-C, tables without a manifest) never appears under the name given. A new directory is made
+	// beside it and renamed; an existing (empty) one is written into, through a hidden directory inside it
+	// whose entries move up, the manifest last: replacing it lost its owner, group and mode, failed on a
+	// mount point (after the whole export) and in a parent the user cannot write.
+	var created []string
+	inPlace := false
+	if fi, serr := os.Stat(final); serr == nil && fi.IsDir() {
+		inPlace = true
+		dir, err = os.MkdirTemp(final, ".tracesql-export.partial-")
+	} else {
+		if created, err = outdir.Make(filepath.Dir(final)); err != nil {
+			return fail(err)
+		}
+		dir, err = os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".partial-")
+		if err == nil {
+			err = os.Chmod(dir, 0o755) // MkdirTemp's 0700 would become the export's
+		}
 	}
 	if err != nil {
 		os.Remove(dir)
@@ -286,8 +324,13 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 	}
 	defer func() {
 		if err == nil {
-			os.Remove(final) // an empty directory, checked above
-			if rerr := os.Rename(dir, final); rerr != nil {
+			var rerr error
+			if inPlace {
+				rerr = moveUp(dir, final)
+			} else {
+				rerr = os.Rename(dir, final)
+			}
+			if rerr != nil {
 				err = fmt.Errorf("export parquet %s: %w", final, rerr)
 			}
 		}
