@@ -138,10 +138,11 @@ func derivedTable(name string) bool {
 
 // traceTables lists the base tables that hold per-trace data (a trace_id column), traces first, and
 // whether each is partitioned by its own rank column (one of partitionRankTypes). tracesql's derived
-// tables are left out (derivedTable). It also returns, sorted, the user's tables that it leaves out
-// because they have no trace_id column.
+// tables are left out (derivedTable). It also returns, sorted, one line for each table of the user's that
+// it leaves out: one without a trace_id column, or whose trace_id is not an integer (an import renumbers
+// trace ids: such an export failed every import with a binder error listing every + overload).
 func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, []string, error) {
-	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, bool_or(c.column_name = 'trace_id'),
+	rows, err := db.SQL.QueryContext(ctx, `SELECT c.table_name, coalesce(any_value(c.data_type) FILTER (WHERE c.column_name = 'trace_id'), ''),
 			coalesce(any_value(c.data_type) FILTER (WHERE c.column_name = 'rank'), '')
 		FROM duckdb_columns() c JOIN duckdb_tables() t ON t.table_oid = c.table_oid
 		WHERE NOT c.internal AND c.database_name = ? AND c.schema_name = 'main' AND NOT t.temporary
@@ -154,17 +155,20 @@ func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, []str
 	var names, without []string
 	partitioned := map[string]bool{}
 	for rows.Next() {
-		var n, rankType string
-		var traceID bool
-		if err := rows.Scan(&n, &traceID, &rankType); err != nil {
+		var n, idType, rankType string
+		if err := rows.Scan(&n, &idType, &rankType); err != nil {
 			return nil, nil, nil, err
 		}
 		switch lower := strings.ToLower(n); {
 		case derivedTable(n):
-		case !traceID:
+		case idType == "":
 			if !isOwnName(lower) && !legacyNames.MatchString(lower) {
-				without = append(without, n)
+				// An import renumbers trace ids to place an export beside other traces; a table without
+				// them cannot be placed, and would be appended to the target's whole.
+				without = append(without, fmt.Sprintf("table %s not exported: it has no trace_id column (an export holds per-trace tables only)", n))
 			}
+		case !partitionRankTypes[idType]:
+			without = append(without, fmt.Sprintf("table %s not exported: its trace_id is %s, not an integer (an import renumbers trace ids)", n, idType))
 		default:
 			names = append(names, n)
 			partitioned[n] = partitionRankTypes[rankType]
@@ -413,10 +417,8 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 		return fail(err)
 	}
 	if note != nil {
-		for _, name := range without {
-			// An import renumbers trace ids to place an export beside other traces; a table without them
-			// cannot be placed, and would be appended to the target's whole.
-			note(fmt.Sprintf("table %s not exported: it has no trace_id column (an export holds per-trace tables only)", name))
+		for _, line := range without {
+			note(line)
 		}
 	}
 	return man.Tables, nil
@@ -731,13 +733,23 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 	if err := man.checkComplete(); err != nil {
 		return fail(fmt.Errorf("%s: %w", manifestName, err))
 	}
-	names, _, _, err := db.traceTables(ctx)
+	// known: the tables the database has (any table of the export's name is inserted into, not created)
+	known := map[string]bool{}
+	rows, err := db.SQL.QueryContext(ctx, `SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main' AND NOT temporary`, db.catalog)
 	if err != nil {
 		return fail(err)
 	}
-	known := map[string]bool{}
-	for _, n := range names {
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fail(err)
+		}
 		known[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fail(err)
 	}
 
 	db.loadMu.Lock()

@@ -223,6 +223,8 @@ func TestParquetCommandsUserTables(t *testing.T) {
 		{"underscore", `CREATE TABLE _kernels_snapshot AS SELECT * FROM events`, "_kernels_snapshot", "", true},
 		{"no trace_id", `CREATE TABLE notes (note VARCHAR); INSERT INTO notes VALUES ('x')`, "notes",
 			"tracesql: table notes not exported: it has no trace_id column (an export holds per-trace tables only)\n", false},
+		{"text trace_id", `CREATE TABLE runs (trace_id VARCHAR, x INTEGER); INSERT INTO runs VALUES ('run-a', 1)`, "runs",
+			"tracesql: table runs not exported: its trace_id is VARCHAR, not an integer (an import renumbers trace ids)\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
