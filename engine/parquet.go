@@ -860,8 +860,14 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 			}
 			notes = append(notes, fmt.Sprintf("%s: took the export's %d rules (%d rows differ from this database's, which holds no trace yet)", t.Name, t.Rows, differ))
 		default:
-			notes = append(notes, fmt.Sprintf("%s: the export's rules differ from this database's in %d rows: kept this database's (to use the export's: DELETE FROM %s; INSERT INTO %s SELECT * FROM %s)",
-				t.Name, differ, t.Name, t.Name, file))
+			// The file by its absolute name, in one transaction: run from another directory, the DELETE
+			// committed and the INSERT found no file, leaving no rule at all.
+			abs := file
+			if a, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(f.Path))); err == nil {
+				abs = sqlString(duckPath(a))
+			}
+			notes = append(notes, fmt.Sprintf("%s: the export's rules differ from this database's in %d rows: kept this database's (to use the export's: BEGIN; DELETE FROM %s; INSERT INTO %s SELECT * FROM %s; COMMIT)",
+				t.Name, differ, t.Name, t.Name, abs))
 		}
 	}
 	return notes, nil

@@ -362,7 +362,7 @@ func TestParquetRules(t *testing.T) {
 			}
 		}, true, []string{"kernel_classes: took the export's ", "phase_rules: took the export's "}},
 		{"database with traces", func(db *DB) { mustLoad(t, db, handTrace(t, 1)) }, false, []string{
-			"kernel_classes: the export's rules differ from this database's in 1 rows: kept this database's (to use the export's: DELETE FROM kernel_classes; INSERT INTO kernel_classes SELECT * FROM '",
+			"kernel_classes: the export's rules differ from this database's in 1 rows: kept this database's (to use the export's: BEGIN; DELETE FROM kernel_classes; INSERT INTO kernel_classes SELECT * FROM '/",
 			"phase_rules: the export's rules differ from this database's in "}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
