@@ -815,17 +815,24 @@ func TestParquetGlobPaths(t *testing.T) {
 			if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 				t.Fatal(err)
 			}
-			dst := openTestDB(t)
-			if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
-				t.Fatalf("import: %d, %v", n, err)
-			}
-			want, got := tableFingerprints(t, src), tableFingerprints(t, dst)
-			for k, w := range want {
-				if got[k] != w {
-					t.Errorf("%s: after the round trip %s, want %s", k, got[k], w)
-				}
-			}
+			importMatches(t, src, dir)
 		})
+	}
+}
+
+// importMatches imports the one-trace export dir into a new database and checks that every table holds
+// what src's does.
+func importMatches(t *testing.T, src *DB, dir string) {
+	t.Helper()
+	dst := openTestDB(t)
+	if n, err := dst.ImportParquet(context.Background(), dir, nil); err != nil || n != 1 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	want, got := tableFingerprints(t, src), tableFingerprints(t, dst)
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: after the round trip %s, want %s", k, got[k], w)
+		}
 	}
 }
 
@@ -844,16 +851,7 @@ func TestParquetKeyValueDirectories(t *testing.T) {
 			if _, err := src.ExportParquet(ctx, dir, nil); err != nil {
 				t.Fatal(err)
 			}
-			dst := openTestDB(t)
-			if n, err := dst.ImportParquet(ctx, dir, nil); err != nil || n != 1 {
-				t.Fatalf("import: %d, %v", n, err)
-			}
-			want, got := tableFingerprints(t, src), tableFingerprints(t, dst)
-			for k, w := range want {
-				if got[k] != w {
-					t.Errorf("%s: after the round trip %s, want %s", k, got[k], w)
-				}
-			}
+			importMatches(t, src, dir)
 		})
 	}
 }
