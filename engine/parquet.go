@@ -264,31 +264,28 @@ func moveUp(staging, final string) error {
 	if err != nil {
 		return err
 	}
-	slices.SortStableFunc(ents, func(a, b os.DirEntry) int {
-		return cmpBool(a.Name() == manifestName, b.Name() == manifestName)
-	})
 	var moved []string
-	for _, e := range ents {
-		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(final, e.Name())); err != nil {
+	move := func(name string) error {
+		if err := os.Rename(filepath.Join(staging, name), filepath.Join(final, name)); err != nil {
 			for _, m := range moved {
 				os.Rename(filepath.Join(final, m), filepath.Join(staging, m))
 			}
 			return err
 		}
-		moved = append(moved, e.Name())
+		moved = append(moved, name)
+		return nil
+	}
+	for _, e := range ents {
+		if e.Name() != manifestName {
+			if err := move(e.Name()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := move(manifestName); err != nil {
+		return err
 	}
 	return os.Remove(staging)
-}
-
-// cmpBool orders false before true.
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // ExportParquet writes every trace table to dir (created; it must not exist or be an empty directory,
