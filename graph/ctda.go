@@ -251,8 +251,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return row(f.IndexCorr[r])
 	}
 	isCPU := make([]bool, len(f.Syms))
-	isBusy := make([]bool, len(f.Syms))
-	isGPUWork := make([]bool, len(f.Syms))
+	busy := newBusyKinds(f)
+	c.stepMarker = busy.marker
 	isPython := make([]bool, len(f.Syms))
 	isAutograd := make([]bool, len(f.Syms))
 	isSyncCall := make([]bool, len(f.Syms))
@@ -263,7 +263,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	nestRank := make([]int8, len(f.Syms)) // sortByStart
 	var phases []string
 	for i, s := range f.Syms {
-		isCPU[i], isBusy[i], isGPUWork[i] = ctdaCPUCat(s), ctdaBusyCat(s), ctdaGPUWork(s)
+		isCPU[i] = ctdaCPUCat(s)
 		switch {
 		case s == "user_annotation":
 			nestRank[i] = 0
@@ -309,7 +309,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// kernel looked launched before the window, and the path lost the operator that launched it.
 	zeroLaunch := func(r int) bool {
 		l := linked(r)
-		return f.Dur[r] == 0 && l >= 0 && f.Stream[l] >= 0 && isGPUWork[f.Cat[l]]
+		return f.Dur[r] == 0 && l >= 0 && f.Stream[l] >= 0 && busy.gpu[f.Cat[l]]
 	}
 	for r := 0; r < n; r++ {
 		// Half-open, as clipAtoms: an event starting at the window's end is the next window's.
@@ -329,7 +329,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	spanEnd := we
 	for r := 0; r < n; r++ {
 		launcher[r] = -1
-		if f.Stream[r] < 0 || !isGPUWork[f.Cat[r]] {
+		if f.Stream[r] < 0 || !busy.gpu[f.Cat[r]] {
 			continue
 		}
 		if l := linked(r); l >= 0 && inWindow[l] {
@@ -339,7 +339,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 	}
 	for r := 0; r < n; r++ {
-		if f.Stream[r] >= 0 && isGPUWork[f.Cat[r]] && launcher[r] < 0 && f.TS[r] < spanEnd && f.TS[r]+f.Dur[r] > ws && f.TS[r]+f.Dur[r] <= spanEnd {
+		if f.Stream[r] >= 0 && busy.gpu[f.Cat[r]] && launcher[r] < 0 && f.TS[r] < spanEnd && f.TS[r]+f.Dur[r] > ws && f.TS[r]+f.Dur[r] <= spanEnd {
 			gpuAll = append(gpuAll, int32(r))
 		}
 	}
@@ -471,7 +471,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	pythonLane := func(k laneKey) bool {
 		for _, r := range cpuRows[k] {
 			nm := f.Name[r]
-			if isPython[f.Cat[r]] || isAutograd[nm] || strings.HasPrefix(f.Syms[nm], "ProfilerStep#") {
+			if isPython[f.Cat[r]] || isAutograd[nm] || StepMarker(f.Syms[nm]) {
 				return true
 			}
 		}
@@ -531,7 +531,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			rows := cpuRows[k]
 			sortByStart(f, rows, nestRank)
 			before := len(atoms)
-			atoms = threadAtoms(f, rows, phaseOf, phase, isBusy, atoms)
+			atoms = threadAtoms(f, rows, phaseOf, phase, busy, atoms)
 			atoms = clipAtoms(atoms, before, we)
 			for range atoms[before:] {
 				atomTid = append(atomTid, int32(gi))
@@ -1043,7 +1043,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		c.SpanEnd = max(c.SpanEnd, nd.End)
 	}
 	c.backtrack()
-	c.BusyBound = busyBound(f, ws, we, c.SpanEnd, isBusy, isGPUWork)
+	c.BusyBound = busyBound(f, ws, we, c.SpanEnd, busy)
 	return c, nil
 }
 
@@ -1227,7 +1227,7 @@ func clipAtoms(atoms []ctdaAtom, from int, we int64) []ctdaAtom {
 // start, longer first. An event of zero duration owns no time, so it gets no atom, except a launch
 // call (rows hold those of zero duration only): an atom of length 0 ties it, and its GPU work, to
 // the node it falls in.
-func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy []bool, atoms []ctdaAtom) []ctdaAtom {
+func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy busyKinds, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
 	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
 	// enclosing it (-1: none). Time inside a busy event is busy whatever runs inside it, and only
@@ -1279,7 +1279,7 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isBusy 
 		if len(busyUntil) > 0 {
 			until = busyUntil[len(busyUntil)-1]
 		}
-		if isBusy[f.Cat[r]] {
+		if busy.cpuWork(f, r) {
 			until = max(until, end(r))
 		}
 		stack, busyUntil = append(stack, r), append(busyUntil, until)
@@ -1838,17 +1838,11 @@ func (c *CDG) Hotspots() []Hotspot {
 
 // ownAnnotation reports whether row r marks the window rather than doing work in it: one of the
 // window's annotation instances (each of several spans part of the window only), or, in a window
-// without them (an empty annotation: the whole trace), a ProfilerStep annotation, the profiler's step marker (its time
+// without them (an empty annotation: the whole trace), the profiler's step marker on a thread (its time
 // with nothing beneath is the CPU idling between steps, not a hotspot).
 func (c *CDG) ownAnnotation(r int32) bool {
 	if len(c.instances) == 0 {
-		if c.stepMarker == nil {
-			c.stepMarker = make([]bool, len(c.F.Syms))
-			for i, s := range c.F.Syms {
-				c.stepMarker[i] = strings.HasPrefix(s, "ProfilerStep#")
-			}
-		}
-		return c.stepMarker[c.F.Name[r]] && c.F.Syms[c.F.Cat[r]] == "user_annotation"
+		return c.stepMarker[c.F.Name[r]] && c.F.Stream[r] < 0
 	}
 	_, found := slices.BinarySearch(c.instances, int(r))
 	return found
@@ -1864,13 +1858,11 @@ func SortHotspots(h []Hotspot) {
 // busyBound is the time covered by busy CPU events inside [ws, we] or GPU work inside [ws, spanEnd]
 // (ns): CPU time after the window is not the window's (BuildCTDA cuts it), GPU work launched in it may
 // finish later.
-func busyBound(f *Frame, ws, we, spanEnd int64, isBusy, isGPUWork []bool) int64 {
+func busyBound(f *Frame, ws, we, spanEnd int64, busy busyKinds) int64 {
 	type iv struct{ s, e int64 }
 	var ivs []iv
 	for r := range f.TS {
-		cat := f.Cat[r]
-		ok := isBusy[cat] || (f.Stream[r] >= 0 && isGPUWork[cat])
-		if !ok || f.Dur[r] <= 0 {
+		if !busy.row(f, int32(r)) || f.Dur[r] <= 0 {
 			continue
 		}
 		end := we
@@ -2033,17 +2025,39 @@ func (g *CPGraph) SpanEnd() int64 {
 // covered by cpu_op and runtime/driver events up to we and by GPU work up to spanEnd, which no
 // critical path can exceed.
 func BusyBoundOf(f *Frame, ws, we, spanEnd int64) int64 {
-	isBusy := make([]bool, len(f.Syms))
-	isGPUWork := make([]bool, len(f.Syms))
-	for i, s := range f.Syms {
-		isBusy[i], isGPUWork[i] = ctdaBusyCat(s), ctdaGPUWork(s)
-	}
-	return busyBound(f, ws, we, spanEnd, isBusy, isGPUWork)
+	return busyBound(f, ws, we, spanEnd, newBusyKinds(f))
 }
 
 // BusyRow reports whether row r is an event the busy bound counts: a cpu_op or runtime/driver event
-// on a thread, or GPU work on a stream.
+// on a thread, or GPU work on a stream; never the profiler's step marker.
 func BusyRow(f *Frame, r int32) bool {
 	c := f.Syms[f.Cat[r]]
-	return ctdaBusyCat(c) || (f.Stream[r] >= 0 && ctdaGPUWork(c))
+	return ctdaBusyCat(c) && !StepMarker(f.Syms[f.Name[r]]) || (f.Stream[r] >= 0 && ctdaGPUWork(c))
+}
+
+// StepMarker reports whether an event name is the profiler's step marker, ProfilerStep#N: an
+// annotation whatever its category. 2021-era Kineto wrote every record_function, this one too, in
+// category Operator (kineto/resnet50_num_workers_0), which made the step's unprofiled gaps look like
+// an operator's work: hta's CPCR counted 6.9 ms of a 188 ms step in ProfilerStep#5's self time, and
+// the busy bound was 1.000 over the whole trace.
+func StepMarker(name string) bool { return strings.HasPrefix(name, "ProfilerStep#") }
+
+// busyKinds is, per symbol, what BusyRow tells per row: busy CPU categories, GPU work categories and
+// step marker names.
+type busyKinds struct{ cpu, gpu, marker []bool }
+
+func newBusyKinds(f *Frame) busyKinds {
+	b := busyKinds{make([]bool, len(f.Syms)), make([]bool, len(f.Syms)), make([]bool, len(f.Syms))}
+	for i, s := range f.Syms {
+		b.cpu[i], b.gpu[i], b.marker[i] = ctdaBusyCat(s), ctdaGPUWork(s), StepMarker(s)
+	}
+	return b
+}
+
+// cpuWork: row r is a busy CPU event (not the step marker).
+func (b busyKinds) cpuWork(f *Frame, r int32) bool { return b.cpu[f.Cat[r]] && !b.marker[f.Name[r]] }
+
+// row is BusyRow.
+func (b busyKinds) row(f *Frame, r int32) bool {
+	return b.cpuWork(f, r) || f.Stream[r] >= 0 && b.gpu[f.Cat[r]]
 }

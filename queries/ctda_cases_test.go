@@ -247,3 +247,28 @@ func TestCTDARecordSplitKeepsPhase(t *testing.T) {
 		FROM critical_path_summary(instance := 1, algorithm := 'ctda')`,
 		[][]string{{"cpu_bound=5511.2 data_loading=8765.4 gpu_compute_bound=1.4 gpu_kernel_launch_overhead=0.1"}})
 }
+
+// TestCTDALegacyStepMarkerIsNoWork: a 2021-era trace writes ProfilerStep#1 in category Operator, as
+// every record_function then. Its self time (the 40 µs of the 100 µs step no op covers) is not work: the
+// busy bound is aten::mm 30 + gemm 10 + aten::add 30 = 70 µs, neither algorithm's CPCR exceeds it, and
+// neither lists the marker as a hotspot. Before, both CPCRs and the bound were 1.0, and hta's top
+// hotspot was ProfilerStep#1 (40 µs).
+func TestCTDALegacyStepMarkerIsNoWork(t *testing.T) {
+	db := ctdaCase(t, "legacy_step_marker")
+	for _, alg := range []string{"ctda", "hta"} {
+		for _, ann := range []string{"ProfilerStep", ""} {
+			var cpcr, busy float64
+			var marker int
+			q := fmt.Sprintf(`SELECT max(cpcr), max(busy_bound),
+				(SELECT count(*) FROM hotspots(annotation := '%[2]s', algorithm := '%[1]s') WHERE name LIKE 'ProfilerStep%%')
+				FROM critical_path_summary(annotation := '%[2]s', algorithm := '%[1]s')`, alg, ann)
+			if err := db.QueryRow(q).Scan(&cpcr, &busy, &marker); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if math.Abs(busy-0.7) > 1e-9 || cpcr > busy+1e-9 || cpcr < 0.5 || marker != 0 {
+				t.Errorf("%s, annotation %q: CPCR %.3f, busy bound %.3f, %d ProfilerStep hotspots; want the bound 0.7, CPCR in [0.5, 0.7], none",
+					alg, ann, cpcr, busy, marker)
+			}
+		}
+	}
+}

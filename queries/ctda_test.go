@@ -57,7 +57,7 @@ func ctdaCoverage(t *testing.T, db *sql.DB, algorithm, annotation string, instan
 // dependency explains). threads: the CPU threads the first window's path must visit (the path
 // crosses from the autograd to the main thread). htaMerges: tracesql's hta algorithm joins the trace's
 // two threads itself (HTA's forward/backward thread merge, which HTA 0.6.1 never reaches on a 2021 trace
-// because it does not know its category names): ctda is compared with HTA 0.6.1's own path (compat).
+// because it does not know its category names): ctda must beat HTA 0.6.1's own path (compat) too.
 func TestCTDACoverage(t *testing.T) {
 	cases := []struct {
 		trace, annotation string
@@ -99,8 +99,11 @@ func TestCTDACoverage(t *testing.T) {
 					t.Errorf("instance %d: busy bound differs between algorithms: %v vs %v", i, ctda.busy, hta.busy)
 				}
 				if c.htaMerges {
-					hta = ctdaCoverage(t, db, "hta", c.annotation, i, true)
-					t.Logf("instance %d: HTA 0.6.1's own path (compat): CPCR %.3f", i, hta.cpcr)
+					compat := ctdaCoverage(t, db, "hta", c.annotation, i, true)
+					t.Logf("instance %d: HTA 0.6.1's own path (compat): CPCR %.3f", i, compat.cpcr)
+					if ctda.cpcr <= compat.cpcr {
+						t.Errorf("instance %d: ctda CPCR %.3f, want > HTA 0.6.1's %.3f", i, ctda.cpcr, compat.cpcr)
+					}
 				}
 				if ctda.cpcr <= 0 || ctda.cpcr > ctda.busy+0.001 {
 					t.Errorf("instance %d: ctda CPCR %.4f outside (0, busy bound %.4f]", i, ctda.cpcr, ctda.busy)

@@ -269,7 +269,9 @@ func htaHotspots(g *graph.CPGraph) []graph.Hotspot {
 		// Only the edge's time inside the analysed span and inside its event, as CPCR counts it: HTA's
 		// path may follow another thread's event that outlives the window, and it attributes the gap
 		// between two kernels of a stream to the first one.
-		if r := g.Attr[e]; r >= 0 && g.GW[e] > 0 {
+		// The profiler's step marker is no hotspot, as in ctda's list: in 2021-era traces it is an
+		// Operator, and its self time (the step's unprofiled gaps) led hta's list.
+		if r := g.Attr[e]; r >= 0 && g.GW[e] > 0 && !graph.StepMarker(g.F.Syms[g.F.Name[r]]) {
 			if w := inAttributedEvent(g, e, g.GW[e], end, reached); w > 0 {
 				sums[key{g.F.Name[r], g.F.Cat[r]}] += w
 			}
