@@ -177,6 +177,32 @@ func (db *DB) traceTables(ctx context.Context) ([]string, map[string]bool, []str
 	return names, partitioned, without, rows.Err()
 }
 
+// notExportedObjects is the line saying which of the user's catalog objects an export leaves out
+// because they are not tables of the main schema: views, macros, sequences, types, indexes, and the
+// tables of other schemas ("" when there are none). Their definitions are SQL, not trace data; an
+// import cannot place a table of another schema beside the target's traces.
+func (db *DB) notExportedObjects(ctx context.Context) (string, error) {
+	objs, err := db.catalogObjects(ctx)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, o := range objs {
+		switch {
+		case o.kind == "table" && o.schema == "main", o.kind == "schema" && o.name == "main":
+		case o.schema == "main" && isOwnName(strings.ToLower(o.name)):
+		default:
+			out = append(out, o.kind+" "+o.display())
+		}
+	}
+	if len(out) == 0 {
+		return "", nil
+	}
+	slices.Sort(out)
+	out = slices.Compact(out) // a macro with several overloads is listed once per overload
+	return "not exported (an export holds the main schema's tables only; re-create these after an import): " + strings.Join(out, ", "), nil
+}
+
 // fileBase is the name of table name's file (fileBase.parquet) or directory in an export: the name
 // itself when it can be one on any system, else with each byte that cannot (a '/', a control
 // character, one Windows refuses), hive partitioning's '=' and the escape '%' itself written as %XX,
@@ -349,6 +375,11 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 	names, partitioned, without, err := db.traceTables(ctx)
 	if err != nil {
 		return fail(err)
+	}
+	if other, err := db.notExportedObjects(ctx); err != nil {
+		return fail(err)
+	} else if other != "" {
+		without = append(without, other)
 	}
 	man := parquetManifest{Format: parquetFormat, Tool: "tracesql"}
 	if err := db.SQL.QueryRowContext(ctx, `SELECT count(*), strftime(now() AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') FROM traces`).Scan(&man.Traces, &man.Written); err != nil {
@@ -789,7 +820,11 @@ func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) 
 		// Format 1 predates events.link_idx (and stored the analysis frames, skipped below).
 		_, err = conn.ExecContext(ctx, fillLinksSQL(imported))
 	}
-	for _, s := range frameInserts(firstID, math.MaxInt64) {
+	usable := false
+	if err == nil {
+		usable, err = rulesUsable(ctx, conn)
+	}
+	for _, s := range frameInserts(firstID, math.MaxInt64, usable) {
 		if err == nil {
 			_, err = conn.ExecContext(ctx, s)
 		}

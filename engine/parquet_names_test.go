@@ -135,13 +135,17 @@ func TestParquetManifestFileNames(t *testing.T) {
 
 // TestParquetUnexportedTables: a table of the user's without a trace_id column is not exported, and
 // the export says so, one line per table; tracesql's own tables without one (the rules, settings and
-// install marker, written elsewhere or not at all) are no news.
+// install marker, written elsewhere or not at all) are no news. The user's other objects (views,
+// macros, sequences, schemas and their tables) are listed on one line; tracesql's own views and macros
+// are not.
 func TestParquetUnexportedTables(t *testing.T) {
 	ctx := context.Background()
 	src := openTestDB(t)
 	mustLoad(t, src, handTrace(t, 0))
 	if _, err := src.SQL.Exec(`CREATE TABLE notes (note VARCHAR); INSERT INTO notes VALUES ('x');
-		CREATE TABLE _scratch (x INTEGER); CREATE TABLE with_id AS SELECT trace_id FROM traces`); err != nil {
+		CREATE TABLE _scratch (x INTEGER); CREATE TABLE with_id AS SELECT trace_id FROM traces;
+		CREATE VIEW my_view AS SELECT 1; CREATE MACRO my_macro(a) AS a + 1, (a, b) AS a + b;
+		CREATE SEQUENCE my_seq; CREATE SCHEMA side; CREATE TABLE side.runs AS SELECT trace_id FROM traces`); err != nil {
 		t.Fatal(err)
 	}
 	var notes []string
@@ -152,6 +156,8 @@ func TestParquetUnexportedTables(t *testing.T) {
 	want := []string{
 		"table _scratch not exported: it has no trace_id column (an export holds per-trace tables only)",
 		"table notes not exported: it has no trace_id column (an export holds per-trace tables only)",
+		"not exported (an export holds the main schema's tables only; re-create these after an import): " +
+			"macro my_macro, schema side, sequence my_seq, table side.runs, view my_view",
 	}
 	if !slices.Equal(notes, want) {
 		t.Errorf("notes:\n%q\nwant:\n%q", notes, want)

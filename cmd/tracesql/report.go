@@ -291,6 +291,7 @@ func unwrapPath(err error) error {
 type resultTable struct {
 	cols      []string
 	types     []*sqlType // the columns' DuckDB types (nil where unknown), for cells' text
+	typeNames []string   // the same as DuckDB writes them ("" where unknown), for @foreach's literals
 	rows      [][]any
 	truncated bool // more than maxSectionRows rows
 }
@@ -364,7 +365,7 @@ func runSection(ctx context.Context, db *sql.DB, sec queries.ReportSection) (res
 			break
 		}
 		for i, c := range each.cols {
-			lit, err := sqlLiteral(row[i])
+			lit, err := each.literal(row, i)
 			if err != nil {
 				return nil, nil, fmt.Errorf("@foreach column %s: %w", c, err)
 			}
@@ -466,6 +467,7 @@ func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) 
 		if cts, err := rows.ColumnTypes(); err == nil {
 			for _, ct := range cts {
 				t.types = append(t.types, parseType(ct.DatabaseTypeName()))
+				t.typeNames = append(t.typeNames, ct.DatabaseTypeName())
 			}
 		}
 	} else if strings.Join(cols, "\x00") != strings.Join(t.cols, "\x00") {
@@ -493,6 +495,34 @@ func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) 
 func mustLiteral(s string) string {
 	lit, _ := sqlLiteral(s)
 	return lit
+}
+
+// literal is row's value in column c as a SQL literal of the column's own type, for SET VARIABLE: the Go
+// literal where the driver's value says its type (numbers, text, booleans, decimals, timestamps), else the
+// value's text cast to the column's type (HUGEINT, INTERVAL, UUID, BLOB, DATE, TIME, TIMESTAMPTZ, …; an
+// ENUM's value is its text). A nested value (a list, struct, map or union) is refused: its text does not always read back.
+func (t *resultTable) literal(row []any, c int) (string, error) {
+	var typ *sqlType
+	var name string
+	if c < len(t.types) {
+		typ, name = t.types[c], t.typeNames[c]
+	}
+	if typ != nil {
+		switch typ.name {
+		case "LIST", "ARRAY", "STRUCT", "MAP", "UNION":
+			return "", fmt.Errorf("a %s value cannot be a variable here: select it as VARCHAR, or one variable per element", name)
+		case "DATE", "TIME", "TIMETZ", "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE":
+			// The driver's time.Time drops the zone, and a TIME or DATE is no TIMESTAMP.
+			if row[c] != nil {
+				return "CAST(" + mustLiteral(valueText(row[c], typ)) + " AS " + name + ")", nil
+			}
+		}
+	}
+	lit, err := sqlLiteral(row[c])
+	if err == nil || name == "" {
+		return lit, err
+	}
+	return "CAST(" + mustLiteral(valueText(row[c], typ)) + " AS " + name + ")", nil
 }
 
 // sqlLiteral writes a scanned value as a SQL literal for SET VARIABLE.

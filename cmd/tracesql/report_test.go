@@ -993,6 +993,44 @@ SELECT error('all bad ' || getvariable('k')) AS v;
 	}
 }
 
+// TestReportForeachTypes: a @foreach variable keeps its column's type and value whatever the type (HUGEINT,
+// INTERVAL, UUID and BLOB made the section "not available: unsupported value type *big.Int"; a DATE,
+// TIME or TIMESTAMPTZ became another TIMESTAMP); a list is refused with a line saying what to do.
+func TestReportForeachTypes(t *testing.T) {
+	dir := t.TempDir()
+	secs := filepath.Join(dir, "sections")
+	os.Mkdir(secs, 0o755)
+	values := []string{"170141183460469231731687303715884105727::HUGEINT", "INTERVAL '1 day 02:03:04.5'",
+		"'c0ffee00-0000-4000-8000-000000000001'::UUID", "'a\\x00b'::BLOB", "DATE '2024-02-29'", "TIME '23:59:59.25'",
+		"TIMESTAMPTZ '2024-05-06 07:08:09.123456+02'", "-0.5::DECIMAL(4,2)", "'it''s'"}
+	var sql strings.Builder
+	for i, v := range values {
+		fmt.Fprintf(&sql, "-- @title T%d\n-- @foreach SELECT %s AS v\nSELECT getvariable('v') = (%s) AND typeof(getvariable('v')) = typeof(%s) AS same;\n", i, v, v, v)
+	}
+	sql.WriteString("-- @title List\n-- @foreach SELECT [1, 2] AS v\nSELECT 1 AS x;\n")
+	os.WriteFile(filepath.Join(secs, "90_types.sql"), []byte(sql.String()), 0o644)
+	page := filepath.Join(dir, "r.html")
+	if _, errOut, code := runCLI(t, "", "report", alexnetDir, "--reports-dir", secs, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d, stderr %s", code, errOut)
+	}
+	b, _ := os.ReadFile(page)
+	got := rpParse(t, string(b))
+	for i, v := range values {
+		title := fmt.Sprintf("T%d", i)
+		start := strings.Index(string(b), "<h2>"+title+"</h2>")
+		if start < 0 || got[title].na != "" {
+			t.Errorf("%s: not available: %q", v, got[title].na)
+			continue
+		}
+		if m := rpCellRE.FindStringSubmatch(string(b[start:])); m == nil || m[1] != "true" {
+			t.Errorf("%s: the variable differs from the value (cell %q)", v, m)
+		}
+	}
+	if na := got["List"].na; !strings.Contains(na, "INTEGER[] value cannot be a variable here") {
+		t.Errorf("list: not available %q, want the refusal", na)
+	}
+}
+
 // TestReportTwoLabels: report takes --label per trace path, as the main command does (the last --label
 // used to win for every path, so two sets with the same ranks clashed), and its diff section compares the
 // two sets over the rank they share, else each set's lowest rank (sets without a common rank made the section
