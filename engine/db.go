@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -334,7 +335,11 @@ func (db *DB) install(ctx context.Context) error {
 		}
 	}
 	if traces > 0 {
-		for _, s := range frameInserts(0, math.MaxInt64) {
+		usable, err := rulesUsable(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("install schema: %w", err)
+		}
+		for _, s := range frameInserts(0, math.MaxInt64, usable) {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
 				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
 			}
@@ -589,8 +594,22 @@ func fillLinksSQL(where string) string {
 
 // frameInserts store the default analysis frame (queries/views/10_hta_frame.sql) of the traces with
 // first <= trace_id <= last: _hta_frame_default, then what is derived from it (derivedFrameInserts).
-func frameInserts(first, last int64) []string {
-	return append([]string{baseFrameInsert(first, last)}, derivedFrameInserts(first, last)...)
+func frameInserts(first, last int64, rulesUsable bool) []string {
+	return append([]string{baseFrameInsert(first, last)}, derivedFrameInserts(first, last, rulesUsable)...)
+}
+
+// rulesUsable reports whether every kernel_classes rule can apply (_kernel_classes_usable). When one cannot,
+// derivedFrameInserts store only what the rules do not decide, so that a typo in a rule keeps no trace from
+// loading and no database file from opening (after an upgrade the open rebuilds the frames, and a failing
+// rebuild had left no way to reach the row); the analyses then name the row when queried.
+func rulesUsable(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
+	var ok bool
+	if err := q.QueryRowContext(ctx, "SELECT _kernel_classes_usable()").Scan(&ok); err != nil {
+		return false, fmt.Errorf("check kernel_classes: %w", err)
+	}
+	return ok, nil
 }
 
 func baseFrameInsert(first, last int64) string {
@@ -599,13 +618,20 @@ func baseFrameInsert(first, last int64) string {
 
 // derivedFrameInserts store, from _hta_frame_default, its GPU rows with their derived columns, the
 // per-trace results (_trace_summary, _type_segments) and what the compat frame needs (_compat_fixups).
-func derivedFrameInserts(first, last int64) []string {
-	return []string{
+// Without usable rules the traces' _trace_summary rows are stale (_trace_busy_source) and they have no
+// _type_segments rows.
+func derivedFrameInserts(first, last int64, rulesUsable bool) []string {
+	inserts := []string{
 		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_summary_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _type_segments SELECT * FROM _type_sweep(%d, %d, false)`, first, last),
 		fmt.Sprintf(`INSERT INTO _compat_fixups SELECT * FROM _compat_fixups_source(%d, %d)`, first, last),
 	}
+	if !rulesUsable {
+		inserts[1] = fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_busy_source(%d, %d)`, first, last)
+		inserts = slices.Delete(inserts, 2, 3)
+	}
+	return inserts
 }
 
 // frameTableName is the table a frameInserts statement fills (for the load timing report).

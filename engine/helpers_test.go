@@ -42,6 +42,15 @@ func queryInt(t testing.TB, db *DB, q string, args ...any) int64 {
 	return n
 }
 
+func queryString(t testing.TB, db *DB, q string, args ...any) string {
+	t.Helper()
+	var s string
+	if err := db.SQL.QueryRow(q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s
+}
+
 // readJSONTrace decodes a trace with encoding/json (numbers kept as text): the independent
 // reference the loader is checked against.
 func readJSONTrace(t testing.TB, path string) (events []map[string]json.RawMessage, isTrace bool) {

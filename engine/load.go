@@ -1039,7 +1039,14 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			if err := ts.set(ctx, ts.threads); err != nil {
 				return err
 			}
-			for _, s := range derivedFrameInserts(int64(traceID), int64(traceID)) {
+			usable, err := driverRulesUsable(ctx, dc)
+			if err != nil {
+				return err
+			}
+			if !usable && opts.Warn != nil {
+				opts.Warn(fmt.Sprintf("%s: loaded, but kernel_classes holds a rule that cannot apply: the analyses that type kernels fail, naming it, until it is corrected or deleted", path))
+			}
+			for _, s := range derivedFrameInserts(int64(traceID), int64(traceID), usable) {
 				if _, err := ex.ExecContext(ctx, s, nil); err != nil {
 					return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
 				}
@@ -1520,4 +1527,19 @@ func (t *phaseTimer) report() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "load timing %s: %s\n", t.path, strings.Join(t.parts, ", "))
+}
+
+// driverRulesUsable is rulesUsable on the load's driver connection.
+func driverRulesUsable(ctx context.Context, dc driver.Conn) (bool, error) {
+	rows, err := dc.(driver.QueryerContext).QueryContext(ctx, "SELECT _kernel_classes_usable()", nil)
+	if err != nil {
+		return false, fmt.Errorf("check kernel_classes: %w", err)
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return false, fmt.Errorf("check kernel_classes: %w", err)
+	}
+	ok, _ := v[0].(bool)
+	return ok, nil
 }

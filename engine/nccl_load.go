@@ -331,7 +331,17 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM nccl_clock_override WHERE label = ?`, label); err != nil {
+	// The spec replaces the rows of the ranks it names (every communicator's), and an offset for every rank
+	// all of the set's rows; a user's rows for the other ranks stay (the whole set's rows went, unsaid).
+	del, args := `DELETE FROM nccl_clock_override WHERE label = ?`, []any{label}
+	if !slices.ContainsFunc(rows, func(r NCCLClockOffset) bool { return r.Rank < 0 }) {
+		var named []string
+		for _, r := range rows {
+			named = append(named, strconv.Itoa(r.Rank))
+		}
+		del += " AND rank IN (" + strings.Join(named, ", ") + ")"
+	}
+	if _, err := tx.ExecContext(ctx, del, args...); err != nil {
 		return fmt.Errorf("--nccl-clock-offset: %w", err)
 	}
 	for _, r := range rows {

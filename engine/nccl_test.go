@@ -237,6 +237,19 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 	if n := queryInt(t, db, `SELECT sum(offset_ns) FROM nccl_clock_override WHERE rank IS NULL`); n != 7 {
 		t.Errorf("override replaced: %d", n)
 	}
+	// Per-rank offsets replace only the rows of the ranks they name (they replaced every row of the set):
+	// rank 1's row for one communicator goes, rank 3's and the every-rank row stay.
+	if _, err := db.SQL.ExecContext(ctx, `DELETE FROM nccl_clock_override; INSERT INTO nccl_clock_override VALUES
+		('trace', NULL, NULL, 7), ('trace', 1, 'c1', 11), ('trace', 3, NULL, 33), ('other', 1, NULL, 99)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetNCCLClockOffset(ctx, "trace", "1=5,2=6"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryString(t, db, `SELECT string_agg(label || ':' || coalesce(rank::VARCHAR, '*') || ':' || coalesce(comm_hash, '*') || '=' || offset_ns, ' '
+		ORDER BY label, rank NULLS FIRST) FROM nccl_clock_override`); got != "other:1:*=99 trace:*:*=7 trace:1:*=5 trace:2:*=6 trace:3:*=33" {
+		t.Errorf("after 1=5,2=6: %s", got)
+	}
 	for _, bad := range []string{"", "x", "1=", "a=3", "-1=4"} {
 		if err := db.SetNCCLClockOffset(ctx, "trace", bad); err == nil || !strings.Contains(err.Error(), "--nccl-clock-offset") {
 			t.Errorf("spec %q: err %v", bad, err)

@@ -460,3 +460,50 @@ func TestOpenSameFileTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWithBadRule: a kernel_classes rule that cannot apply keeps neither a load nor the open of another
+// version's file (which rebuilds the analysis frames) from succeeding; the analyses name the rule until it is
+// deleted, and then agree with a database that never had it. The open used to fail "correct or delete that row",
+// with no way left to run the DELETE.
+func TestOpenWithBadRule(t *testing.T) {
+	ctx := context.Background()
+	trace := filepath.Join("..", "testdata", "traces", "alexnet")
+	want := func() string {
+		db := openTestDB(t)
+		mustLoad(t, db, trace)
+		return queryString(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`)
+	}()
+	for _, bad := range []string{`(5, 'sgemm(', 'OTHER', 'all')`, `(5, 'x{1001}', 'OTHER', 'all')`,
+		`(5, 'sgemm', 'communication', 'all')`, `(5, NULL, 'OTHER', 'all')`} {
+		path := filepath.Join(t.TempDir(), "k.duckdb")
+		db, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SQL.ExecContext(ctx, `INSERT INTO kernel_classes VALUES `+bad); err != nil {
+			t.Fatal(err)
+		}
+		var warned []string
+		if _, err := db.Load(ctx, []string{trace}, LoadOptions{Warn: func(s string) { warned = append(warned, s) }}); err != nil || len(warned) != 1 {
+			t.Fatalf("%s: load: %v, warnings %q; want it loaded, with a warning", bad, err, warned)
+		}
+		// as if another version had written it: the next open rebuilds the frames
+		if _, err := db.SQL.ExecContext(ctx, `UPDATE _tracesql_install SET hash = 'older'`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if db, err = Open(ctx, path); err != nil {
+			t.Fatalf("%s: open: %v", bad, err)
+		}
+		if _, err := db.SQL.ExecContext(ctx, `FROM kernel_type_breakdown()`); err == nil || !strings.Contains(RuleError(ctx, db, err).Error(), "priority 5") {
+			t.Errorf("%s: kernel_type_breakdown: %v, want an error naming the rule", bad, err)
+		}
+		if _, err := db.SQL.ExecContext(ctx, `DELETE FROM kernel_classes WHERE priority = 5`); err != nil {
+			t.Fatal(err)
+		}
+		if got := queryString(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`); got != want {
+			t.Errorf("%s: after the DELETE %s, want %s", bad, got, want)
+		}
+		db.Close()
+	}
+}

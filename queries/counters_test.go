@@ -678,6 +678,11 @@ func TestPotentialStragglers(t *testing.T) {
 	}
 	// HTA only knows ncclKernel*: nothing found (HTA itself raises on an empty candidate set).
 	ctWantRows(t, db.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, nil)
+	// the last step, which compat mode drops as HTA: the error says why it is missing
+	if _, err := db.SQL.Exec(`SELECT rank FROM potential_stragglers(profiler_steps := [2])`); err == nil ||
+		!strings.Contains(err.Error(), "no trace has ProfilerStep#2 (steps loaded: 1; compat mode drops each trace's last ProfilerStep, as HTA)") {
+		t.Errorf("compat, profiler_steps := [2]: %v", err)
+	}
 
 	// Ranks flagged equally often: the latest first (rank 7, which num_candidates := 1 names alone); HTA orders
 	// them by rank number, which put it last.

@@ -74,18 +74,36 @@ FROM (SELECT trace_id, ts, end_ts, _run_unpack(packed, trace_id) AS prev
                         ORDER BY trace_id, ts, ev_idx))))
 GROUP BY trace_id;
 
--- _trace_summary_source(first_trace, last_trace): the _trace_summary rows of those traces.
-CREATE OR REPLACE MACRO _trace_summary_source(first_trace, last_trace) AS TABLE
-SELECT t.trace_id, b.first_ts, b.last_end, b.busy_ns, CASE WHEN b.trace_id IS NOT NULL THEN coalesce(c.comp_ns, 0) END AS comp_ns,
-       _kernel_classes_fp() AS classes_fp
+-- _trace_busy_source(first_trace, last_trace): the _trace_summary rows of those traces without what
+-- kernel_classes decides (comp_ns and classes_fp NULL: stale, so the analyses compute it when read). What the
+-- load and the open store while kernel_classes holds a rule that cannot apply (_kernel_classes_usable): a typo
+-- in a rule must not keep a trace from loading, nor a database file from opening, where the row could be fixed.
+CREATE OR REPLACE MACRO _trace_busy_source(first_trace, last_trace) AS TABLE
+SELECT t.trace_id, b.first_ts, b.last_end, b.busy_ns, NULL::BIGINT AS comp_ns, NULL::UBIGINT AS classes_fp
 FROM traces t
 LEFT JOIN (SELECT trace_id, min(ts) AS first_ts, max(end_ts) AS last_end,
                   max(end_ts) + sum(coalesce(busy_before, 0) - ts) FILTER (WHERE opens_busy) AS busy_ns
            FROM _gpu_frame_default
            WHERE trace_id BETWEEN first_trace AND last_trace AND gpu_work
            GROUP BY trace_id) b USING (trace_id)
-LEFT JOIN _comp_merge(first_trace, last_trace, false) c USING (trace_id)
 WHERE t.trace_id BETWEEN first_trace AND last_trace;
+
+-- _trace_summary_source(first_trace, last_trace): the _trace_summary rows of those traces.
+CREATE OR REPLACE MACRO _trace_summary_source(first_trace, last_trace) AS TABLE
+SELECT b.trace_id, b.first_ts, b.last_end, b.busy_ns, CASE WHEN b.first_ts IS NOT NULL THEN coalesce(c.comp_ns, 0) END AS comp_ns,
+       _kernel_classes_fp() AS classes_fp
+FROM _trace_busy_source(first_trace, last_trace) b
+LEFT JOIN _comp_merge(first_trace, last_trace, false) c USING (trace_id);
+
+-- _kernel_classes_usable(): whether every kernel_classes rule that applies (priority not NULL) passes
+-- _kernel_class_rules' checks, its pattern compiling as RE2 (DuckDB's engine) included.
+CREATE OR REPLACE MACRO _kernel_classes_usable() AS (
+    SELECT count(*) = 0 FROM kernel_classes
+    WHERE priority IS NOT NULL
+      AND (pattern IS NULL OR kernel_type IS NULL OR kernel_type NOT IN ('COMMUNICATION', 'MEMORY', 'COMPUTATION', 'OTHER')
+           OR (applies_to IS NOT NULL AND applies_to NOT IN ('all', 'default', 'hta_compat'))
+           OR try(regexp_matches('', pattern)) IS NULL)
+);
 
 -- _type_sweep(first_trace, last_trace, stale_only): the _type_segments rows of those traces (stale_only: of
 -- _stale_traces), from one sweep over the GPU work rows. Per type, the number of running events (a type

@@ -3,7 +3,8 @@
 -- @macro export_counters_trace(rank, output_dir, label := NULL, time_series := 'queue_length,memory_bw', hta_compat := NULL)  Writes
 -- <output_dir>/<trace file name with its last ".json" → "_with_counters.json" (compat: every ".json", as HTA)> = the rank's original trace plus Chrome
 -- counter events (ph "C") for the queue length of every stream ("Queue Length", id = stream) and the memory
--- bandwidth of every memory kind ("Memcpy HtoD", … with args "Memcpy BW"), viewable in Perfetto / chrome://tracing.
+-- bandwidth of every memory kind ("Memcpy HtoD", … with args "Memcpy BW"), viewable in Perfetto / chrome://tracing;
+-- gzip when the name ends in .gz (compat: always, as HTA, even under a .json name).
 -- label selects the trace set when the rank is loaded more than once; time_series is a comma-separated subset of
 -- queue_length, memory_bw. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the
 -- session's). One row: the file written; no row and no file when the rank has no sample of the series (a CPU-only

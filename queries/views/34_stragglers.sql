@@ -30,8 +30,9 @@ steps AS (
 ),
 -- a listed step no trace has is an error: an empty result read as "no stragglers"
 step_check AS (
-    SELECT coalesce((SELECT error(format('potential_stragglers: profiler_steps: no trace has ProfilerStep#{} (steps loaded: {})', x,
-                                         coalesce((SELECT string_agg(s::VARCHAR, ', ' ORDER BY s) FROM (SELECT DISTINCT step AS s FROM steps WHERE step IS NOT NULL)), 'none')))
+    SELECT coalesce((SELECT error(format('potential_stragglers: profiler_steps: no trace has ProfilerStep#{} (steps loaded: {}{})', x,
+                                         coalesce((SELECT string_agg(s::VARCHAR, ', ' ORDER BY s) FROM (SELECT DISTINCT step AS s FROM steps WHERE step IS NOT NULL)), 'none'),
+                                         CASE WHEN _hta_mode(hta_compat, 'potential_stragglers') THEN '; compat mode drops each trace''s last ProfilerStep, as HTA' ELSE '' END))
                      FROM unnest(coalesce(_int_list_arg(profiler_steps, 'potential_stragglers: profiler_steps'), [])) u(x)
                      WHERE x NOT IN (SELECT step FROM steps WHERE step IS NOT NULL) LIMIT 1), true) AS ok
 ),
