@@ -341,7 +341,7 @@ func (db *DB) install(ctx context.Context) error {
 		}
 		for _, s := range frameInserts(0, math.MaxInt64, usable) {
 			if _, err := tx.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
+				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db.SQL, err))
 			}
 		}
 	}

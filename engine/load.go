@@ -1021,7 +1021,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 				r.Release()
 			}
 			if err != nil {
-				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
+				return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db.SQL, err))
 			}
 			tm.mark("_hta_frame_default")
 			if pf.jsonBytes > freeOSAbove {
@@ -1048,7 +1048,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 			}
 			for _, s := range derivedFrameInserts(int64(traceID), int64(traceID), usable) {
 				if _, err := ex.ExecContext(ctx, s, nil); err != nil {
-					return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db, err))
+					return fmt.Errorf("build the analysis frame: %w", RuleError(ctx, db.SQL, err))
 				}
 				tm.mark(frameTableName(s))
 			}

@@ -495,7 +495,7 @@ func TestOpenWithBadRule(t *testing.T) {
 		if db, err = Open(ctx, path); err != nil {
 			t.Fatalf("%s: open: %v", bad, err)
 		}
-		if _, err := db.SQL.ExecContext(ctx, `FROM kernel_type_breakdown()`); err == nil || !strings.Contains(RuleError(ctx, db, err).Error(), "priority 5") {
+		if _, err := db.SQL.ExecContext(ctx, `FROM kernel_type_breakdown()`); err == nil || !strings.Contains(RuleError(ctx, db.SQL, err).Error(), "priority 5") {
 			t.Errorf("%s: kernel_type_breakdown: %v, want an error naming the rule", bad, err)
 		}
 		if _, err := db.SQL.ExecContext(ctx, `DELETE FROM kernel_classes WHERE priority = 5`); err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ var re2Errors = []string{"missing )", "missing ]", "unexpected )", "extra )", "i
 
 // RuleError returns err with the bad rule named when err is a regular-expression error and a kernel_classes rule
 // that applies (priority not NULL) holds a pattern that DuckDB's RE2 does not compile; else err itself.
-func RuleError(ctx context.Context, db *DB, err error) error {
+func RuleError(ctx context.Context, db *sql.DB, err error) error {
 	if err == nil || db == nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func RuleError(ctx context.Context, db *DB, err error) error {
 	// try() keeps the check from failing on the first bad pattern; the same engine as the analyses decides.
 	var priority int64
 	var pattern string
-	if db.SQL.QueryRowContext(context.WithoutCancel(ctx), `SELECT priority, pattern FROM kernel_classes
+	if db.QueryRowContext(context.WithoutCancel(ctx), `SELECT priority, pattern FROM kernel_classes
 		WHERE priority IS NOT NULL AND pattern IS NOT NULL AND try(regexp_matches('', pattern)) IS NULL
 		ORDER BY priority, pattern LIMIT 1`).Scan(&priority, &pattern) != nil {
 		return err

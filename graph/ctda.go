@@ -281,6 +281,16 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		endsNode[i] = isSyncCall[i] || isStreamWait[i]
 		phaseOf[i] = -2 // not classified yet: only the names of the window's CPU events are
 	}
+	// Phases are int16 indexes per row: past that many, one wrapped onto another phase, silently.
+	if distinct := len(slices.Compact(slices.Sorted(func(yield func(string) bool) {
+		for _, r := range o.Phases {
+			if !yield(r.Phase) {
+				return
+			}
+		}
+	}))); distinct > math.MaxInt16 {
+		return nil, fmt.Errorf("phase_rules name %d distinct phases; at most %d are supported", distinct, math.MaxInt16)
+	}
 	classify := func(sym int32) {
 		if phaseOf[sym] != -2 {
 			return

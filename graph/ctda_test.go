@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	dg "github.com/dominikbraun/graph"
@@ -844,5 +846,25 @@ func TestCTDAStepAnnotationElsewhere(t *testing.T) {
 	c := buildCTDA(t, b.frame(), true)
 	if c.Counted <= 0 || len(c.Path) < 2 {
 		t.Fatalf("path %+v, counted %d ns: want the work of thread 1 and the kernel", c.Path, c.Counted)
+	}
+}
+
+// TestCTDATooManyPhases: phases are int16 indexes per event; rules naming more distinct phases are an error
+// (the 32,768th wrapped onto the unclassified phase, silently, and later ones onto real phases).
+func TestCTDATooManyPhases(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 100)
+	b.cpu(1, "cpu_op", "aten::mm", 10, 50)
+	rules := make([]PhaseRule, math.MaxInt16+1)
+	for i := range rules {
+		rules[i] = PhaseRule{regexp.MustCompile(`^never$`), fmt.Sprintf("p%d", i)}
+	}
+	opts := CTDAOptions{Options: Options{Annotation: "ProfilerStep"}, Phases: rules, Aggregate: true}
+	if _, err := BuildCTDA(context.Background(), b.frame(), opts); err == nil || !strings.Contains(err.Error(), "32768 distinct phases") {
+		t.Errorf("32768 phases: %v", err)
+	}
+	opts.Phases = rules[:math.MaxInt16]
+	if _, err := BuildCTDA(context.Background(), b.frame(), opts); err != nil {
+		t.Errorf("32767 phases: %v", err)
 	}
 }

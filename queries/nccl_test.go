@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"tracesql/engine"
@@ -147,6 +148,24 @@ func TestNCCLAlignment(t *testing.T) {
 	}
 	if off0 != 123 || src0 != "override" || est0 != kin[0][0].launch-2_000_000_000 || src1 != "estimated" {
 		t.Errorf("override: rank 0 offset %d (%s, estimate %d), rank 1 %s", off0, src0, est0, src1)
+	}
+	// Two rows that disagree for one rank and communicator, or a row without an offset, are errors naming
+	// them, in both views that read the overrides (one of the two had silently won; a NULL offset hid the
+	// estimate's replacement and read 'estimated'). An exact duplicate is harmless.
+	for _, c := range []struct{ rows, want string }{
+		{`('trace', 1, NULL, 5), ('trace', 1, NULL, 7)`, "rows for label trace, rank 1, comm_hash NULL (every communicator) disagree (5 and 7)"},
+		{`('trace', NULL, NULL, NULL)`, "the row for label trace, rank NULL (every rank), comm_hash NULL (every communicator) has no offset_ns"},
+		{`('trace', 1, NULL, 5), ('trace', 1, NULL, 5)`, ""},
+	} {
+		if _, err := db.SQL.Exec(`DELETE FROM nccl_clock_override; INSERT INTO nccl_clock_override VALUES ` + c.rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{`SELECT count(*) FROM nccl_clock_alignment`, `SELECT count(*) FROM nccl_rank_skew`} {
+			_, err := db.SQL.Exec(q)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s, %s: %v, want %q", c.rows, q, err, c.want)
+			}
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 
+	"tracesql/engine"
 	"tracesql/queries"
 )
 
@@ -63,7 +64,7 @@ func buildReport(ctx context.Context, db *sql.DB, title string, secs []queries.R
 		rs.Skipped = skipped
 		switch {
 		case err != nil:
-			rs.Err = oneLine(err)
+			rs.Err = oneLine(engine.RuleError(ctx, db, err))
 		case len(res.rows) == 0 && sec.HideEmpty && len(skipped) == 0:
 			continue
 		case len(res.rows) == 0:

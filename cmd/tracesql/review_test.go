@@ -168,13 +168,19 @@ func TestBadRulePatternNamed(t *testing.T) {
 	const hint = `(kernel_classes rule of priority 1: pattern "(" is not a regular expression; correct or delete that row)`
 	// A rule turned off (NULL priority and pattern: their scan stopped the search), and an error DuckDB
 	// follows with the statement's context (the name went after it, and the one-line error left both out).
+	dbPath := filepath.Join(t.TempDir(), "k.duckdb")
 	_, errOut, code := runCLI(t, "INSERT INTO kernel_classes VALUES (1, '(', 'COMMUNICATION', 'all'), (NULL, NULL, 'MEMORY', 'all');\n"+
 		"SELECT * FROM kernel_type_breakdown();\nSELECT * FROM critical_path_summary();\n.load "+outOfOrder+"/after_fix_trace.json --label other\n",
-		"--db", filepath.Join(t.TempDir(), "k.duckdb"), backwardJSON)
+		"--db", dbPath, backwardJSON)
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	if code != 1 || len(lines) != 3 || !strings.HasPrefix(lines[0], "tracesql: stdin:2: Invalid Input Error: missing ): (") ||
 		!strings.HasSuffix(lines[0], hint) || !strings.HasPrefix(lines[1], "tracesql: stdin:3: Binder Error: ") || !strings.HasSuffix(lines[1], hint) ||
 		!strings.HasSuffix(lines[2], "after_fix_trace.json: loaded, but kernel_classes holds a rule that cannot apply: the analyses that type kernels fail, naming it, until it is corrected or deleted") {
 		t.Errorf("exit %d, stderr:\n%s\nwant two lines ending %s and the load's warning", code, errOut, hint)
+	}
+	// The report's sections that fail on it name it too.
+	_, errOut, code = runCLI(t, "", "report", "--db", dbPath, "-o", filepath.Join(t.TempDir(), "r.html"))
+	if !strings.Contains(errOut, `report section "Kernel types" (30_kernel_types.sql): Invalid Input Error: missing ): ( `+hint) || code != 0 {
+		t.Errorf("report: exit %d, stderr:\n%s\nwant the kernel types section's warning to end %s", code, errOut, hint)
 	}
 }

@@ -130,7 +130,7 @@ func (s *session) reportErr(err error) {
 	if errors.Is(err, errReported) {
 		return
 	}
-	err = engine.RuleError(context.Background(), s.db, err) // a bad pattern a user put in kernel_classes
+	err = engine.RuleError(context.Background(), s.db.SQL, err) // a bad pattern a user put in kernel_classes
 	err = engine.MemoryError(context.Background(), s.db, err)
 	if s.db.Fatal(err) {
 		err = engine.FatalError(s.db, err)

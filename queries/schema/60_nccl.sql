@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS nccl_events (
     end_ts BIGINT, status VARCHAR, quirk VARCHAR, args JSON
 );
 
--- @table nccl_clock_override  Plugin→Kineto clock offsets set by hand (--nccl-clock-offset, or INSERT): they replace the estimate of nccl_clock_alignment.
+-- @table nccl_clock_override  Plugin→Kineto clock offsets set by hand (--nccl-clock-offset, or INSERT): they replace the estimate of nccl_clock_alignment (every row needs an offset; two rows for one label, rank and comm_hash must agree, else the NCCL views name them in an error).
 -- @column label      Trace set
 -- @column rank       Rank it applies to; NULL = every rank
 -- @column comm_hash  Communicator it applies to; NULL = every communicator

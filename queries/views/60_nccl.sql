@@ -69,6 +69,20 @@ WHERE regexp_matches(k.name, '^nccl(Dev)?Kernel')
 -- the runtime launch call, else the first KernelCh begin ↔ the kernel start, else the COLL/P2P begin ↔
 -- the launch call. The plugin records the whole run and Kineto a window, so sequences are matched at the
 -- shift where operation types agree most, then where the clock differences are most constant.
+-- _nccl_overrides: nccl_clock_override's rows, two that disagree for one label, rank and communicator, or a row
+-- without an offset, being an error naming them (one of two silently won, and maybe another in each view; a NULL
+-- offset hid a less specific row and read 'estimated').
+CREATE OR REPLACE VIEW _nccl_overrides AS
+SELECT * FROM nccl_clock_override
+QUALIFY CASE WHEN offset_ns IS NULL
+                 THEN error(format('nccl_clock_override: the row for label {}, rank {}, comm_hash {} has no offset_ns: give one or delete the row',
+                                   label, coalesce(rank::VARCHAR, 'NULL (every rank)'), coalesce(comm_hash, 'NULL (every communicator)')))
+             WHEN count(DISTINCT offset_ns) OVER (PARTITION BY label, rank, comm_hash) > 1
+                 THEN error(format('nccl_clock_override: rows for label {}, rank {}, comm_hash {} disagree ({}): delete all but one',
+                                   label, coalesce(rank::VARCHAR, 'NULL (every rank)'), coalesce(comm_hash, 'NULL (every communicator)'),
+                                   string_agg(DISTINCT offset_ns::VARCHAR, ' and ') OVER (PARTITION BY label, rank, comm_hash)))
+             ELSE true END;
+
 CREATE OR REPLACE VIEW _nccl_pairs AS
 WITH un AS (FROM _nccl_units WHERE kineto_trace_id IS NOT NULL),
 kind AS (
@@ -125,7 +139,7 @@ spread AS (
 ov AS (
     SELECT k.kineto_trace_id, o.offset_ns
     FROM (SELECT DISTINCT kineto_trace_id, label, kineto_rank, comm_hash FROM p) k
-    JOIN nccl_clock_override o ON o.label = k.label AND (o.rank IS NULL OR o.rank = k.kineto_rank)
+    JOIN _nccl_overrides o ON o.label = k.label AND (o.rank IS NULL OR o.rank = k.kineto_rank)
          AND (o.comm_hash IS NULL OR o.comm_hash = k.comm_hash)
     QUALIFY row_number() OVER (PARTITION BY k.kineto_trace_id ORDER BY (o.rank IS NULL), (o.comm_hash IS NULL)) = 1
 )
@@ -177,7 +191,7 @@ kk AS (SELECT trace_id, count(*) AS n FROM _nccl_kineto_kernels GROUP BY ALL),
 ov AS (
     SELECT f.trace_id, o.offset_ns
     FROM nccl_traces f LEFT JOIN tmap tm USING (trace_id)
-    JOIN nccl_clock_override o ON o.label = f.label
+    JOIN _nccl_overrides o ON o.label = f.label
          AND (o.rank IS NULL OR o.rank = coalesce(tm.kineto_rank, f.rank))
          AND (o.comm_hash IS NULL OR o.comm_hash = f.comm_hash)
     QUALIFY row_number() OVER (PARTITION BY f.trace_id ORDER BY (o.rank IS NULL), (o.comm_hash IS NULL)) = 1
