@@ -24,6 +24,10 @@ const (
 )
 
 // ParseRankFrom validates a --rank-from value.
+// ErrNoSuchPath: a trace path given does not exist. Paths are checked before anything loads, so none of
+// the set's paths is loaded then.
+var ErrNoSuchPath = errors.New("no such file or directory")
+
 func ParseRankFrom(s string) (RankFrom, error) {
 	switch RankFrom(s) {
 	case RankAuto, RankFile, RankIndex:
@@ -70,7 +74,7 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 		st, err := os.Stat(a)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return nil, nil, nil, fmt.Errorf("load %s: no such file or directory", a)
+				return nil, nil, nil, fmt.Errorf("load %s: %w", a, ErrNoSuchPath)
 			}
 			return nil, nil, nil, fmt.Errorf("load %s: %w", a, err)
 		}

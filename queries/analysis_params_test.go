@@ -126,7 +126,7 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 			{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := false, allowlist_patterns := 'fwd')`,
 				"user_annotation_breakdown: allowlist_patterns must be a list of strings such as ['forward'], not VARCHAR"},
 			{`SELECT * FROM user_annotation_breakdown(allowlist_patterns := [NULL])`, "user_annotation_breakdown: allowlist_patterns must not hold NULL"},
-			{`SELECT * FROM potential_stragglers(profiler_steps := [3])`, "potential_stragglers: profiler_steps: no trace has ProfilerStep#3 (steps loaded: none)"},
+			{`SELECT * FROM potential_stragglers(profiler_steps := [3])`, "potential_stragglers: profiler_steps: no trace has ProfilerStep#3 (steps loaded: none"}, // compat adds why
 			{`SELECT * FROM potential_stragglers(profiler_steps := 'x')`, "potential_stragglers: profiler_steps must be a list of integers"},
 		})
 	// Lists of any integer type, empty lists and NULL still work; an empty list of ranks or streams means all

@@ -42,7 +42,9 @@ func TokenEnd(text string, i int) (end int, kind TokenKind) {
 			return i + n + j + n - 1, TokenQuoted
 		}
 	case c == '-' && i+1 < len(text) && text[i+1] == '-':
-		j := strings.IndexByte(text[i:], '\n')
+		// DuckDB's scanner ends it at a carriage return too: a file with CR line ends ran only its first
+		// statement, the rest taken for the comment.
+		j := strings.IndexAny(text[i:], "\n\r")
 		if j < 0 {
 			return -1, TokenLineComment
 		}

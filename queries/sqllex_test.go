@@ -37,3 +37,24 @@ func TestOnlyComments(t *testing.T) {
 		}
 	}
 }
+
+// TestLineCommentEndsAtCR: a -- comment ends at a carriage return, as in DuckDB's scanner (a file with CR line
+// ends ran only its first statement: the others were inside the comment).
+func TestLineCommentEndsAtCR(t *testing.T) {
+	text := "SELECT 1 AS a; -- c\rSELECT 2 AS b;\rSELECT 3 AS c;\r"
+	var semis []int
+	for from := 0; ; {
+		semi, _ := StatementEnd(text, from)
+		if semi < 0 {
+			break
+		}
+		semis = append(semis, semi)
+		from = semi + 1
+	}
+	if len(semis) != 3 || semis[1] != 33 {
+		t.Errorf("statement ends %v, want three, the second at 33", semis)
+	}
+	if end, kind := TokenEnd(text, 15); kind != TokenLineComment || text[end+1] != '\r' {
+		t.Errorf("TokenEnd of the comment: %d, %v", end, kind)
+	}
+}

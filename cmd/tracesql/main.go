@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -644,6 +645,9 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 		}
 		if loaded > 0 && badFiles > 0 { // (a failed checkpoint after the load says what was loaded itself)
 			fmt.Fprintf(s.errOut, "tracesql: the other %d file(s) loaded\n", loaded)
+		} else if len(paths) > 1 && slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, engine.ErrNoSuchPath) }) {
+			// Paths are checked before anything loads: the good ones were not loaded either.
+			fmt.Fprintf(s.errOut, "tracesql: nothing of trace set %q was loaded (its paths are checked first)\n", opts.Label)
 		} else if len(s.sampleIDs) > 0 {
 			// A script goes on after a failed .load: its next queries answer about the sample.
 			fmt.Fprintf(s.errOut, "tracesql: the session still holds only the bundled sample\n")

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -31,13 +32,16 @@ const (
 	contPrompt = "     ...> "
 )
 
+// maxPipedLine is the longest line readPiped reads (a bufio.Scanner holds one line whole).
+var maxPipedLine = 256 << 20
+
 // readPiped runs statements from a non-terminal stdin. It does not use readline, which is quadratic
 // in line length on piped input (stack.md §1.5): a scanner with a large buffer, no prompts, and the
 // session goes on after an error, as the REPL does; the exit status says whether any failed. An error
 // names the line its statement starts on ("stdin:5: ..."), as for -f -.
 func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	sc.Buffer(make([]byte, 1<<20), maxPipedLine)
 	var buf stmtBuffer
 	s.failed = false
 	s.piped = true
@@ -45,7 +49,9 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 	defer func(script, where string) { s.script, s.where = script, where }(s.script, s.where)
 	s.script = "stdin"
 	first, checked := true, false
+	lines := 0
 	for sc.Scan() {
+		lines++
 		text := sc.Text()
 		if first {
 			text = strings.TrimPrefix(text, "\ufeff") // as runScript
@@ -70,7 +76,10 @@ func (s *session) readPiped(ctx context.Context, in io.Reader) int {
 			break
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		fmt.Fprintf(s.errOut, "tracesql: stdin:%d: a line longer than %d MiB (read the script with -f FILE, which has no such limit)\n", lines+1, maxPipedLine>>20)
+		return 1
+	} else if err != nil {
 		fmt.Fprintf(s.errOut, "tracesql: read stdin: %v\n", err)
 		return 1
 	}
@@ -147,7 +156,9 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		if markPastes {
 			io.WriteString(lineOut, bracketOn)
 		}
+		in.promptBegins()
 		line, err := rl.Readline()
+		in.promptEnds()
 		if markPastes {
 			io.WriteString(lineOut, bracketOff)
 		}
@@ -284,6 +295,30 @@ type pasteAwareStdin struct {
 	carry   []byte // the end of the last read, which may be the start of a bracket
 	inPaste bool
 	paste   []byte // the bracketed paste read so far
+
+	// prompting: the REPL is inside Readline, the terminal in raw mode, where a NUL is Ctrl-Space, not
+	// Ctrl-D; promptAt (Unix ns) when that began, and fresh until the first read after it.
+	prompting, fresh atomic.Bool
+	promptAt         atomic.Int64
+}
+
+// promptBegins and promptEnds bracket a Readline call (see pass).
+func (p *pasteAwareStdin) promptBegins() {
+	p.promptAt.Store(time.Now().UnixNano())
+	p.fresh.Store(true)
+	p.prompting.Store(true)
+}
+
+func (p *pasteAwareStdin) promptEnds() { p.prompting.Store(false) }
+
+// cookedNul reports whether a NUL read now is a Ctrl-D pressed while a statement ran: read then, or
+// in the first read of the next prompt, at once (Linux's line discipline keeps that end-of-file key as
+// a NUL in its buffer and hands it over when readline switches the terminal to raw mode).
+func (p *pasteAwareStdin) cookedNul() bool {
+	if !p.prompting.Load() {
+		return true
+	}
+	return p.fresh.Swap(false) && time.Since(time.Unix(0, p.promptAt.Load())) < 100*time.Millisecond
 }
 
 const (
@@ -363,11 +398,11 @@ func partialSuffix(data []byte, marker string) int {
 
 // pass hands unbracketed input to readline, counting the tabs of a paste (see the type).
 //
-// A NUL byte becomes Ctrl-D. The terminal sends one for Ctrl-D pressed while a statement runs (the
-// line discipline, not yet in raw mode, keeps that end-of-file key as a NUL), and for Ctrl-Space.
-// readline takes a NUL for the end of its input: it returned io.EOF and its key loop stopped for good,
-// so that a key typed after it blocked its reader goroutine, and the session, at exit. As Ctrl-D it
-// ends the session at an empty prompt, and deletes the character under the cursor in a line.
+// A NUL byte from a Ctrl-D pressed while a statement ran (cookedNul) becomes Ctrl-D. readline takes a
+// NUL for the end of its input: it returned io.EOF and its key loop stopped for good, so that a key
+// typed after it blocked its reader goroutine, and the session, at exit. Any other NUL is Ctrl-Space or
+// Ctrl-@ typed at the prompt, which is dropped: as Ctrl-D it ended the session at an empty prompt,
+// losing an in-memory database, and deleted the character under the cursor in a line.
 func (p *pasteAwareStdin) pass(b []byte) {
 	if len(b) > 1 {
 		if tabs := bytes.Count(b, []byte{'\t'}); tabs > 0 {
@@ -375,6 +410,10 @@ func (p *pasteAwareStdin) pass(b []byte) {
 			p.tabs += tabs
 			p.mu.Unlock()
 		}
+	}
+	if !p.cookedNul() {
+		p.ready = append(p.ready, bytes.ReplaceAll(b, []byte{0}, nil)...)
+		return
 	}
 	start := len(p.ready)
 	p.ready = append(p.ready, b...)

@@ -62,6 +62,27 @@ func TestREPLCtrlDWhileRunning(t *testing.T) {
 	}
 }
 
+// TestREPLCtrlSpaceAtPrompt: Ctrl-Space (a NUL in raw mode) at the prompt is no key: it ended the session
+// (taken for Ctrl-D), and in a line deleted the character under the cursor.
+func TestREPLCtrlSpaceAtPrompt(t *testing.T) {
+	s := startTmuxCLI(t, t.TempDir(), 120)
+	s.waitFor(`(?m)^tracesql>$`)
+	time.Sleep(300 * time.Millisecond)
+	s.key("C-Space")
+	s.typeText("SELECT 142 AS answer;")
+	for range 8 {
+		s.key("Left")
+	}
+	s.key("C-Space")
+	s.key("Enter")
+	s.waitFor(`│\s+142 │`)
+	s.typeText(".quit")
+	s.key("Enter")
+	if scr := s.waitFor(`EXIT=\d+`); !strings.Contains(scr, "EXIT=0") {
+		t.Errorf("want exit status 0:\n%s", scr)
+	}
+}
+
 // TestREPLLineEditorCloses checks, below the terminal, that readline's Close returns after what the
 // keyboard can send before an exit: Ctrl-D, and the NUL a Ctrl-D typed during a statement arrives as,
 // alone or with more keys after it.
@@ -112,6 +133,13 @@ func TestREPLNulIsCtrlD(t *testing.T) {
 	}
 	if len(p.pieces) != 1 || p.pieces[0] != "xy" {
 		t.Errorf("pasted %q, want [xy]", p.pieces)
+	}
+	// At the prompt (raw mode) a NUL is Ctrl-Space: dropped (as Ctrl-D it ended the session), except in
+	// the read the prompt's raw mode brings at once, which holds the Ctrl-D typed while a statement ran.
+	p = &pasteAwareStdin{r: &chunkReader{chunks: []string{"\x00", "a\x00b", "\x00"}}}
+	p.promptBegins()
+	if got, err := io.ReadAll(p); err != nil || string(got) != "\x04ab" {
+		t.Errorf("at the prompt, readline got %q (%v), want \"\\x04ab\"", got, err)
 	}
 }
 

@@ -123,6 +123,15 @@ func TestPipedLongLines(t *testing.T) {
 			t.Errorf("stdout is %d bytes, want %d", len(out), len(want))
 		}
 	})
+	t.Run("a line past the limit", func(t *testing.T) {
+		// (limit lowered for the test; 256 MiB: "read stdin: bufio.Scanner: token too long" named neither)
+		defer func(n int) { maxPipedLine = n }(maxPipedLine)
+		maxPipedLine = 2 << 20
+		_, errOut, code := runCLI(t, "SELECT 1;\nSELECT '"+strings.Repeat("x", 3<<20)+"';\n", "--db", db, "--format", "csv")
+		if want := "tracesql: stdin:2: a line longer than 2 MiB (read the script with -f FILE, which has no such limit)\n"; code != 1 || errOut != want {
+			t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut, want)
+		}
+	})
 	t.Run("20k-line statement", func(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("SELECT count(*) AS n, sum(a) AS s FROM (VALUES\n")
