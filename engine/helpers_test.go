@@ -35,20 +35,22 @@ func mustLoad(t testing.TB, db *DB, paths ...string) []LoadResult {
 
 func queryInt(t testing.TB, db *DB, q string, args ...any) int64 {
 	t.Helper()
-	var n int64
-	if err := db.SQL.QueryRow(q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
+	return queryValue[int64](t, db, q, args...)
 }
 
 func queryString(t testing.TB, db *DB, q string, args ...any) string {
 	t.Helper()
-	var s string
-	if err := db.SQL.QueryRow(q, args...).Scan(&s); err != nil {
+	return queryValue[string](t, db, q, args...)
+}
+
+// queryValue is q's one value, failing the test on an error.
+func queryValue[T any](t testing.TB, db *DB, q string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := db.SQL.QueryRow(q, args...).Scan(&v); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	return s
+	return v
 }
 
 // readJSONTrace decodes a trace with encoding/json (numbers kept as text): the independent
