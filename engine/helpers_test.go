@@ -35,22 +35,11 @@ func mustLoad(t testing.TB, db *DB, paths ...string) []LoadResult {
 
 func queryInt(t testing.TB, db *DB, q string, args ...any) int64 {
 	t.Helper()
-	return queryValue[int64](t, db, q, args...)
-}
-
-func queryString(t testing.TB, db *DB, q string, args ...any) string {
-	t.Helper()
-	return queryValue[string](t, db, q, args...)
-}
-
-// queryValue is q's one value, failing the test on an error.
-func queryValue[T any](t testing.TB, db *DB, q string, args ...any) T {
-	t.Helper()
-	var v T
-	if err := db.SQL.QueryRow(q, args...).Scan(&v); err != nil {
+	var n int64
+	if err := db.SQL.QueryRow(q, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	return v
+	return n
 }
 
 // readJSONTrace decodes a trace with encoding/json (numbers kept as text): the independent

@@ -246,8 +246,8 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 	if err := db.SetNCCLClockOffset(ctx, "trace", "1=5,2=6"); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryString(t, db, `SELECT string_agg(label || ':' || coalesce(rank::VARCHAR, '*') || ':' || coalesce(comm_hash, '*') || '=' || offset_ns, ' '
-		ORDER BY label, rank NULLS FIRST) FROM nccl_clock_override`); got != "other:1:*=99 trace:*:*=7 trace:1:*=5 trace:2:*=6 trace:3:*=33" {
+	if got := strings.TrimSpace(queryText(t, db, `SELECT string_agg(label || ':' || coalesce(rank::VARCHAR, '*') || ':' || coalesce(comm_hash, '*') || '=' || offset_ns, ' '
+		ORDER BY label, rank NULLS FIRST) FROM nccl_clock_override`)); got != "other:1:*=99 trace:*:*=7 trace:1:*=5 trace:2:*=6 trace:3:*=33" {
 		t.Errorf("after 1=5,2=6: %s", got)
 	}
 	for _, bad := range []string{"", "x", "1=", "a=3", "-1=4"} {

@@ -471,7 +471,7 @@ func TestOpenWithBadRule(t *testing.T) {
 	want := func() string {
 		db := openTestDB(t)
 		mustLoad(t, db, trace)
-		return queryString(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`)
+		return strings.TrimSpace(queryText(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`))
 	}()
 	for _, bad := range []string{`(5, 'sgemm(', 'OTHER', 'all')`, `(5, 'x{1001}', 'OTHER', 'all')`,
 		`(5, 'sgemm', 'communication', 'all')`, `(5, NULL, 'OTHER', 'all')`} {
@@ -501,7 +501,7 @@ func TestOpenWithBadRule(t *testing.T) {
 		if _, err := db.SQL.ExecContext(ctx, `DELETE FROM kernel_classes WHERE priority = 5`); err != nil {
 			t.Fatal(err)
 		}
-		if got := queryString(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`); got != want {
+		if got := strings.TrimSpace(queryText(t, db, `SELECT string_agg(kernel_type || ':' || round(sum_us), ' ' ORDER BY kernel_type) FROM kernel_type_breakdown()`)); got != want {
 			t.Errorf("%s: after the DELETE %s, want %s", bad, got, want)
 		}
 		db.Close()
