@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +44,7 @@ type DB struct {
 	// opened is the file DuckDB opened (and locked), stat'ed once the open succeeded: Discard removes
 	// the path only while it still names that file.
 	opened os.FileInfo
+	stored *storedState // shared by the handles of one file, as the DuckDB instance is (stored.go)
 }
 
 // sharedFile counts the open handles of one database file in this process.
@@ -233,7 +233,7 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 		}
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), &NotOpenedError{err})
 	}
-	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}}
+	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}, stored: &storedState{}}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
 	// The catalog first: install's ownership check reads the catalog by its name.
@@ -276,7 +276,7 @@ func displayPath(p string) string {
 
 func (db *DB) install(ctx context.Context) error {
 	// Functions first: the macros in queries wrap them.
-	if err := sqlfuncs.Register(ctx, db.SQL); err != nil {
+	if err := sqlfuncs.Register(ctx, sqlfuncs.Env{DB: db.SQL, StoredFresh: db.stored.fresh.Load}); err != nil {
 		return fmt.Errorf("install functions: %w", err)
 	}
 	sum := installHash()
@@ -533,7 +533,7 @@ func migrate(ctx context.Context, tx *sql.Tx) error {
 
 // rebuiltFrames are the stored analysis frames (and the compat frame, a table once) that migrate drops
 // whatever kind of object they are, to be installed afresh.
-var rebuiltFrames = []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_hta_frame_compat"}
+var rebuiltFrames = []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_queue_summary", "_memory_bw_stats", "_hta_frame_compat"}
 
 // migratedColumns are the columns tracesql added to its raw tables after their first version, which
 // migrate adds to a file written before them. (Columns are only ever added: checkOwnership takes a
@@ -617,21 +617,24 @@ func baseFrameInsert(first, last int64) string {
 }
 
 // derivedFrameInserts store, from _hta_frame_default, its GPU rows with their derived columns, the
-// per-trace results (_trace_summary, _type_segments) and what the compat frame needs (_compat_fixups).
+// per-trace results (_trace_summary, _type_segments, _queue_summary, _memory_bw_stats) and what the compat
+// frame needs (_compat_fixups).
 // Without usable rules the traces' _trace_summary rows are stale (_trace_busy_source) and they have no
-// _type_segments rows.
+// _type_segments or _memory_bw_stats rows.
 func derivedFrameInserts(first, last int64, rulesUsable bool) []string {
 	inserts := []string{
 		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
-		fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_summary_source(%d, %d)`, first, last),
-		fmt.Sprintf(`INSERT INTO _type_segments SELECT * FROM _type_sweep(%d, %d, false)`, first, last),
 		fmt.Sprintf(`INSERT INTO _compat_fixups SELECT * FROM _compat_fixups_source(%d, %d)`, first, last),
+		fmt.Sprintf(`INSERT INTO _queue_summary SELECT * FROM _queue_summary_source(%d, %d)`, first, last),
 	}
 	if !rulesUsable {
-		inserts[1] = fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_busy_source(%d, %d)`, first, last)
-		inserts = slices.Delete(inserts, 2, 3)
+		return append(inserts, fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_busy_source(%d, %d)`, first, last))
 	}
-	return inserts
+	// what kernel_classes decides: computed again for the traces whose _trace_summary.classes_fp is stale (stored.go)
+	return append(inserts,
+		fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_summary_source(%d, %d)`, first, last),
+		fmt.Sprintf(`INSERT INTO _type_segments SELECT * FROM _type_sweep(%d, %d, false)`, first, last),
+		fmt.Sprintf(`INSERT INTO _memory_bw_stats SELECT * FROM _memory_bw_stats_source(%d, %d)`, first, last))
 }
 
 // frameTableName is the table a frameInserts statement fills (for the load timing report).

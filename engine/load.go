@@ -113,6 +113,7 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (result
 	prefetch := opts.Prefetch
 	opts.Prefetch = nil
 	defer prefetch.Stop() // unless taken over below
+	db.StoredMayChange()  // (rows stored while a rule cannot apply are stale)
 	if db.ReadOnly {
 		return nil, fmt.Errorf("load %s: %w", strings.Join(args, " "), ErrReadOnly)
 	}

@@ -737,6 +737,7 @@ func columnNames(cols []ParquetColumn) string {
 // export round-trips with the user's edits; a database with traces keeps its own, and note says so. It
 // returns the number of traces imported, Kineto and NCCL.
 func (db *DB) ImportParquet(ctx context.Context, dir string, note func(string)) (int64, error) {
+	db.StoredMayChange()
 	if db.ReadOnly {
 		return 0, fmt.Errorf("import %s: %w", dir, ErrReadOnly)
 	}

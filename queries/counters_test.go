@@ -511,11 +511,20 @@ func TestMemoryBandwidthBeyondDecimal(t *testing.T) {
 		{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":100,"dur":10,"args":{"stream":7,"correlation":1000,"memory bandwidth (GB/s)":1e30}},
 		{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":22,"dur":2,"args":{"correlation":1001}},
 		{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":105,"dur":10,"args":{"stream":7,"correlation":1001,"memory bandwidth (GB/s)":3.0}}]}`)
-	for _, q := range []string{`SELECT count(*) FROM memory_bw`, `SELECT count(*) FROM memory_bw_summary`} {
-		var n int
-		err := db.SQL.QueryRow(q).Scan(&n)
-		if err == nil || !strings.Contains(err.Error(), "memory_bw: rank 0 of trace set trace, event 1: a memory bandwidth of 1e+30 GB/s is beyond what the analysis sums (under 1e26)") {
-			t.Errorf("%s: %v, want the error naming event 1", q, err)
+	// the trace loads (the summary stored at load holds the error), and the summary raises it whether it is
+	// computed again or read as stored (SyncStored)
+	for _, stored := range []bool{false, true} {
+		if stored {
+			if err := db.SyncStored(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range []string{`SELECT count(*) FROM memory_bw`, `SELECT count(*) FROM memory_bw_summary`} {
+			var n int
+			err := db.SQL.QueryRow(q).Scan(&n)
+			if err == nil || !strings.Contains(err.Error(), "memory_bw: rank 0 of trace set trace, event 1: a memory bandwidth of 1e+30 GB/s is beyond what the analysis sums (under 1e26)") {
+				t.Errorf("%s (stored %v): %v, want the error naming event 1", q, stored, err)
+			}
 		}
 	}
 	if _, err := db.SQL.Exec(`SET VARIABLE hta_compat = true`); err != nil {
@@ -733,6 +742,30 @@ func TestCountersAllTraces(t *testing.T) {
 						t.Errorf("compat=%t %s: %v", compat, q, err)
 					}
 				}
+			}
+			// The results stored at load, read once SyncStored vouches for them, equal those computed again;
+			// the queue-length summary (always stored) equals the statistics of the queue_length series.
+			if _, err := conn.ExecContext(context.Background(), `SET VARIABLE hta_compat = false`); err != nil {
+				t.Fatal(err)
+			}
+			stored := []string{`FROM temporal_breakdown`, `FROM kernel_type_breakdown()`, `FROM comm_comp_overlap`, `FROM memory_bw_summary`}
+			computed := make([]string, len(stored))
+			for i, q := range stored {
+				computed[i] = fmt.Sprint(ctRows(t, conn, q))
+			}
+			if err := db.SyncStored(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range stored {
+				if got := fmt.Sprint(ctRows(t, conn, q)); got != computed[i] {
+					t.Errorf("%s stored:\n%s\ncomputed:\n%s", q, got, computed[i])
+				}
+			}
+			want := fmt.Sprint(ctRows(t, conn, `SELECT label, rank, pid, stream, count(*), avg(queue_length), stddev_samp(queue_length),
+				min(queue_length), quantile_cont(queue_length, 0.25), quantile_cont(queue_length, 0.5), quantile_cont(queue_length, 0.75),
+				max(queue_length) FROM queue_length GROUP BY label, rank, pid, stream ORDER BY label, rank, pid, stream`))
+			if got := fmt.Sprint(ctRows(t, conn, `FROM queue_length_summary`)); got != want {
+				t.Errorf("queue_length_summary:\n%s\nfrom queue_length:\n%s", got, want)
 			}
 		})
 	}

@@ -17,6 +17,8 @@ import (
 // than the one running the query (querying through that one deadlocks).
 type Env struct {
 	DB *sql.DB
+	// StoredFresh answers _stored_fresh(); nil: never fresh.
+	StoredFresh func() bool
 }
 
 type registration struct {
@@ -50,17 +52,16 @@ func TableFunctions() []string {
 	return out
 }
 
-// Register installs every function on db. DuckDB keeps them in the system catalog, so one
+// Register installs every function on env.DB. DuckDB keeps them in the system catalog, so one
 // registration serves every connection of the database.
-func Register(ctx context.Context, db *sql.DB) error {
-	conn, err := db.Conn(ctx)
+func Register(ctx context.Context, env Env) error {
+	conn, err := env.DB.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("register functions: %w", err)
 	}
 	defer conn.Close()
-	env := &Env{DB: db}
 	for _, r := range registry {
-		if err := r.register(conn, env); err != nil {
+		if err := r.register(conn, &env); err != nil {
 			return fmt.Errorf("register %s: %w", r.name, err)
 		}
 	}

@@ -414,6 +414,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 
+	// From here every statement runs through session.run, which keeps the stored results' freshness
+	// (a refresh after an edit of kernel_classes in an earlier session, once, on a writable file).
+	db.SyncStored(ctx)
+
 	batch := len(o.scripts) > 0
 	stdinFile, ok := stdin.(*os.File)
 	interactive := ok && readline.IsTerminal(int(stdinFile.Fd()))

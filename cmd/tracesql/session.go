@@ -176,6 +176,12 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if stmt == "" {
 		return nil
 	}
+	if !readsOnly(stmt) {
+		// (a dot command too: .load, .unload, .open) The analyses read the per-trace results stored at
+		// load without checking them against kernel_classes only while nothing has changed it since the
+		// last check. Checked after the statement: inside it, its reads see the rules as they were before.
+		defer func() { s.db.SyncStored(context.WithoutCancel(ctx)) }()
+	}
 	if strings.HasPrefix(stmt, ".") {
 		return s.dot(ctx, stmt)
 	}
@@ -273,6 +279,19 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 }
 
 var compatVariable = regexp.MustCompile(`(?i)\bhta_compat\b`)
+
+// readsOnly reports a statement that cannot write a table: a query (WITH … SELECT included, where WITH …
+// INSERT is not), DESCRIBE, SHOW, SUMMARIZE. Anything else may edit kernel_classes.
+func readsOnly(stmt string) bool {
+	if strings.HasPrefix(stmt, ".") {
+		return false
+	}
+	switch statementKeyword(stmt) {
+	case "SELECT", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT", "DESCRIBE", "SHOW", "SUMMARIZE":
+		return true
+	}
+	return false
+}
 
 // checkCompatVariable refuses a SET VARIABLE hta_compat to anything but a boolean when it is set (DuckDB
 // takes any value, and the analyses' error came at the next one, blamed on it, or never), and puts back

@@ -51,15 +51,21 @@ r_compat AS (
 )
 SELECT * FROM r_compat;
 
--- Default mode: the stored per-trace totals (11_trace_summary.sql); computation time merged again for the
--- traces whose totals predate an edit of kernel_classes.
-CREATE OR REPLACE VIEW _temporal_totals_default AS
+-- Default mode: the stored per-trace totals (11_trace_summary.sql); unless _stored_fresh() vouches for them,
+-- computation time merged again for the traces whose totals predate an edit of kernel_classes.
+CREATE OR REPLACE VIEW _temporal_totals_checked AS
 SELECT s.trace_id, t.label, t.rank, s.first_ts, s.last_end, s.busy_ns,
        CASE WHEN s.classes_fp = _kernel_classes_fp() THEN s.comp_ns ELSE coalesce(c.comp_ns, 0) END AS comp_ns
 FROM _trace_summary s
 JOIN traces t USING (trace_id)
 LEFT JOIN _comp_merge(-2147483648, 2147483647, true) c USING (trace_id)
 WHERE s.first_ts IS NOT NULL;
+
+CREATE OR REPLACE VIEW _temporal_totals_default AS
+SELECT * FROM query(CASE WHEN _stored_fresh()
+    THEN 'SELECT s.trace_id, t.label, t.rank, s.first_ts, s.last_end, s.busy_ns, s.comp_ns
+          FROM _trace_summary s JOIN traces t USING (trace_id) WHERE s.first_ts IS NOT NULL'
+    ELSE 'FROM _temporal_totals_checked' END);
 
 -- @view temporal_breakdown  One row per rank with GPU work: idle, compute and non-compute time.
 -- @column label                 Trace set

@@ -29,13 +29,17 @@ grouped AS (
 SELECT trace_id, bit, min(ts) AS s, max(end_ts) AS e FROM grouped GROUP BY trace_id, bit, grp;
 
 -- _bd_type_segments_default: busy time per trace and set of running kernel types (mask, MEMORY included): the
--- sweep stored at load (_type_segments, 11_trace_summary.sql), swept again for the traces stored under other
--- kernel_classes.
-CREATE OR REPLACE VIEW _bd_type_segments_default AS
+-- sweep stored at load (_type_segments, 11_trace_summary.sql); unless _stored_fresh() vouches for it, swept
+-- again for the traces stored under other kernel_classes (_bd_type_segments_checked).
+CREATE OR REPLACE VIEW _bd_type_segments_checked AS
 SELECT trace_id, mask, len_ns FROM _type_segments
 WHERE trace_id IN (SELECT trace_id FROM _trace_summary WHERE classes_fp = _kernel_classes_fp())
 UNION ALL
 SELECT trace_id, mask, len_ns FROM _type_sweep(-2147483648, 2147483647, true);
+
+CREATE OR REPLACE VIEW _bd_type_segments_default AS
+SELECT * FROM query(CASE WHEN _stored_fresh() THEN 'SELECT trace_id, mask, len_ns FROM _type_segments'
+                         ELSE 'FROM _bd_type_segments_checked' END);
 
 -- _bd_type_segments_compat(include_memory_kernels): the same in compat mode: HTA's sweep over each type's
 -- merged intervals: +bit at each start, −bit at each end, mask = running sum (the same for durations >= 0;
