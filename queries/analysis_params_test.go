@@ -61,9 +61,9 @@ func TestAnalysisUnknownRankOrLabel(t *testing.T) {
 		{`SELECT * FROM frequent_kernel_sequences(NULL)`, "frequent_kernel_sequences: operator_name is required"},
 		{`SELECT * FROM frequent_kernel_sequences('')`, "frequent_kernel_sequences: operator_name is required"},
 		{`SELECT * FROM export_kernel_sequences_overlay(NULL, '` + t.TempDir() + `', label := 'a')`, "export_kernel_sequences_overlay: operator_name is required"},
-		// a pattern needs a kernel: 0 made every op that launches nothing a pattern ''
-		{`SELECT * FROM frequent_kernel_sequences('aten::mm', min_pattern_len := 0)`, "frequent_kernel_sequences: min_pattern_len must be at least 1, not 0"},
-		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', min_pattern_len := -1, label := 'a')`, "export_kernel_sequences_overlay: min_pattern_len must be at least 1, not -1"},
+		// (0 is every occurrence, an op that launched nothing as its name alone: TestSQKernelSequencesNoKernel)
+		{`SELECT * FROM frequent_kernel_sequences('aten::mm', min_pattern_len := -1)`, "frequent_kernel_sequences: min_pattern_len must be at least 0, not -1"},
+		{`SELECT * FROM export_kernel_sequences_overlay('aten::mm', '` + t.TempDir() + `', min_pattern_len := -1, label := 'a')`, "export_kernel_sequences_overlay: min_pattern_len must be at least 0, not -1"},
 	})
 	// Loaded ranks and labels still work, NULL rank and label meaning rank 0 of every label.
 	c := sqConn(t, db, false)

@@ -484,19 +484,19 @@ func TestCriticalPathWhatIfKeepsCausality(t *testing.T) {
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			db := ctOpen(t, "../testdata/traces/whatif_cases/"+c.file).SQL
-			q := `SELECT sum(weight_us), any_value(baseline_path_us) FROM critical_path_whatif(instance := 0, scale := 'name = ''K1''', factor := %v%s)`
-			var got, base float64
-			if err := db.QueryRow(fmt.Sprintf(q, c.factor, "")).Scan(&got, &base); err != nil {
+			q := `SELECT sum(weight_us), any_value(path_length_us), any_value(baseline_path_us) FROM critical_path_whatif(instance := 0, scale := 'name = ''K1''', factor := %v%s)`
+			var got, length, base float64
+			if err := db.QueryRow(fmt.Sprintf(q, c.factor, "")).Scan(&got, &length, &base); err != nil {
 				t.Fatal(err)
 			}
-			if got != c.whatif || base != c.base {
-				t.Errorf("what-if %v µs, baseline %v µs; want %v and %v", got, base, c.whatif, c.base)
+			if got != c.whatif || length != c.whatif || base != c.base {
+				t.Errorf("what-if %v µs (path_length_us %v), baseline %v µs; want %v and %v", got, length, base, c.whatif, c.base)
 			}
 			var cp float64
 			if err := db.QueryRow(`SELECT sum(weight_us) FROM critical_path(instance := 0)`).Scan(&cp); err != nil || cp != c.base {
 				t.Errorf("critical_path: %v µs (%v), want %v", cp, err, c.base)
 			}
-			if err := db.QueryRow(fmt.Sprintf(q, c.factor, ", add_zero_weight_launch_edges := false")).Scan(&got, &base); err != nil {
+			if err := db.QueryRow(fmt.Sprintf(q, c.factor, ", add_zero_weight_launch_edges := false")).Scan(&got, &length, &base); err != nil {
 				t.Fatal(err)
 			}
 			if got != c.withoutOptions {
@@ -510,6 +510,19 @@ func TestCriticalPathWhatIfKeepsCausality(t *testing.T) {
 	_, err := db.Exec(`SELECT * FROM critical_path_whatif(instance := 0, scale := 'name = ''cudaStreamSynchronize''', factor := 0)`)
 	if err == nil || !strings.Contains(err.Error(), "none with a span of own time") {
 		t.Errorf("scaling a blocking call: %v, want the no-span error", err)
+	}
+	// scale runs on a connection of its own: a session variable or a TEMP table is not there, and the
+	// error says so (it read "matches no event" for a predicate that matches)
+	for _, s := range []string{"SET VARIABLE k = 'K1'", "CREATE TEMP TABLE sel AS SELECT 'K1' AS name"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, scale := range []string{"name = getvariable(''k'')", "name IN (SELECT name FROM sel)"} {
+		_, err := db.Exec(`SELECT * FROM critical_path_whatif(instance := 0, scale := '` + scale + `')`)
+		if err == nil || !strings.Contains(err.Error(), "scale runs on a connection of its own") {
+			t.Errorf("scale %s: %v, want the own-connection hint", scale, err)
+		}
 	}
 }
 

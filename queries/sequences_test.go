@@ -126,7 +126,8 @@ func TestSQFrequentKernelSequencesCompat(t *testing.T) {
 			db := htaref.Open(t, d)
 			c := sqConn(t, db, true)
 			for _, k := range cases {
-				got := sqSequences(t, c, `frequent_kernel_sequences(?, min_pattern_len := ?, top_k := 0, rank := ?)`, k.Op, k.MinLen, k.Rank)
+				// (top_k left at its default, as HTA's call: HTA returns every pattern, autograd::engine's 33 included)
+				got := sqSequences(t, c, `frequent_kernel_sequences(?, min_pattern_len := ?, rank := ?)`, k.Op, k.MinLen, k.Rank)
 				want := htaref.ReadCSV(t, d.File(k.CSV))
 				if len(got) != len(want.Rows) {
 					t.Errorf("%s: %d rows, HTA %d: %+v", k.CSV, len(got), len(want.Rows), got)
@@ -248,6 +249,23 @@ func TestSQKernelSequencesQuirks(t *testing.T) {
 	db = sqOpen(t, "trace", sqTestdata("sq_kseq_subus.json"))
 	check("sub-µs default", sqSequences(t, sqConn(t, db, false), `frequent_kernel_sequences('aten::mm')`), []sqSeq{{"aten::mm|k1|k2|k3", 1, 3, 5}})
 	check("sub-µs compat", sqSequences(t, sqConn(t, db, true), `frequent_kernel_sequences('aten::mm')`), []sqSeq{{"aten::mm|k1|k2|k3", 1, 3, 4}})
+}
+
+// TestSQKernelSequencesNoKernel: min_pattern_len := 0 counts the occurrences that launched nothing, each
+// as the op's name alone, as HTA 0.6.1 does (live HTA on simple_add: [["aten::empty", 16, 0.0, 1478.0]]; it
+// was an error here).
+func TestSQKernelSequencesNoKernel(t *testing.T) {
+	_, traces := htaref.Root(t)
+	db := sqOpen(t, "trace", filepath.Join(traces, "critical_path", "simple_add", "benchmark_result_493459_1694039959_trace.json.gz"))
+	got := sqSequences(t, sqConn(t, db, true), `frequent_kernel_sequences('aten::empty', min_pattern_len := 0)`)
+	if want := []sqSeq{{"aten::empty", 16, 0, 1478}}; !slices.Equal(got, want) {
+		t.Errorf("compat: %+v, HTA %+v", got, want)
+	}
+	// default: every outermost occurrence (aten::empty_strided and aten::empty_like contain the name too)
+	got = sqSequences(t, sqConn(t, db, false), `frequent_kernel_sequences('aten::empty', min_pattern_len := 0)`)
+	if len(got) != 3 || got[0] != (sqSeq{"aten::empty", 21, 0, 5006}) {
+		t.Errorf("default: %+v, want aten::empty 21× first of 3", got)
+	}
 }
 
 // TestSQKernelSequencesOverlay writes the overlaid alexnet trace and checks it against what HTA 0.6.1 wrote for the

@@ -60,9 +60,16 @@ func init() {
 		match := map[int64]bool{}
 		// The trace's events first: a predicate such as "true) OR (true" cannot reach past its parentheses
 		// to other traces' rows.
+		// (on a connection of its own, as every Go function's query: the session's variables and TEMP
+		// tables are not there, which the errors below say where they may be why)
+		const ownConnection = " (scale runs on a connection of its own: the session's variables and TEMP tables are not visible there; use literals and regular tables)"
 		rows, err := env.DB.QueryContext(ctx, `SELECT trace_id, ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+`)`, tr.id)
 		if err != nil {
-			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q: %w", scale, err)
+			hint := ""
+			if strings.Contains(err.Error(), "does not exist") {
+				hint = ownConnection
+			}
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q%s: %w", scale, hint, err)
 		}
 		for rows.Next() {
 			var trace, ev int64
@@ -101,7 +108,11 @@ func init() {
 		// A predicate that re-weights nothing (a typo, 'kernel' for a 2021 trace's 'Kernel') would return the
 		// unchanged path, which reads as "this change gains nothing".
 		if len(match) == 0 {
-			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches no event of the trace", scale)
+			hint := ""
+			if strings.Contains(strings.ToLower(scale), "getvariable") {
+				hint = ownConnection
+			}
+			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches no event of the trace%s", scale, hint)
 		}
 		if scaledEdges == 0 {
 			return nil, fmt.Errorf("critical_path_whatif: scale predicate %q matches %d event(s) of the trace, none with a span of own time in this window's graph (a blocking call's wait is its sync edge's, not its own)", scale, len(match))
@@ -124,6 +135,8 @@ func init() {
 			return nil, err
 		}
 		t := pathTable(g, tr, p.Edges, w, rules)
+		// (the sum of the rows' weight_us in float64 leaves residues: 7335.499999999999 for 7335.5)
+		t.lazyFloat("path_length_us", func(int) (float64, bool) { return usOf(p.Length), true })
 		t.lazyFloat("baseline_path_us", func(int) (float64, bool) { return usOf(base.Length), true })
 		return t, nil
 	})

@@ -134,8 +134,8 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 	if req.OperatorName == "" {
 		return res, errors.New("export_kernel_sequences_overlay: operator_name is required (a substring of the CPU op names, e.g. 'aten::linear')")
 	}
-	if req.MinPatternLen < 1 {
-		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 1, not %d", req.MinPatternLen)
+	if req.MinPatternLen < 0 {
+		return res, fmt.Errorf("export_kernel_sequences_overlay: min_pattern_len must be at least 0, not %d", req.MinPatternLen)
 	}
 	tr, err := resolveTrace(ctx, db, req.Label, req.Rank)
 	if err != nil {

@@ -80,14 +80,16 @@ def emit(step, ms, err=None):
 t0 = time.perf_counter()
 ta = TraceAnalysis(trace_dir=sys.argv[1])
 emit("load", (time.perf_counter() - t0) * 1000)
+# every rank, as tracesql's rows: HTA's default for these is rank 0 alone
+ranks = sorted(ta.t.traces.keys())
 calls = [
     ("temporal_breakdown", lambda: ta.get_temporal_breakdown(visualize=False)),
-    ("idle_time_breakdown", lambda: ta.get_idle_time_breakdown(visualize=False)),
+    ("idle_time_breakdown", lambda: ta.get_idle_time_breakdown(ranks=ranks, visualize=False)),
     ("kernel_breakdown", lambda: ta.get_gpu_kernel_breakdown(visualize=False)),
     ("comm_comp_overlap", lambda: ta.get_comm_comp_overlap(visualize=False)),
-    ("kernel_launch_stats", lambda: ta.get_cuda_kernel_launch_stats(visualize=False)),
-    ("queue_length_summary", lambda: ta.get_queue_length_summary(ranks=[0])),
-    ("memory_bw_summary", lambda: ta.get_memory_bw_summary(ranks=[0])),
+    ("kernel_launch_stats", lambda: ta.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)),
+    ("queue_length_summary", lambda: ta.get_queue_length_summary(ranks=ranks)),
+    ("memory_bw_summary", lambda: ta.get_memory_bw_summary(ranks=ranks)),
     ("potential_stragglers", lambda: ta.get_potential_stragglers()),
     ("critical_path hta", lambda: ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)),
 ]
@@ -147,7 +149,7 @@ func (h htaRunner) run(ctx context.Context, paths []string, runs int, rows []row
 	for i := range rows {
 		rows[i].htaMS = byStep[rows[i].name]
 		if e, ok := failed[rows[i].name]; ok {
-			rows[i].note = strings.TrimSpace(rows[i].note + " HTA: " + e)
+			rows[i].note = strings.TrimSpace(rows[i].note + " HTA: " + strings.ReplaceAll(e, "|", `\|`))
 		}
 	}
 	return stopped

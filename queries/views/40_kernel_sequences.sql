@@ -147,7 +147,7 @@ SELECT r.trace_id, r.label, r.rank, r.ev_idx AS root_idx,
 FROM roots r JOIN agg a ON a.trace_id = r.trace_id AND a.root = r.ev_idx
 WHERE a.num_kernels >= min_len;
 
--- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL, hta_compat := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all; HTA returns all and uses top_k for the overlay only). label NULL = every loaded label; a rank (or rank and label) that is not loaded is an error. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
+-- @macro frequent_kernel_sequences(operator_name, min_pattern_len := 3, top_k := 5, rank := 0, label := NULL, hta_compat := NULL)  One row per GPU-kernel sequence launched below a CPU op whose name contains operator_name (HTA get_frequent_cuda_kernel_sequences), most frequent first. top_k keeps the k most frequent per trace (0 or less: all); compat mode returns every pattern, as HTA, whose top_k limits only the overlay. label NULL = every loaded label; a rank (or rank and label) that is not loaded is an error. hta_compat: true or false overrides the session's hta_compat for this call (NULL = the session's).
 -- @column label                   Trace set
 -- @column rank                    Rank
 -- @column pattern                 Root op name, then the names of the GPU events below it in start order, joined by |
@@ -161,8 +161,9 @@ CREATE OR REPLACE MACRO frequent_kernel_sequences(operator_name, min_pattern_len
 WITH missing AS (
     SELECT CASE WHEN _str_arg(operator_name, '', 'frequent_kernel_sequences: operator_name') = ''
                 THEN error('frequent_kernel_sequences: operator_name is required (a substring of the CPU op names, e.g. ''aten::linear'')')
-                WHEN _int_arg(min_pattern_len, 3, 'frequent_kernel_sequences: min_pattern_len') < 1
-                THEN error(format('frequent_kernel_sequences: min_pattern_len must be at least 1, not {}', min_pattern_len))
+                -- (0, as HTA: every occurrence counts, one that launched nothing as the op's name alone)
+                WHEN _int_arg(min_pattern_len, 3, 'frequent_kernel_sequences: min_pattern_len') < 0
+                THEN error(format('frequent_kernel_sequences: min_pattern_len must be at least 0, not {}', min_pattern_len))
                 -- (never true: it makes _int_arg check top_k even when no occurrence reads it)
                 WHEN _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k') IS NULL THEN NULL
                 WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.rank = _int_arg(rank, 0, 'frequent_kernel_sequences: rank') AND (_str_arg(label, NULL, 'frequent_kernel_sequences: label') IS NULL OR t.label = _str_arg(label, NULL, 'frequent_kernel_sequences: label')))
@@ -182,7 +183,9 @@ SELECT x.label, x.rank, x.pattern, x.count, x.gpu_kernel_duration_us, x.cpu_op_d
         FROM _sq_kseq_roots(_hta_mode(hta_compat, 'frequent_kernel_sequences'), _str_arg(operator_name, '', 'frequent_kernel_sequences: operator_name'), _int_arg(min_pattern_len, 3, 'frequent_kernel_sequences: min_pattern_len'), _int_arg(rank, 0, 'frequent_kernel_sequences: rank'), _str_arg(label, NULL, 'frequent_kernel_sequences: label')) r
         GROUP BY r.trace_id, r.label, r.rank, r.pattern
     ) p
+    -- (compat: every pattern, as HTA returns them; its top_k limits only the overlay)
     WHERE _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k') <= 0 OR p.k <= _int_arg(top_k, 5, 'frequent_kernel_sequences: top_k')
+       OR _hta_mode(hta_compat, 'frequent_kernel_sequences')
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, NULL FROM missing WHERE err IS NOT NULL
 ) x
