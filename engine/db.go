@@ -533,7 +533,7 @@ func migrate(ctx context.Context, tx *sql.Tx) error {
 
 // rebuiltFrames are the stored analysis frames (and the compat frame, a table once) that migrate drops
 // whatever kind of object they are, to be installed afresh.
-var rebuiltFrames = []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_queue_summary", "_memory_bw_stats", "_hta_frame_compat"}
+var rebuiltFrames = []string{"_hta_frame_default", "_gpu_frame_default", "_trace_summary", "_type_segments", "_compat_fixups", "_queue_summary", "_idle_summary", "_memory_bw_stats", "_hta_frame_compat"}
 
 // migratedColumns are the columns tracesql added to its raw tables after their first version, which
 // migrate adds to a file written before them. (Columns are only ever added: checkOwnership takes a
@@ -617,8 +617,8 @@ func baseFrameInsert(first, last int64) string {
 }
 
 // derivedFrameInserts store, from _hta_frame_default, its GPU rows with their derived columns, the
-// per-trace results (_trace_summary, _type_segments, _queue_summary, _memory_bw_stats) and what the compat
-// frame needs (_compat_fixups).
+// per-trace results (_trace_summary, _type_segments, _queue_summary, _idle_summary, _memory_bw_stats) and what
+// the compat frame needs (_compat_fixups).
 // Without usable rules the traces' _trace_summary rows are stale (_trace_busy_source) and they have no
 // _type_segments or _memory_bw_stats rows.
 func derivedFrameInserts(first, last int64, rulesUsable bool) []string {
@@ -626,6 +626,7 @@ func derivedFrameInserts(first, last int64, rulesUsable bool) []string {
 		fmt.Sprintf(`INSERT INTO _gpu_frame_default SELECT * FROM _gpu_frame_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _compat_fixups SELECT * FROM _compat_fixups_source(%d, %d)`, first, last),
 		fmt.Sprintf(`INSERT INTO _queue_summary SELECT * FROM _queue_summary_source(%d, %d)`, first, last),
+		fmt.Sprintf(`INSERT INTO _idle_summary SELECT * FROM _idle_summary_source(%d, %d)`, first, last),
 	}
 	if !rulesUsable {
 		return append(inserts, fmt.Sprintf(`INSERT INTO _trace_summary SELECT * FROM _trace_busy_source(%d, %d)`, first, last))

@@ -761,6 +761,14 @@ func TestCountersAllTraces(t *testing.T) {
 					t.Errorf("%s stored:\n%s\ncomputed:\n%s", q, got, computed[i])
 				}
 			}
+			// The idle summaries stored at the default delay (30 µs) equal those computed at a delay just under it,
+			// which classifies every gap, a whole number of ns, as 30 µs does.
+			for _, m := range []string{"idle_time_breakdown", "idle_interval_stats"} {
+				got := fmt.Sprint(ctRows(t, conn, `FROM `+m+`()`))
+				if want := fmt.Sprint(ctRows(t, conn, `FROM `+m+`(consecutive_kernel_delay := 29.9999999)`)); got != want {
+					t.Errorf("%s stored:\n%s\ncomputed:\n%s", m, got, want)
+				}
+			}
 			want := fmt.Sprint(ctRows(t, conn, `SELECT label, rank, pid, stream, count(*), avg(queue_length), stddev_samp(queue_length),
 				min(queue_length), quantile_cont(queue_length, 0.25), quantile_cont(queue_length, 0.5), quantile_cont(queue_length, 0.75),
 				max(queue_length) FROM queue_length GROUP BY label, rank, pid, stream ORDER BY label, rank, pid, stream`))

@@ -42,23 +42,50 @@ SELECT trace_id, pid AS device, stream, ev_idx, ts, stream_busy_before AS prev_e
 FROM _gpu_frame_default
 WHERE gpu_work AND stream_busy_before IS NOT NULL;
 
--- _bd_idle_intervals(consecutive_kernel_delay, streams, compat_mode): one row per GPU event with its gap, gap_ns,
--- and its cause as idle_code (0 host_wait, 1 kernel_wait, 2 other: numbers group faster than names;
--- _bd_idle_category names them). The mode's view is picked when the query is bound (query()), so that the other is
--- neither planned nor run (the filters are on whole window partitions, so filtering after the compat window is the
--- same as before it). The callers filter ranks where they join traces: one use of the parameter instead of a
--- subquery (each use of a macro parameter is bound again).
-CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, streams, compat_mode) AS TABLE
+-- _bd_idle_intervals(consecutive_kernel_delay, compat_mode): one row per GPU event with its gap, gap_ns, and its cause
+-- as idle_code (0 host_wait, 1 kernel_wait, 2 other: numbers group faster than names; _bd_idle_category names them).
+-- The mode's view is picked when the query is bound (query()), so that the other is neither planned nor run. The
+-- callers filter streams after their GROUP BY and ranks where they join traces (a filter on whole window partitions
+-- gives the same rows after the compat window as before it): one use of each parameter, as each use of a macro
+-- parameter is bound again.
+CREATE OR REPLACE MACRO _bd_idle_intervals(consecutive_kernel_delay, compat_mode) AS TABLE
 SELECT trace_id, device, stream, ev_idx, ts, prev_end, ts_runtime,
        ts - prev_end AS gap_ns,
        CASE WHEN ts_runtime > prev_end THEN 0
             -- compared in µs: a delay in µs times 1000 overflows BIGINT for huge values
             WHEN (ts - prev_end) / 1000.0 < coalesce(consecutive_kernel_delay, 30) THEN 1
             ELSE 2 END AS idle_code
-FROM query(CASE WHEN compat_mode THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END)
-WHERE coalesce(list_contains(streams, stream), true);
+FROM query(CASE WHEN compat_mode THEN 'FROM _bd_idle_gaps_compat' ELSE 'FROM _bd_idle_gaps_default' END);
 
 CREATE OR REPLACE MACRO _bd_idle_category(idle_code) AS ['host_wait', 'kernel_wait', 'other'][idle_code + 1];
+
+-- _idle_interval_moments(gap_ns): an aggregate of a group's gaps (ns), in µs: [mean, std, min, p25, p50, p75, max].
+CREATE OR REPLACE MACRO _idle_interval_moments(gap_ns) AS
+    [avg(gap_ns) / 1000.0, sqrt(_var_samp_exact(gap_ns)) / 1000.0, min(gap_ns) / 1000.0]
+    || list_transform(quantile_cont(gap_ns, [0.25, 0.5, 0.75]), lambda q: q / 1000.0)
+    || [max(gap_ns) / 1000.0];
+
+-- Default mode at the default consecutive_kernel_delay (30 µs): the idle time and the interval statistics of every
+-- (trace, device, stream, cause), stored at load (engine derivedFrameInserts), since the gaps depend on the trace
+-- alone (no rule): on the 1 GB trace idle_interval_stats took 24 ms on every query (the quantiles' sorts) and
+-- idle_time_breakdown 8 ms. The macros read these rows when _idle_stored holds, which DuckDB folds when it plans
+-- the query, so that the other branch of their UNION ALL is an empty result (it is still bound: ~0.2 ms).
+-- _idle_summary_source(first_trace, last_trace): the _idle_summary rows of those traces.
+CREATE OR REPLACE MACRO _idle_summary_source(first_trace, last_trace) AS TABLE
+SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) AS idle_ns, count(gap_ns) AS count,
+       _idle_interval_moments(gap_ns) AS moments_us
+FROM _bd_idle_intervals(30, false)
+WHERE trace_id BETWEEN first_trace AND last_trace
+GROUP BY trace_id, device, stream, idle_code;
+
+CREATE TABLE IF NOT EXISTS _idle_summary (
+    trace_id INTEGER, device BIGINT, stream BIGINT, idle_code INTEGER, idle_ns HUGEINT, count BIGINT, moments_us DOUBLE[]
+);
+
+-- _idle_stored(consecutive_kernel_delay, compat_mode): whether a call's rows are _idle_summary's. A delay that is not
+-- a number reads them too, and fails the call's parameter check.
+CREATE OR REPLACE MACRO _idle_stored(consecutive_kernel_delay, compat_mode) AS
+    NOT compat_mode AND coalesce(TRY_CAST(consecutive_kernel_delay AS DOUBLE), 30) = 30;
 
 -- @macro idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)  GPU
 -- idle time per rank, device, stream and cause. consecutive_kernel_delay, in µs (HTA's docstring says ns, but HTA
@@ -75,10 +102,17 @@ CREATE OR REPLACE MACRO _bd_idle_category(idle_code) AS ['host_wait', 'kernel_wa
 CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL,
                                             hta_compat := NULL) AS TABLE
 WITH c AS (
-    SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
-    FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _int_list_arg(streams, 'idle_time_breakdown: streams'),
-                            _hta_mode(hta_compat, 'idle_time_breakdown'))
-    GROUP BY trace_id, device, stream, idle_code
+    SELECT * FROM (
+        SELECT trace_id, device, stream, idle_code, idle_ns / 1000.0 AS idle_time_us
+        FROM _idle_summary
+        WHERE _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_time_breakdown'))
+        UNION ALL
+        SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
+        FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _hta_mode(hta_compat, 'idle_time_breakdown'))
+        WHERE NOT _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_time_breakdown'))
+        GROUP BY trace_id, device, stream, idle_code)
+    -- one filter for both branches: stream is a group key
+    WHERE coalesce(list_contains(_int_list_arg(streams, 'idle_time_breakdown: streams'), stream), true)
 ),
 -- the timeline's idle time beside its causes: a second aggregate and an unnest, 0.03 ms where a window over
 -- these few rows took 1 ms, and a join of c with its own aggregate would compute c twice
@@ -122,14 +156,18 @@ ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 CREATE OR REPLACE MACRO idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL,
                                             hta_compat := NULL) AS TABLE
 WITH c AS (
-    SELECT trace_id, device, stream, idle_code, count(gap_ns) AS count,
-           -- mean, std, min, p25, p50, p75, max
-           _bd_hta_round_list([avg(gap_ns) / 1000.0, sqrt(_var_samp_exact(gap_ns)) / 1000.0, min(gap_ns) / 1000.0]
-                              || list_transform(quantile_cont(gap_ns, [0.25, 0.5, 0.75]), lambda q: q / 1000.0)
-                              || [max(gap_ns) / 1000.0], 2, _hta_mode(hta_compat, 'idle_interval_stats')) AS r
-    FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _int_list_arg(streams, 'idle_interval_stats: streams'),
-                            _hta_mode(hta_compat, 'idle_interval_stats'))
-    GROUP BY trace_id, device, stream, idle_code
+    SELECT trace_id, device, stream, idle_code, count,
+           _bd_hta_round_list(moments_us, 2, _hta_mode(hta_compat, 'idle_interval_stats')) AS r
+    FROM (
+        SELECT trace_id, device, stream, idle_code, count, moments_us
+        FROM _idle_summary
+        WHERE _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_interval_stats'))
+        UNION ALL
+        SELECT trace_id, device, stream, idle_code, count(gap_ns), _idle_interval_moments(gap_ns)
+        FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _hta_mode(hta_compat, 'idle_interval_stats'))
+        WHERE NOT _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_interval_stats'))
+        GROUP BY trace_id, device, stream, idle_code)
+    WHERE coalesce(list_contains(_int_list_arg(streams, 'idle_interval_stats: streams'), stream), true)
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
        r[1] AS mean_us, r[2] AS std_us, r[3] AS min_us, r[4] AS p25_us, r[5] AS p50_us, r[6] AS p75_us,
