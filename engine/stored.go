@@ -40,6 +40,14 @@ func (db *DB) SyncStored(ctx context.Context) error {
 		return fmt.Errorf("stored results: %w", err)
 	}
 	defer conn.Close()
+	// The check reads this database's tables by their plain names, and every tracesql database's views read
+	// the one flag: after USE of another database, or beside another tracesql database (ATTACH), whose
+	// rules this check does not see, the analyses check.
+	var elsewhere bool
+	if err := conn.QueryRowContext(ctx, `SELECT current_database() <> $1 OR EXISTS (SELECT 1 FROM duckdb_tables()
+		WHERE table_name = '_trace_summary' AND schema_name = 'main' AND database_name <> $1)`, db.catalog).Scan(&elsewhere); err != nil || elsewhere {
+		return err
+	}
 	stale, err := staleTraces(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("stored results: %w", err)

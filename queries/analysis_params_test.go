@@ -215,7 +215,7 @@ func TestAnalysisParameterRanges(t *testing.T) {
 			{`SELECT * FROM kernel_breakdown(num_kernels := 'NaN'::DOUBLE)`, "kernel_breakdown: num_kernels must be an integer >= 0, not nan"},
 			{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := 'inf'::DOUBLE)`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not inf"},
 			{`SELECT * FROM kernel_launch_stats(runtime_cutoff := true)`, "kernel_launch_stats: runtime_cutoff must be a finite number >= 0 (µs), not true (BOOLEAN)"},
-			{`SELECT * FROM kernel_breakdown(duration_ratio := '0.5')`, "kernel_breakdown: duration_ratio must be between 0 and 1, not 0.5 (VARCHAR)"},
+			{`SELECT * FROM kernel_breakdown(duration_ratio := '0.5')`, "kernel_breakdown: duration_ratio must be between 0 and 1, given as a number, not the text '0.5'"},
 			{`SELECT * FROM user_annotation_breakdown(num_kernels := true)`, "user_annotation_breakdown: num_kernels must be an integer >= 0, not true (BOOLEAN)"},
 			{`SELECT * FROM idle_interval_stats(consecutive_kernel_delay := -5)`, "idle_interval_stats: consecutive_kernel_delay must be a finite number >= 0 (µs), not -5"},
 			// NaN compares greater than every number in DuckDB: it passed as an infinite delay
@@ -264,7 +264,7 @@ func TestAnalysisParameterTypes(t *testing.T) {
 		{`SELECT * FROM kernel_launch_stats(runtime_cutoff := [1])`, "kernel_launch_stats: runtime_cutoff must be a finite number >= 0 (µs), not [1] (INTEGER[])"},
 		{`SELECT * FROM kernel_launch_stats(include_memory_events := 2)`, "kernel_launch_stats: include_memory_events must be true or false, not 2 (INTEGER)"},
 		{`SELECT * FROM user_annotation_breakdown(use_gpu_annotation := [1])`, "user_annotation_breakdown: use_gpu_annotation must be true or false, not [1] (INTEGER[])"},
-		{`SELECT * FROM user_annotation_breakdown(duration_ratio := 'abc')`, "user_annotation_breakdown: duration_ratio must be between 0 and 1, not abc (VARCHAR)"},
+		{`SELECT * FROM user_annotation_breakdown(duration_ratio := 'abc')`, "user_annotation_breakdown: duration_ratio must be between 0 and 1, given as a number, not the text 'abc'"},
 		{`SELECT * FROM time_blocked_on_full_queue(max_queue_length := [3])`, "time_blocked_on_full_queue: max_queue_length must be an integer >= 1, not [3] (INTEGER[])"},
 		{`SELECT * FROM idle_time_breakdown(ranks := [9223372036854775808])`, "idle_time_breakdown: ranks is out of range: [9223372036854775808]"},
 		{`SELECT * FROM potential_stragglers(profiler_steps := [1, -9223372036854775809])`, "potential_stragglers: profiler_steps is out of range"},

@@ -100,3 +100,36 @@ func TestGPUKernelsWithAnnotationsTies(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUKernelsWithAnnotationsSameInterval: HTA 0.6.1 writes a label through the GPU events' interval index, so
+// every event whose [ts, end) equals a labelled one's takes the label, on any stream; lanes are labelled in the
+// order of their first annotation (by duration, longest first), the last write staying. Compat reproduces it
+// (HTA 0.6.1, run on this trace: kx B, ky B, kw B, kz none); the default mode labels an event from its own lane only.
+func TestGPUKernelsWithAnnotationsSameInterval(t *testing.T) {
+	trace := `{"traceEvents":[
+	{"ph":"X","cat":"gpu_user_annotation","name":"A","pid":0,"tid":7,"ts":0,"dur":100,"args":{}},
+	{"ph":"X","cat":"gpu_user_annotation","name":"B","pid":0,"tid":8,"ts":0,"dur":50,"args":{}},
+	{"ph":"X","cat":"kernel","name":"kx","pid":0,"tid":7,"ts":10,"dur":10,"args":{"stream":7,"device":0,"correlation":1}},
+	{"ph":"X","cat":"kernel","name":"ky","pid":0,"tid":8,"ts":10,"dur":10,"args":{"stream":8,"device":0,"correlation":2}},
+	{"ph":"X","cat":"kernel","name":"kz","pid":0,"tid":9,"ts":12,"dur":6,"args":{"stream":9,"device":0,"correlation":3}},
+	{"ph":"X","cat":"kernel","name":"kw","pid":0,"tid":9,"ts":10,"dur":10,"args":{"stream":9,"device":0,"correlation":4}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":1,"args":{"correlation":1}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":1,"args":{"correlation":2}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":4,"dur":1,"args":{"correlation":3}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":6,"dur":1,"args":{"correlation":4}}]}`
+	db := ctOpenJSON(t, "same_interval.json", trace).SQL
+	db.SetMaxOpenConns(1)
+	q := `SELECT name, coalesce(annotation_name, '-') FROM gpu_kernels_with_annotations ORDER BY name`
+	for _, c := range []struct {
+		compat bool
+		want   [][]string
+	}{
+		{false, [][]string{{"kw", "-"}, {"kx", "A"}, {"ky", "B"}, {"kz", "-"}}},
+		{true, [][]string{{"kw", "B"}, {"kx", "B"}, {"ky", "B"}, {"kz", "-"}}},
+	} {
+		if _, err := db.Exec(fmt.Sprintf(`SET VARIABLE hta_compat = %v`, c.compat)); err != nil {
+			t.Fatal(err)
+		}
+		ctWantRows(t, db, q, c.want)
+	}
+}

@@ -188,6 +188,9 @@ func TestAtenOpKernelsHandBuilt(t *testing.T) {
 			"aten::mul | mul_k | 2 | 2 | 4.5",
 			"aten::neg | neg_k | 1 | 0 | 1",
 			"aten::sub | sub_k | 1 | 6 | 1"}},
+		// the launch at 650 µs is written before the one at 610 µs: by time, kB is first (HTA: file order)
+		{"aten_op_kernels_order.json", false, []string{"aten::cat | kB -> kA | 1 | 10 | 10"}},
+		{"aten_op_kernels_order.json", true, []string{"aten::cat | kA -> kB | 1 | 50 | 10"}},
 	} {
 		t.Run(fmt.Sprintf("%s/compat=%v", c.file, c.compat), func(t *testing.T) {
 			db := ctOpen(t, aokCase(c.file))

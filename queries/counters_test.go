@@ -1058,3 +1058,19 @@ func TestCUDAGraphReplayRecorded(t *testing.T) {
 		JOIN events e ON e.ev_idx = c.src_ev_idx WHERE c.edge_type = 'critical_path_kernel_launch_delay'`,
 		[][]string{{"cudaGraphLaunch", "gpu_kernel_launch_overhead", "3.096"}})
 }
+
+// TestLaunchPerThreadStream: the per-thread default stream's launch calls (cudaLaunchKernel_ptsz, …) launch
+// kernels as the plain ones do: a pair in kernel_launch_stats and aten_op_kernels_and_delay, none left unpaired.
+func TestLaunchPerThreadStream(t *testing.T) {
+	db := ctOpenJSON(t, "ptsz.json", `{"traceEvents":[
+	{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel_ptsz","pid":1,"tid":1,"ts":2,"dur":3,"args":{"correlation":5}},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":20,"dur":4,"args":{"correlation":5,"stream":7,"device":0}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaMemsetAsync_ptsz","pid":1,"tid":1,"ts":30,"dur":1,"args":{"correlation":6}},
+	{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":40,"dur":1,"args":{"correlation":6,"stream":7,"device":0}}]}`).SQL
+	ctWantRows(t, db, `SELECT correlation, cpu_duration_us, launch_delay_us FROM kernel_launch_stats() ORDER BY correlation`,
+		[][]string{{"5", "3", "15"}, {"6", "1", "9"}})
+	ctWantRows(t, db, `SELECT aten_op_name, kernel_sequence, avg_runtime_delay_us FROM aten_op_kernels_and_delay()`,
+		[][]string{{"aten::mm", "k", "18"}})
+	ctWantRows(t, db, `SELECT name FROM trace_stats WHERE value > 0`, nil)
+}

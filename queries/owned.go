@@ -30,10 +30,14 @@ var ownedObjects = sync.OnceValue(func() map[string]string {
 
 // DDLTargets calls visit with each catalog object that the SQL text creates, replaces, drops or alters:
 // verb "create", "drop" or "alter", kind "macro" (a FUNCTION too), "view" or "table", and its name,
-// lower-cased and without its schema. Comments and quoted text are skipped; a "quoted" name counts.
+// lower-cased and without its schema; ALTER … RENAME TO a name creates that name. It also visits the
+// tables whose rows a statement writes, verb "write", kind "table": INSERT INTO, UPDATE, DELETE FROM,
+// TRUNCATE, MERGE INTO. Comments and quoted text are skipped; a "quoted" name counts.
 func DDLTargets(text string, visit func(verb, kind, name string)) {
 	var words []string // the statement's identifiers since its last other token, lower-cased
 	qualified := false // the last token was a '.' after a schema or catalog name
+	altered := ""      // the kind of the object the statement alters, which RENAME TO names anew
+	head := true       // words start a statement (or follow a WITH clause's parenthesis), not a list
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
@@ -55,16 +59,47 @@ func DDLTargets(text string, visit func(verb, kind, name string)) {
 				break // a schema or catalog name: the object's name follows
 			}
 			if verb, kind, ok := ddlTarget(words); ok {
+				if verb == "alter" {
+					altered = kind
+				}
 				visit(verb, kind, words[len(words)-1])
+				words = nil
+			} else if len(words) == 3 && words[0] == "rename" && words[1] == "to" && altered != "" {
+				visit("create", altered, words[2])
+				words = nil
+			} else if head && writesRows(words) {
+				visit("write", "table", words[len(words)-1])
 				words = nil
 			}
 		case c == '.' && len(words) > 0:
 			qualified = true
 		default:
+			if c == ';' {
+				altered = ""
+			}
+			head = c == ';' || c == ')'
 			words, qualified = nil, false
 		}
 		i = end
 	}
+}
+
+// writesRows reports whether words are a statement's head up to the table whose rows it writes: "insert
+// [or replace|or ignore] into NAME", "update NAME", "delete from NAME", "truncate [table] NAME", "merge into NAME".
+func writesRows(words []string) bool {
+	for len(words) > 0 && (words[0] == "explain" || words[0] == "analyze") { // EXPLAIN ANALYZE runs it
+		words = words[1:]
+	}
+	switch n := len(words); {
+	case n == 2:
+		return words[0] == "update" || words[0] == "truncate" && words[1] != "table"
+	case n == 3:
+		return words[0] == "delete" && words[1] == "from" || words[0] == "truncate" && words[1] == "table" ||
+			(words[0] == "merge" || words[0] == "insert") && words[1] == "into"
+	case n == 5:
+		return words[0] == "insert" && words[1] == "or" && (words[2] == "replace" || words[2] == "ignore") && words[3] == "into"
+	}
+	return false
 }
 
 // ddlTarget reports whether words end with the name a DDL statement acts on:

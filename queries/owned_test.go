@@ -21,6 +21,14 @@ func TestDDLTargets(t *testing.T) {
 		  SELECT 'DROP VIEW kernels', "create" FROM t /* CREATE MACRO x */`, nil},
 		{`SELECT * FROM critical_path()`, nil},
 		{`CREATE TABLE owners AS SELECT 1`, []string{"create table owners"}},
+		{`ALTER TABLE x RENAME TO Kernel_Classes; ALTER VIEW v RENAME TO kernels`,
+			[]string{"alter table x", "create table kernel_classes", "alter view v", "create view kernels"}},
+		{`ALTER TABLE t RENAME COLUMN a TO b; SELECT 1 AS rename, 2 AS to`, []string{"alter table t"}},
+		{`INSERT INTO main._trace_summary SELECT 1; insert or replace into "T" VALUES (1); UPDATE u x SET a = 1;
+		  WITH d AS (SELECT 1) DELETE FROM v; TRUNCATE w; truncate table w2; MERGE INTO m USING s ON true`,
+			[]string{"write table _trace_summary", "write table t", "write table u", "write table v", "write table w",
+				"write table w2", "write table m"}},
+		{`SELECT update, delete FROM t WHERE "update" = 1`, nil},
 	} {
 		var got []string
 		DDLTargets(c.sql, func(verb, kind, name string) { got = append(got, verb+" "+kind+" "+name) })

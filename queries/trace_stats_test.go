@@ -7,7 +7,8 @@ import (
 
 // TestTraceStats: a made trace with one event in each odd state the loader keeps: an X without dur, an X
 // with a negative dur (in other_events, so that no analysis counts it), a B without its E, a child that ends after its parent, a kernel whose launch call is missing and a
-// launch whose kernel is missing (a launch and kernel that pair, and a child that nests, count nowhere).
+// launch whose kernel is missing (a launch and kernel that pair, a child that nests, a memset call without its
+// GPU record, which normal traces have, and a kernel of correlation -1, none, count nowhere).
 func TestTraceStats(t *testing.T) {
 	trace := `{"traceEvents":[
   {"ph":"X","cat":"cpu_op","name":"parent","pid":1,"tid":1,"ts":0,"dur":10},
@@ -19,7 +20,9 @@ func TestTraceStats(t *testing.T) {
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":40,"dur":2,"args":{"correlation":1}},
   {"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":50,"dur":5,"args":{"correlation":2,"stream":7,"device":0}},
   {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":60,"dur":2,"args":{"correlation":3}},
-  {"ph":"X","cat":"kernel","name":"paired","pid":0,"tid":7,"ts":70,"dur":5,"args":{"correlation":3,"stream":7,"device":0}}
+  {"ph":"X","cat":"kernel","name":"paired","pid":0,"tid":7,"ts":70,"dur":5,"args":{"correlation":3,"stream":7,"device":0}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemsetAsync","pid":1,"tid":1,"ts":80,"dur":2,"args":{"correlation":4}},
+  {"ph":"X","cat":"kernel","name":"uncorrelated","pid":0,"tid":7,"ts":90,"dur":5,"args":{"correlation":-1,"stream":7,"device":0}}
 ]}`
 	db := ctOpenJSON(t, "stats.json", trace)
 	ctWantRows(t, db.SQL, `SELECT rank, name, value FROM trace_stats`, [][]string{

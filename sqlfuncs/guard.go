@@ -140,6 +140,14 @@ func refuseOwnObjectChange(text string) error {
 		if err != nil || !ok || (own == "macro") != (kind == "macro") {
 			return // tables and views share one namespace, macros another
 		}
+		if verb == "write" {
+			// The tables a user edits (events, kernel_classes, …) have plain names; the _ ones are derived
+			// at load, and the analyses trust them as stored: an edit stayed in every later session.
+			if own == "table" && strings.HasPrefix(name, "_") {
+				err = fmt.Errorf("%s is one of tracesql's own tables, derived from the traces when they load: the analyses read it as stored, and an edit would stay in their results; to leave traces out, use the analyses' ranks := or .unload", name)
+			}
+			return
+		}
 		what := map[string]string{"create": "redefining", "drop": "dropping", "alter": "altering"}[verb]
 		err = fmt.Errorf("%s is one of tracesql's own %ss, which its analyses use: %s it would break them; give yours another name", name, own, what)
 	})

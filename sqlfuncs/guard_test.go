@@ -38,6 +38,15 @@ func TestRefuseInternalCall(t *testing.T) {
 		{"CREATE TABLE owners(pid INT); DROP TABLE owners", ""},
 		{"CREATE MACRO kernels(x) AS x", ""}, // a macro and a view of one name do not collide
 		{"INSERT INTO kernel_classes VALUES (0, 'x', 'COMMUNICATION')", ""},
+		{"DELETE FROM events WHERE cat = 'python_function'", ""},
+		// (an edited derived table stayed in every later session's results)
+		{"UPDATE _trace_summary SET comp_ns = 0", "_trace_summary is one of tracesql's own tables, derived"},
+		{"DELETE FROM main._idle_summary", "_idle_summary is one of tracesql's own tables"},
+		{"WITH x AS (SELECT 1) INSERT INTO _hta_frame_default SELECT * FROM _hta_frame_default", "_hta_frame_default is one of"},
+		{"TRUNCATE _gpu_frame_default", "_gpu_frame_default is one of"},
+		{"EXPLAIN ANALYZE DELETE FROM _queue_summary", "_queue_summary is one of"},
+		{"CREATE TEMP TABLE x (a INT); ALTER TABLE x RENAME TO kernel_classes", "kernel_classes is one of tracesql's own tables"},
+		{"UPDATE my_table SET _trace_summary = 1", ""},
 	} {
 		err := RefuseUserStatement(tc.sql)
 		switch {

@@ -185,6 +185,12 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	if strings.HasPrefix(stmt, ".") {
 		return s.dot(ctx, stmt)
 	}
+	if statementKeyword(stmt) == "PREPARE" {
+		// A prepared statement keeps the plan it is bound with, and with the stored results known fresh
+		// that plan reads them unchecked: an EXECUTE after an edit of kernel_classes inside a transaction,
+		// or of a rule that cannot apply, gave the old rules' numbers. Bound while not fresh, it checks.
+		s.db.StoredMayChange()
+	}
 	defer s.afterStatement()
 	// Ctrl-C cancels the running query, not the session.
 	qctx, stop := signal.NotifyContext(ctx, os.Interrupt)
@@ -404,7 +410,7 @@ func executeCall(stmt string) (name, args string, ok bool) {
 // hasReturning reports a RETURNING clause outside parentheses: an INSERT, UPDATE or DELETE with one
 // answers with rows, not a count.
 func hasReturning(stmt string) bool {
-	return topLevelWord(stmt, 0, func(i int, w string) bool { return w == "RETURNING" && !afterAS(stmt[:i]) }) >= 0
+	return topLevelWord(stmt, 0, func(i int, w string) bool { return w == "RETURNING" && !afterAS(stmt[:i]) }, nil) >= 0
 }
 
 // afterAS reports text ending in the keyword AS: a word after it is a name (SELECT 1 AS returning).

@@ -164,12 +164,26 @@ func statementKeyword(stmt string) string {
 	if first != "WITH" {
 		return first
 	}
-	i := topLevelWord(stmt, len("WITH"), func(_ int, w string) bool {
+	// A word right after WITH, RECURSIVE or a comma names a CTE: DuckDB takes VALUES as one (WITH values
+	// AS (…) DELETE … read as a query kept the stored results stale).
+	prev := "WITH"
+	i := topLevelWord(stmt, len("WITH"), func(i int, w string) bool {
+		cteName := prev == "WITH" || prev == "RECURSIVE" || prev == ","
+		prev = w
+		if cteName {
+			return false
+		}
 		switch w {
 		case "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT":
 			return true
 		}
 		return false
+	}, func(c byte) {
+		if c == ',' {
+			prev = ","
+		} else if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			prev = string(c)
+		}
 	})
 	if i < 0 {
 		return first
@@ -179,7 +193,9 @@ func statementKeyword(stmt string) string {
 
 // topLevelWord returns the index of the first word (identifier or keyword, upper-cased for match) outside
 // parentheses in text[from:] that match accepts, or -1 (also when a quote or comment is not closed).
-func topLevelWord(text string, from int, match func(i int, word string) bool) int {
+// other, if not nil, sees every other single byte outside parentheses (a comma, a space; not a quote's
+// or a comment's).
+func topLevelWord(text string, from int, match func(i int, word string) bool, other func(c byte)) int {
 	depth := 0
 	for i := from; i < len(text); i++ {
 		end, kind := queries.TokenEnd(text, i)
@@ -194,6 +210,8 @@ func topLevelWord(text string, from int, match func(i int, word string) bool) in
 			depth++
 		case text[i] == ')':
 			depth--
+		case kind == queries.TokenOther && depth == 0 && other != nil:
+			other(text[i])
 		}
 		i = end
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,44 @@ func TestStoredResultsFollowRules(t *testing.T) {
 	}
 	if got := mustRun(t, fresh+analyses, "--format", "csv", "--db", edited); got != "fresh\ntrue\n"+after {
 		t.Errorf("the next session:\n%s\nwant the rule's results, fresh", got)
+	}
+
+	// statements the session took for queries (a CTE named values), a plan that outlives the check (PREPARE),
+	// and another tracesql database's rules (ATTACH), whose views read the same flag
+	const temporal = "SELECT compute_time_us, non_compute_time_us FROM temporal_breakdown;\n"
+	plain := filepath.Join(dir, "plain.duckdb")
+	writeDB(t, plain, trace)
+	temporalBefore := mustRun(t, temporal, "--format", "csv", "--db", plain)
+	temporalAfter := mustRun(t, temporal, "--format", "csv", "--db", edited)
+	if temporalBefore == temporalAfter {
+		t.Fatalf("the rule changes no temporal_breakdown:\n%s", temporalAfter)
+	}
+	for _, c := range []struct {
+		name     string
+		attached bool // the session opens plain and attaches the copy of edited as o; else it opens the copy
+		script   string
+		want     string
+	}{
+		{"WITH values AS … DELETE", false, "WITH values AS (SELECT 0 AS p) DELETE FROM kernel_classes WHERE priority IN (SELECT p FROM values);\n" +
+			temporal, temporalBefore},
+		{"PREPARE, then an edit in a transaction", false, "PREPARE q AS " + temporal +
+			"BEGIN;\nDELETE FROM kernel_classes WHERE priority = 0;\nEXECUTE q;\nROLLBACK;\nEXECUTE q;\n", temporalBefore + temporalAfter},
+		{"ATTACH", true, "DELETE FROM o.kernel_classes WHERE priority = 0;\n" +
+			strings.ReplaceAll(temporal, "FROM temporal_breakdown", "FROM o.temporal_breakdown") + temporal, temporalBefore + temporalBefore},
+	} {
+		copied := filepath.Join(dir, "copy.duckdb")
+		if data, err := os.ReadFile(edited); err != nil {
+			t.Fatal(err)
+		} else if err := os.WriteFile(copied, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, script := copied, c.script
+		if c.attached {
+			db, script = plain, "ATTACH '"+copied+"' AS o;\n"+script
+		}
+		if got := mustRun(t, script, "--format", "csv", "--db", db); got != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.name, got, c.want)
+		}
 	}
 
 	// edited by a client that keeps no account (a later session finds the rows stale): read-only, the

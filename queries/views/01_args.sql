@@ -57,7 +57,9 @@ CREATE OR REPLACE MACRO _num_check(ok, what, v, rule) AS
     CASE WHEN v IS NOT NULL AND typeof(v) NOT IN ('TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT',
                                                   'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE')
               AND NOT typeof(v) LIKE 'DECIMAL(%)'
-             THEN error(format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)))
+             -- (a number in quotes read "must be between 0 and 1, not 0.5", as if its value were wrong)
+             THEN error(CASE WHEN typeof(v) = 'VARCHAR' THEN format('{} must be {}, given as a number, not the text ''{}''', what, rule, replace(v::VARCHAR, '''', ''''''))
+                             ELSE format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)) END)
          ELSE _arg_check(ok AND isfinite(TRY_CAST(v AS DOUBLE)), what, v, rule) END;
 
 -- _bool_check(v, what): true, or _bool_arg's error when v is neither NULL nor what DuckDB casts to a boolean from

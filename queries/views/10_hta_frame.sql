@@ -71,6 +71,9 @@ CREATE OR REPLACE MACRO _ct_launch_names() AS TABLE
 SELECT * FROM (VALUES
     ('cudaLaunchKernel', false, true, true),
     ('cudaLaunchKernelExC', false, true, true),
+    -- the per-thread default stream's spellings (nvcc --default-stream per-thread), which HTA's exact names miss
+    ('cudaLaunchKernel_ptsz', false, false, false),
+    ('cudaLaunchKernelExC_ptsz', false, false, false),
     ('cuLaunchKernel', false, false, true),
     ('cuLaunchKernelEx', false, false, true),
     ('runFunction - job_prep_and_submit_for_execution', false, true, true),
@@ -80,6 +83,8 @@ SELECT * FROM (VALUES
     ('hipExtLaunchKernel', false, false, false),
     ('cudaMemcpyAsync', true, true, true),
     ('cudaMemsetAsync', true, true, true),
+    ('cudaMemcpyAsync_ptsz', true, false, false),
+    ('cudaMemsetAsync_ptsz', true, false, false),
     ('hipMemcpyAsync', true, false, true),
     ('hipMemsetAsync', true, false, true),
     ('hipMemcpyWithStream', true, false, true)

@@ -18,7 +18,7 @@ WITH checks(name, description) AS (VALUES
     ('unpaired_begin_end', 'B or E events without their partner on the thread: kept in other_events, not in events'),
     ('cpu_not_nested', 'CPU events that start inside an earlier event of the same parent (parent_idx) and end after it; one that overlaps an event under another parent is not counted, so this is a lower bound: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx is the innermost event that holds the whole event; the critical path clips the end'),
     ('gpu_without_launch', 'GPU events whose correlation id no runtime or driver call of the trace has (launched before the profiler started, or a dropped record): no launch delay, no host_wait'),
-    ('launch_without_gpu', 'launch or copy calls whose correlation id no GPU event of the trace has (the work ran after the profiler stopped)'),
+    ('launch_without_gpu', 'kernel launch calls whose correlation id no GPU event of the trace has (the kernel ran after the profiler stopped, or its record was dropped; a trace of CUPTI range profiling has none). Memcpy and memset calls are not counted: many have no GPU record in normal traces (small or host-side copies)'),
     ('gpu_graph_replayed', 'GPU events a CUDA/HIP graph launch replays (kernel_launches.graph_replay): no launch call of their own, so kernel_launch_stats, queue_length and time_blocked_on_full_queue leave them out; idle time before one that starts after its graph launch returned is host_wait')
 ),
 counts AS (
@@ -39,13 +39,14 @@ counts AS (
         FROM events WHERE depth IS NOT NULL)
     WHERE earlier_end > ts GROUP BY ALL
     UNION ALL
+    -- (-1: no correlation id, as a missing one)
     SELECT g.trace_id, 'gpu_without_launch', count(*) FROM gpu_events g
-    WHERE g.correlation IS NOT NULL
+    WHERE g.correlation <> -1
       AND NOT EXISTS (SELECT 1 FROM runtime_calls r WHERE r.trace_id = g.trace_id AND r.correlation = g.correlation)
     GROUP BY ALL
     UNION ALL
     SELECT r.trace_id, 'launch_without_gpu', count(*) FROM runtime_calls r
-    WHERE r.correlation IS NOT NULL AND r.name IN (SELECT name FROM _ct_launch_names())
+    WHERE r.correlation <> -1 AND r.name IN (SELECT name FROM _ct_launch_names() WHERE NOT is_memory)
       AND NOT EXISTS (SELECT 1 FROM gpu_events g WHERE g.trace_id = r.trace_id AND g.correlation = r.correlation)
     GROUP BY ALL
     UNION ALL

@@ -103,11 +103,11 @@ CREATE OR REPLACE MACRO idle_time_breakdown(consecutive_kernel_delay := 30, rank
                                             hta_compat := NULL) AS TABLE
 WITH c AS (
     SELECT * FROM (
-        SELECT trace_id, device, stream, idle_code, idle_ns / 1000.0 AS idle_time_us
+        SELECT trace_id, device, stream, idle_code, idle_ns
         FROM _idle_summary
         WHERE _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_time_breakdown'))
         UNION ALL
-        SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) / 1000.0 AS idle_time_us
+        SELECT trace_id, device, stream, idle_code, coalesce(sum(gap_ns), 0) AS idle_ns
         FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _hta_mode(hta_compat, 'idle_time_breakdown'))
         WHERE NOT _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_time_breakdown'))
         GROUP BY trace_id, device, stream, idle_code)
@@ -115,15 +115,16 @@ WITH c AS (
     WHERE coalesce(list_contains(_int_list_arg(streams, 'idle_time_breakdown: streams'), stream), true)
 ),
 -- the timeline's idle time beside its causes: a second aggregate and an unnest, 0.03 ms where a window over
--- these few rows took 1 ms, and a join of c with its own aggregate would compute c twice
+-- these few rows took 1 ms, and a join of c with its own aggregate would compute c twice. Summed in ns: a sum
+-- of the µs doubles changed in its last digits with the order DuckDB added them in.
 tl AS (
-    SELECT trace_id, device, stream, sum(idle_time_us) AS timeline_us,
-           unnest(list({idle_code: idle_code, idle_time_us: idle_time_us}), recursive := true)
+    SELECT trace_id, device, stream, sum(idle_ns) AS timeline_ns,
+           unnest(list({idle_code: idle_code, idle_ns: idle_ns}), recursive := true)
     FROM c GROUP BY trace_id, device, stream
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category,
        c.r[1] AS idle_time_us, c.r[2] AS idle_time_ratio
-FROM (SELECT *, _bd_hta_round_list([idle_time_us, idle_time_us / timeline_us], 2, _hta_mode(hta_compat, 'idle_time_breakdown')) AS r
+FROM (SELECT *, _bd_hta_round_list([idle_ns / 1000.0, idle_ns / timeline_ns], 2, _hta_mode(hta_compat, 'idle_time_breakdown')) AS r
       FROM tl) c
 JOIN traces t USING (trace_id),
      (SELECT _num_check(TRY_CAST(consecutive_kernel_delay AS DOUBLE) >= 0, 'idle_time_breakdown: consecutive_kernel_delay',

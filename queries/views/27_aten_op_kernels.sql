@@ -1,8 +1,9 @@
 -- ATen op → kernels and delays (HTA get_aten_op_kernels_and_delay, hta-spec.md §4.13).
 --
 -- Each kernel launch call is attributed to the aten:: op that wraps it (op.ts <= call.ts and op end >= call end) and
--- to its one GPU event. Per op instance, the names of the GPU events it launched, in launch order, joined by ' -> '
--- make its kernel sequence; its delays are those of its first launch: call start − op start (the op's launch delay)
+-- to its one GPU event. Per op instance, the names of the GPU events it launched, in launch order (the calls' starts;
+-- compat: file order, as HTA), joined by ' -> ' make its kernel sequence; its delays are those of its first launch:
+-- call start − op start (the op's launch delay)
 -- and GPU start − call start (the runtime delay, the call's own duration included, as HTA). Rows: per (aten op name,
 -- kernel sequence) the number of instances and the mean delays.
 --
@@ -200,8 +201,10 @@ inst AS (
     SELECT label, rank, op_name, array_to_string(list_transform(ls, x -> x.kernel), ' -> ') AS kernel_sequence,
            ls[1].op_delay AS op_delay, ls[1].rt_delay AS rt_delay
     FROM (SELECT l.label, f.out_rank AS rank, l.op_name,
-                 list_sort(list({'q': f.q, 'idx': l.call_idx, 'kernel': l.kernel_name, 'op_delay': l.op_delay,
-                                 'rt_delay': l.rt_delay})) AS ls
+                 -- (op_delay orders an instance's calls by start: a trace written out of time order gave the
+                 -- later launch as the first)
+                 list_sort(list({'q': f.q, 'start': CASE WHEN compat THEN 0 ELSE l.op_delay END, 'idx': l.call_idx,
+                                 'kernel': l.kernel_name, 'op_delay': l.op_delay, 'rt_delay': l.rt_delay})) AS ls
           FROM launches l JOIN feed f ON f.label = l.label AND f.src_rank = l.rank
           GROUP BY l.label, f.out_rank, CASE WHEN compat THEN NULL ELSE l.trace_id END, l.inst_tid, l.inst_key, l.op_name)
 ),

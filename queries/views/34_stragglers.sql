@@ -93,8 +93,8 @@ flags AS (
 -- quicksort of the reversed values, reversed back: ties above 16 ranks do not come in rank order, and the first
 -- num_candidates are another set of ranks
 hta_order AS (
-    SELECT label, ranks_rev[p + 1] AS rank, n - 1 - i AS seq
-    FROM (SELECT label, unnest(_np_argsort(list(flagged_steps ORDER BY rank DESC))) AS p, unnest(range(count(*))) AS i,
+    SELECT label, unnest(list_transform(perm, lambda p: ranks_rev[p + 1])) AS rank, unnest(range(n - 1, -1, -1)) AS seq
+    FROM (SELECT label, _np_argsort(list(flagged_steps ORDER BY rank DESC)) AS perm,
                  list(rank ORDER BY rank DESC) AS ranks_rev, count(*) AS n
           FROM flags GROUP BY label)
 )
