@@ -167,7 +167,7 @@ func statementKeyword(stmt string) string {
 	// A word right after WITH, RECURSIVE or a comma names a CTE: DuckDB takes VALUES as one (WITH values
 	// AS (…) DELETE … read as a query kept the stored results stale).
 	prev := "WITH"
-	i := topLevelWord(stmt, len("WITH"), func(i int, w string) bool {
+	i := topLevelWord(stmt, len("WITH"), func(_ int, w string) bool {
 		cteName := prev == "WITH" || prev == "RECURSIVE" || prev == ","
 		prev = w
 		if cteName {
