@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -156,6 +157,37 @@ func TestAnalysisListParameterTypes(t *testing.T) {
 		}
 		if empty != all || all == 0 {
 			t.Errorf("%s: %d rows, %s: %d (want equal, > 0)", p[0], empty, p[1], all)
+		}
+	}
+}
+
+// TestRankStreamFilters: ranks and streams select exactly the rows of those ranks and streams, in every branch
+// of the macros that take them (the stored idle summaries, a delay that computes them, compat mode): the filters
+// read the lists _ranks_loaded checked, after the groups are formed.
+func TestRankStreamFilters(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/dlrm_8ranks")
+	for _, compat := range []bool{false, true} {
+		c := sqConn(t, db, compat)
+		for _, f := range []struct{ call, where string }{
+			{`idle_time_breakdown(ranks := [2, 5], streams := [22, 84])`, `rank IN (2, 5) AND stream IN (22, 84)`},
+			{`idle_time_breakdown(consecutive_kernel_delay := 10, ranks := [3], streams := [7])`, `rank = 3 AND stream = 7`},
+			{`idle_interval_stats(ranks := [2, 5], streams := [22, 84])`, `rank IN (2, 5) AND stream IN (22, 84)`},
+			{`idle_interval_stats(consecutive_kernel_delay := 10, streams := [24])`, `stream = 24`},
+			{`kernel_launch_stats(ranks := [1, 6])`, `rank IN (1, 6)`},
+		} {
+			all := f.call[:strings.Index(f.call, "(")+1]
+			if i := strings.Index(f.call, "consecutive_kernel_delay := 10"); i >= 0 {
+				all += "consecutive_kernel_delay := 10"
+			}
+			all += ")"
+			got := ctRows(t, c, `SELECT * FROM `+f.call)
+			want := ctRows(t, c, `SELECT * FROM `+all+` WHERE `+f.where)
+			if len(want) == 0 || len(want) == len(ctRows(t, c, `SELECT * FROM `+all)) {
+				t.Fatalf("compat %v, %s: the filter %s selects %d rows: not a test", compat, all, f.where, len(want))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("compat %v, %s: %d rows, want the %d of %s WHERE %s", compat, f.call, len(got), len(want), all, f.where)
+			}
 		}
 	}
 }

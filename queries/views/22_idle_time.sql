@@ -111,8 +111,6 @@ WITH c AS (
         FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _hta_mode(hta_compat, 'idle_time_breakdown'))
         WHERE NOT _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_time_breakdown'))
         GROUP BY trace_id, device, stream, idle_code)
-    -- one filter for both branches: stream is a group key
-    WHERE coalesce(list_contains(_int_list_arg(streams, 'idle_time_breakdown: streams'), stream), true)
 ),
 -- the timeline's idle time beside its causes: a second aggregate and an unnest, 0.03 ms where a window over
 -- these few rows took 1 ms, and a join of c with its own aggregate would compute c twice. Summed in ns: a sum
@@ -129,8 +127,9 @@ FROM (SELECT *, _bd_hta_round_list([idle_ns / 1000.0, idle_ns / timeline_ns], 2,
 JOIN traces t USING (trace_id),
      (SELECT _num_check(TRY_CAST(consecutive_kernel_delay AS DOUBLE) >= 0, 'idle_time_breakdown: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), _int_list_arg(streams, 'idle_time_breakdown: streams'), 'idle_time_breakdown') ranks_check
-WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_time_breakdown: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
+     _ranks_loaded(ranks, streams, 'idle_time_breakdown') ranks_check
+WHERE coalesce(list_contains(ranks_check.ranks, t.rank), true) AND coalesce(list_contains(ranks_check.streams, c.stream), true)
+  AND args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;
 
 -- @macro idle_interval_stats(consecutive_kernel_delay := 30, ranks := NULL, streams := NULL, hta_compat := NULL)
@@ -168,7 +167,6 @@ WITH c AS (
         FROM _bd_idle_intervals(TRY_CAST(consecutive_kernel_delay AS DOUBLE), _hta_mode(hta_compat, 'idle_interval_stats'))
         WHERE NOT _idle_stored(consecutive_kernel_delay, _hta_mode(hta_compat, 'idle_interval_stats'))
         GROUP BY trace_id, device, stream, idle_code)
-    WHERE coalesce(list_contains(_int_list_arg(streams, 'idle_interval_stats: streams'), stream), true)
 )
 SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS idle_category, c.count,
        r[1] AS mean_us, r[2] AS std_us, r[3] AS min_us, r[4] AS p25_us, r[5] AS p50_us, r[6] AS p75_us,
@@ -176,6 +174,7 @@ SELECT t.label, t.rank, c.device, c.stream, _bd_idle_category(c.idle_code) AS id
 FROM c JOIN traces t USING (trace_id),
      (SELECT _num_check(TRY_CAST(consecutive_kernel_delay AS DOUBLE) >= 0, 'idle_interval_stats: consecutive_kernel_delay',
                         consecutive_kernel_delay, 'a finite number >= 0 (µs)') AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'idle_interval_stats: ranks'), _int_list_arg(streams, 'idle_interval_stats: streams'), 'idle_interval_stats') ranks_check
-WHERE coalesce(list_contains(_int_list_arg(ranks, 'idle_interval_stats: ranks'), t.rank), true) AND args_check.args_ok AND ranks_check.ranks_ok
+     _ranks_loaded(ranks, streams, 'idle_interval_stats') ranks_check
+WHERE coalesce(list_contains(ranks_check.ranks, t.rank), true) AND coalesce(list_contains(ranks_check.streams, c.stream), true)
+  AND args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY t.label, t.rank, c.device, c.stream, idle_category;

@@ -73,6 +73,6 @@ FROM us JOIN trace_order USING (trace_id), (SELECT _num_check(TRY_CAST(runtime_c
             AND _num_check(TRY_CAST(launch_delay_cutoff AS DOUBLE) >= 0, 'kernel_launch_stats: launch_delay_cutoff', launch_delay_cutoff, 'a finite number >= 0 (µs)')
             AND _bool_check(include_memory_events, 'kernel_launch_stats: include_memory_events')
             AS args_ok) args_check,
-     _ranks_loaded(_int_list_arg(ranks, 'kernel_launch_stats: ranks'), NULL, 'kernel_launch_stats') ranks_check
+     _ranks_loaded(ranks, NULL, 'kernel_launch_stats') ranks_check
 WHERE args_check.args_ok AND ranks_check.ranks_ok
 ORDER BY (trace_order.k::BIGINT << 32) + launch_order;
