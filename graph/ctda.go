@@ -57,12 +57,12 @@ type CDGNode struct {
 	// FirstLaunchEnd: end of the node's first launch call (CPU nodes that launch), else End. It is
 	// the CPU node's effective end as seen by the GPU node it launched.
 	FirstLaunchEnd int64
-	// paceFrom (GPU nodes): the start of the last of its events that waited for its launch call
-	// rather than for the event before it; from then on the GPU, not the launcher, paces the pair.
-	paceFrom int64
 	// waitFrom (CPU nodes): the start of the synchronisation call the node ends in, else its end. A
 	// synchronisation whose GPU work had ended by then did not wait, so it binds nothing.
 	waitFrom int64
+	// releasedFrom (CPU nodes): the waitFrom of the node before it on its thread, which holds the
+	// synchronisation calls whose edges end in this node (-1: first on its thread).
+	releasedFrom int64
 	// waitUnplaced (GPU nodes): its stream waited for an event (cudaStreamWaitEvent) whose recording
 	// the trace does not place, so the sync edge into it is the schedule's guess, and a late start
 	// cannot be told from that wait.
@@ -235,7 +235,7 @@ var graphLaunchName = regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
 
 // BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
-	ws, we, instances, err := windowOf(f, o.Options)
+	ws, we, instances, err := windowOf(f, o.Options, true)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +548,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		}
 		if len(grp) > 1 {
-			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return isSyncCall[f.Name[r]] })
+			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return isSyncCall[f.Name[r]] || launches[r] >= 0 })
 		}
 		var ids []int32
 		if !o.Aggregate {
@@ -710,20 +710,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	// A GPU node launched by several CPU-node-less rows keeps per-node order; the CPU node's stream
 	// may differ from a memcpy's (a launch onto another stream started a new node, so not here).
-	// paceFrom: an event whose launch call was done before the node's previous event ended sat
-	// queued behind it; one launched later waited for its launch. The last of the latter is where
-	// the GPU takes over pacing the pair (covered).
 	for g := nCPU; g < len(c.Nodes); g++ {
 		nd := &c.Nodes[g]
 		nd.MainRow = c.namingRow(*nd, nd.Start, nd.End)
-		nd.paceFrom = nd.Start
-		prevEnd := int64(-1)
-		for i, r := range c.gpuRows[nd.first:nd.last] {
-			if l := c.gpuLaunched[int(nd.first)+i]; i > 0 && l >= 0 && l > prevEnd {
-				nd.paceFrom = f.TS[r]
-			}
-			prevEnd = max(prevEnd, f.TS[r]+f.Dur[r])
-		}
 	}
 
 	// Edges.
@@ -862,8 +851,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		return -1
 	}
-	// nextOnThreadNode: the CPU node after cn on its thread (-1 none).
-	nextCPU := make([]int32, nCPU)
+	nextCPU := make([]int32, nCPU) // the CPU node after each on its thread (-1 none)
 	{
 		type thread struct{ pid, tid int64 }
 		after := map[thread]int32{}
@@ -877,6 +865,15 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			after[k] = v
 		}
 	}
+	for v := range nCPU {
+		c.Nodes[v].releasedFrom = -1
+	}
+	for v, w := range nextCPU {
+		if w >= 0 {
+			c.Nodes[w].releasedFrom = c.Nodes[v].waitFrom
+		}
+	}
+	// nextOnThreadNode: the CPU node after cn on its thread (-1 none).
 	nextOnThreadNode := func(cn int32) int32 { return nextCPU[cn] }
 	// nextOnThread: the CPU node after the one holding a sync call (where its dependency lands).
 	nextOnThread := func(cpuRow int32) int32 {
@@ -1305,11 +1302,13 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy bu
 // such work of another thread starts while it runs (## backward ## while the autograd thread works); a
 // running op only when the work that started inside it takes more than half of its time (a
 // pin-memory thread's 20 µs copy inside a 300 µs aten::linear runs beside it: dropping the linear for
-// it took it off the path). Events for which releasesGIL holds are never pre-empted: a
-// synchronisation call waits for the GPU with the GIL released, so another thread may run meanwhile
-// (a logger thread woken during torch.cuda.synchronize()), and dropping the call would drop its
-// synchronisation edges.
-func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, releasesGIL func(row int32) bool) ([]ctdaAtom, []int32) {
+// it took it off the path). Events for which keep holds are never pre-empted: a synchronisation
+// call waits for the GPU with the GIL released, so another thread may run meanwhile (a logger thread
+// woken during torch.cuda.synchronize()), and dropping the call would drop its synchronisation edges;
+// a launch call is linked to its GPU work by the correlation id, and dropping it left that work without
+// a launcher (a pin-memory thread's copy starting 2 µs into a 5 µs cudaLaunchKernel took 110 µs of
+// the linear that launched a 600 µs gemm off the path).
+func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep func(row int32) bool) ([]ctdaAtom, []int32) {
 	// Each thread's atoms are in time order and do not overlap.
 	byThread := make([][]int32, threads)
 	for i := range atoms {
@@ -1336,7 +1335,7 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, releasesGIL func(
 		for _, i := range byThread[t] {
 			a := atoms[i]
 			k, _ := slices.BinarySearchFunc(others, a.start, func(iv [2]int64, t int64) int { return cmp.Compare(iv[0], t) })
-			if k == len(others) || others[k][0] >= a.end || releasesGIL(a.row) {
+			if k == len(others) || others[k][0] >= a.end || keep(a.row) {
 				continue
 			}
 			if !a.busy {
@@ -1513,7 +1512,10 @@ func (c *CDG) backtrack() {
 		in := c.G.In(v)
 		if !nd.GPU {
 			// A synchronisation binds when its GPU work ended after the call began, give or take
-			// syncSlack (it waited); then the path goes to that work, else it stays on the CPU.
+			// syncSlack (it waited); then the path goes to that work, else it stays on the CPU. The
+			// call is the thread's own, in the node before this one: the latest-ending CPU predecessor
+			// can be another Python thread's node (a logger woken during the synchronisation, ending
+			// after it returned), whose end said a synchronisation that waited 400 µs had not.
 			for _, e := range in {
 				if !c.Nodes[c.G.Src[e]].GPU {
 					consider(e)
@@ -1526,7 +1528,11 @@ func (c *CDG) backtrack() {
 					consider(e)
 				}
 			}
-			if next < 0 || (cpu >= 0 && nextEnd <= c.Nodes[cpu].waitFrom-syncSlack) {
+			waitFrom := nd.releasedFrom
+			if waitFrom < 0 && cpu >= 0 {
+				waitFrom = c.Nodes[cpu].waitFrom
+			}
+			if next < 0 || (cpu >= 0 && nextEnd <= waitFrom-syncSlack) {
 				next, nextEdge = cpu, cpuEdge
 			}
 		} else {
@@ -1692,8 +1698,29 @@ func (c *CDG) covered(node int32, lo, hi int64, fn func(row int32, ns int64)) in
 	if !nd.GPU {
 		return c.coveredPair(node, nd.Launched, lo, hi, fn)
 	}
-	mid := min(max(lo, nd.paceFrom), hi)
+	mid := min(max(lo, c.paceFrom(node, hi)), hi)
 	return c.coveredPair(nd.Launcher, node, lo, mid, fn) + c.coveredPair(node, nd.Launcher, mid, hi, fn)
+}
+
+// paceFrom is where the GPU takes over pacing GPU node g and its launcher in a segment ending at hi:
+// the start of the last of g's events starting before hi that waited for its launch call (an event
+// whose launch call was done before the node's previous event ended sat queued behind it instead), or
+// g's start. Events after the segment do not count: a node whose launcher sent a second kernel 40 µs
+// after the first had the first kernel's whole segment counted as the launcher's time.
+func (c *CDG) paceFrom(g int32, hi int64) int64 {
+	nd := c.Nodes[g]
+	pace, prevEnd := nd.Start, int64(-1)
+	// gpuRows are in start order within a node.
+	for i, r := range c.gpuRows[nd.first:nd.last] {
+		if c.F.TS[r] >= hi {
+			break
+		}
+		if l := c.gpuLaunched[int(nd.first)+i]; i > 0 && l >= 0 && l > prevEnd {
+			pace = c.F.TS[r]
+		}
+		prevEnd = max(prevEnd, c.F.TS[r]+c.F.Dur[r])
+	}
+	return pace
 }
 
 // coveredPair is covered over [lo, hi] for the pair (first, second): first's busy time, then
@@ -1768,6 +1795,9 @@ func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher, wlo, whi in
 	prevEnd := lo
 	// gpuRows are in start order within a node.
 	for i, r := range c.gpuRows[nd.first:nd.last] {
+		if c.F.TS[r] >= hi {
+			break // after the segment (cut by the next path node): neither its time nor its wait is in it
+		}
 		s, e := max(c.F.TS[r], lo), min(c.F.TS[r]+c.F.Dur[r], hi)
 		if s > prevEnd {
 			if l := c.gpuLaunched[int(nd.first)+i]; l > prevEnd {

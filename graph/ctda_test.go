@@ -517,8 +517,11 @@ func TestCTDAPacingInsideGPUNode(t *testing.T) {
 	if last := c.Path[len(c.Path)-1]; last.Node != g {
 		t.Fatalf("path %v: want it to end in the GPU node", pathNames(c))
 	}
-	if c.Nodes[g].paceFrom != 506_000 {
-		t.Errorf("GPU node paced from %d ns, want 506000 (sgemm's start)", c.Nodes[g].paceFrom)
+	if p := c.paceFrom(g, c.Nodes[g].End); p != 506_000 {
+		t.Errorf("GPU node paced from %d ns, want 506000 (sgemm's start)", p)
+	}
+	if p := c.paceFrom(g, 506_000); p != 16_000 {
+		t.Errorf("GPU node's segment up to sgemm paced from %d ns, want 16000 (the node's start)", p)
 	}
 	got := map[string]int64{}
 	for _, h := range c.Hotspots() {

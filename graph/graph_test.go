@@ -274,7 +274,8 @@ func TestWindowInstances(t *testing.T) {
 
 // TestWindowEmpty: a window of 0 ns, or one holding no operator, runtime call or GPU work (only
 // annotations), is an error in the default mode (hta gave no rows and ctda a path of the annotation
-// alone); compat mode keeps HTA's behaviour.
+// alone), the whole trace (annotation '') included; compat mode keeps HTA's behaviour for hta, and ctda,
+// which HTA does not have, checks in compat mode too (it gave a path of the empty step's annotation).
 func TestWindowEmpty(t *testing.T) {
 	f := &Frame{
 		EvIdx:  []int64{0, 1, 2, 3, 4},
@@ -298,6 +299,29 @@ func TestWindowEmpty(t *testing.T) {
 		_, _, err := Window(f, Options{Annotation: c.ann, InstanceEnd: -1, Compat: c.compat})
 		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	_, err := BuildCTDA(context.Background(), f, CTDAOptions{Options: Options{Annotation: "ProfilerStep#2", InstanceEnd: -1, Compat: true}, Aggregate: true})
+	if want := `empty window: instance 0 of "ProfilerStep#2" holds no operator`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ctda, compat: %v, want %s", err, want)
+	}
+	// The whole trace: Python frames and annotations only; a 0 µs kernel only.
+	pyOnly := &Frame{EvIdx: []int64{0, 1}, Name: []int32{0, 1}, Cat: []int32{2, 3}, TS: []int64{0, 10}, Dur: []int64{100, 50},
+		Stream: []int64{-1, -1}, Syms: []string{"train.py(1): step", "## forward ##", "python_function", "user_annotation"}}
+	kernel0 := &Frame{EvIdx: []int64{0}, Name: []int32{0}, Cat: []int32{1}, TS: []int64{10}, Dur: []int64{0},
+		Stream: []int64{7}, Syms: []string{"k", "kernel"}}
+	for _, c := range []struct {
+		f      *Frame
+		compat bool
+		err    string
+	}{
+		{pyOnly, false, "empty window: the whole trace holds no operator, runtime call or GPU work"},
+		{kernel0, false, "empty window: the whole trace lasts 0 ns"},
+		{pyOnly, true, ""},
+	} {
+		_, _, err := Window(c.f, Options{InstanceEnd: -1, Compat: c.compat})
+		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("whole trace %v, compat %v: %v, want %q", c.f.Syms, c.compat, err, c.err)
 		}
 	}
 }

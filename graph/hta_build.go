@@ -467,13 +467,16 @@ func (g *CPGraph) window() error {
 // annotation instances o.Instance..o.InstanceEnd (file order), or the whole trace when o.Annotation
 // is empty. Both critical-path algorithms use it.
 func Window(f *Frame, o Options) (start, end int64, err error) {
-	start, end, _, err = windowOf(f, o)
+	start, end, _, err = windowOf(f, o, !o.Compat)
 	return start, end, err
 }
 
 // windowOf is Window, also returning the frame rows of the instances that make the window (none for
-// the whole trace).
-func windowOf(f *Frame, o Options) (start, end int64, instances []int, err error) {
+// the whole trace). checkEmpty: a window of 0 ns, or with no work in it, is an error (ErrEmptyWindow),
+// as it has no path: hta returned no rows, ctda a path of the annotation alone, and a 0 ns window a path
+// longer than the window. HTA's algorithm in compat mode skips the check, as HTA; ctda, which HTA does not
+// have, always checks.
+func windowOf(f *Frame, o Options, checkEmpty bool) (start, end int64, instances []int, err error) {
 	if o.Annotation == "" {
 		// The whole trace is one window: another instance was silently the same one (HTA ignores it:
 		// compat keeps that).
@@ -487,6 +490,11 @@ func windowOf(f *Frame, o Options) (start, end int64, instances []int, err error
 		for r := range f.TS {
 			start = min(start, f.TS[r])
 			end = max(end, f.TS[r]+f.Dur[r])
+		}
+		if checkEmpty {
+			if err := windowHoldsWork(f, start, end, "the whole trace"); err != nil {
+				return 0, 0, nil, err
+			}
 		}
 		return start, end, nil, nil
 	}
@@ -547,24 +555,26 @@ func windowOf(f *Frame, o Options) (start, end int64, instances []int, err error
 		start = min(start, f.TS[r])
 		end = max(end, f.TS[r]+f.Dur[r])
 	}
-	if !o.Compat {
-		// A window of 0 ns, or with no work in it, has no path: hta returned no rows, ctda a path of
-		// the annotation alone, and a 0 ns window a path longer than the window.
-		if end <= start {
-			return 0, 0, nil, fmt.Errorf("%w: instance %d of %q lasts 0 ns", ErrEmptyWindow, a, o.Annotation)
-		}
-		work := false
-		for r := range f.TS {
-			if f.TS[r] >= start && f.TS[r] < end && BusyRow(f, int32(r)) {
-				work = true
-				break
-			}
-		}
-		if !work {
-			return 0, 0, nil, fmt.Errorf("%w: instance %d of %q holds no operator, runtime call or GPU work", ErrEmptyWindow, a, o.Annotation)
+	if checkEmpty {
+		if err := windowHoldsWork(f, start, end, fmt.Sprintf("instance %d of %q", a, o.Annotation)); err != nil {
+			return 0, 0, nil, err
 		}
 	}
 	return start, end, rows[a : b+1], nil
+}
+
+// windowHoldsWork is ErrEmptyWindow for a window [start, end) of 0 ns or in which no operator, runtime call
+// or GPU work starts; what names the window.
+func windowHoldsWork(f *Frame, start, end int64, what string) error {
+	if end <= start {
+		return fmt.Errorf("%w: %s lasts 0 ns", ErrEmptyWindow, what)
+	}
+	for r := range f.TS {
+		if f.TS[r] >= start && f.TS[r] < end && BusyRow(f, int32(r)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s holds no operator, runtime call or GPU work", ErrEmptyWindow, what)
 }
 
 // BreakdownWeights returns the edge weights the bound_by breakdown sums: in compat mode HTA's own

@@ -237,6 +237,66 @@ func TestCTDANodeCases(t *testing.T) {
 	ctWantRowsConn(t, db, `SELECT count(*) FROM critical_path(algorithm := 'ctda') WHERE name = 'torch::autograd::run_backward'`, [][]string{{"0"}})
 }
 
+// TestCTDAReviewR62: review r62's cases, each worked out by hand (µs):
+//   - sync_with_side_thread_ending_later: aten::mm launches mm_k (40–495), cudaDeviceSynchronize waits 100–500,
+//     aten::after follows; a logger thread's aten::to (310–520) ends after the sync returned. The sync waited:
+//     mm 0–30, launch 10, mm_k 455, sync 5, after 100 (the logger's end read as "the sync did not wait", and
+//     the path was 600 µs cpu_bound).
+//   - gpu_node_interleaved_on_stream: a side thread's node launches a1 (10–29) and, later, a2 (70–80); the main
+//     thread's b1 runs between them (29–60), then an event sync and aten::after (62–200). The path: side_op
+//     7, launch 3, a1 19, b1 31, sync 2, after 138 = 200 µs (it was 236 µs, longer than the step, and a1 had
+//     no hotspot time: a1's segment counted the side op's time after it).
+//   - launch_under_side_thread_copy: a pin-memory thread's copy starts 2 µs into aten::linear's 5 µs
+//     cudaLaunchKernel of a 600 µs gemm: linear 105, launch 5, gemm 600, sync 10, after 50 = 770 µs (the
+//     launch call was dropped as pre-empted, the gemm had no launcher and the path lost the linear).
+func TestCTDAReviewR62(t *testing.T) {
+	type bucket struct {
+		bound string
+		us    float64
+	}
+	for _, c := range []struct {
+		name     string
+		path     float64
+		buckets  []bucket
+		hotspots string
+	}{
+		{"sync_with_side_thread_ending_later", 600,
+			[]bucket{{"cpu_bound", 135}, {"gpu_compute_bound", 455}, {"gpu_kernel_launch_overhead", 10}},
+			"mm_k:455.0, aten::after:100.0, aten::mm:10.0, cudaLaunchKernel:10.0"},
+		{"gpu_node_interleaved_on_stream", 200,
+			[]bucket{{"cpu_bound", 147}, {"gpu_compute_bound", 50}, {"gpu_kernel_launch_overhead", 3}},
+			"aten::after:138.0, b1:31.0, a1:19.0, cudaLaunchKernel:5.0"},
+		{"launch_under_side_thread_copy", 770,
+			[]bucket{{"cpu_bound", 165}, {"gpu_compute_bound", 600}, {"gpu_kernel_launch_overhead", 5}},
+			"gemm:600.0, aten::linear:100.0, aten::after:50.0, cudaLaunchKernel:5.0"},
+	} {
+		db := ctdaCase(t, c.name)
+		rows, err := db.Query(`SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(algorithm := 'ctda') WHERE duration_us > 0 ORDER BY bound_by`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []bucket
+		for rows.Next() {
+			var b bucket
+			var path float64
+			if err := rows.Scan(&b.bound, &b.us, &path); err != nil {
+				t.Fatal(err)
+			}
+			if path != c.path {
+				t.Errorf("%s: path %v µs, want %v", c.name, path, c.path)
+			}
+			got = append(got, b)
+		}
+		rows.Close()
+		if fmt.Sprint(got) != fmt.Sprint(c.buckets) {
+			t.Errorf("%s: buckets %v, want %v", c.name, got, c.buckets)
+		}
+		if f := ctdaFactsOf(t, db, ""); f.hotspots != c.hotspots {
+			t.Errorf("%s: hotspots %s, want %s", c.name, f.hotspots, c.hotspots)
+		}
+	}
+}
+
 // TestCTDARecordSplitKeepsPhase: in a CUDA 12 trace every event record ends its node (the waits name no
 // record), but the work after it keeps the node's phase: the batch's host-to-device copy after the
 // DataLoader's record became Forward's, and 150-270 µs a step of the recorded traces moved from

@@ -31,7 +31,7 @@ SELECT * FROM _hotspots(_str_arg(label, '', 'hotspots: label'), _int_arg(rank, 0
 -- @column dur_us               end_ts − ts, µs
 -- @column first_launch_end_ts  End of the node's first launch call, ns (its effective end towards its GPU node; the call's start when the call was still running as its GPU work began)
 -- @column events               Events in the node
--- @column name                 Name of the CPU event starting in the node that covers most of it (not the window's annotation), or of the GPU node's first event
+-- @column name                 Name of the event starting in the node that covers most of it (CPU: not the window's annotation; GPU: the first on a tie)
 -- @column ev_idx               Event index of that event
 -- @column on_critical_path     Node lies on the critical path
 -- @column counted_us           Time the node's cpu_op, runtime/driver or GPU events cover inside its counted span on the path, µs (what CPCR counts; Python frames and annotations are not; NULL off the path)
