@@ -274,7 +274,7 @@ func TestWindowInstances(t *testing.T) {
 
 // TestWindowEmpty: a window of 0 ns, or one holding no operator, runtime call or GPU work (only
 // annotations), is an error in the default mode (hta gave no rows and ctda a path of the annotation
-// alone), the whole trace (annotation ”) included; compat mode keeps HTA's behaviour for hta, and ctda,
+// alone), the whole trace (an empty annotation) included; compat mode keeps HTA's behaviour for hta, and ctda,
 // which HTA does not have, checks in compat mode too (it gave a path of the empty step's annotation).
 func TestWindowEmpty(t *testing.T) {
 	f := &Frame{
