@@ -156,6 +156,8 @@ type parsedBatch struct {
 	badEscapeExample                          string // the first: its index and text
 	negativeDur                               int    // X events with a negative dur (in others, not events)
 	negativeDurExample                        string // the first: its index and dur
+	noTS                                      int    // events other than M without a ts (X ones in others, not events)
+	noTSExample                               string // the first: its index and phase
 }
 
 // laneKey names a process (tid unset) or a thread whose id was synthesised from a string.
@@ -354,11 +356,16 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 		if ev.phEsc {
 			ph = unescape(ev.ph)
 		}
+		if !hasTS && ph != "M" && ph != "" && !rb.durationPass { // (an element without ph, a placeholder, is no event)
+			// Perfetto drops such an event (stat json_tokenizer_failure) and loads the rest; a complete one
+			// refused the whole file here, any other was kept without a word.
+			if pb.noTS == 0 {
+				pb.noTSExample = fmt.Sprintf("event %d, ph %s", idx, clip(ev.ph))
+			}
+			pb.noTS++
+		}
 		switch ph {
 		case "X":
-			if !hasTS {
-				return nil, fail("complete event (ph X) without ts")
-			}
 			var dur int64
 			hasDur := len(ev.dur) > 0 && !isNull(ev.dur)
 			if hasDur {
@@ -376,6 +383,12 @@ func parseBatch(rb *rawBatch, bld *builders) (*parsedBatch, error) {
 					appendOther(bld.others, &ev, idx, pid, pidOK, tid, tidOK, ts, hasTS, dur, true)
 					continue
 				}
+			}
+			if !hasTS {
+				appendOther(bld.others, &ev, idx, pid, pidOK, tid, tidOK, 0, false, dur, hasDur)
+				continue
+			}
+			if hasDur {
 				if ts > math.MaxInt64-dur {
 					return nil, fail("ts %s + dur %s is out of range (the end in ns must fit in int64: at most %d)", clip(ev.ts), clip(ev.dur), int64(math.MaxInt64))
 				}

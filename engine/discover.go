@@ -38,9 +38,9 @@ func ParseRankFrom(s string) (RankFrom, error) {
 
 // Discover expands the arguments into trace files: a directory contributes the files directly
 // inside it (not recursive) named *.json or *.json.gz in any case (which covers *.pt.trace.json[.gz]),
-// sorted by name, except the files tracesql's exports write (writtenBy: listed in repeated, skipped) and
-// JSON compressed another way (*.json.zst, …: listed in repeated, skipped, as it is not read); a file
-// is taken as given. A file named more than once (`T T`, a file and its directory,
+// sorted by name, except hidden ones (a name starting with a dot), the files tracesql's exports write
+// (writtenBy) and JSON compressed another way (*.json.zst, …, as it is not read), each listed in
+// repeated, skipped; a file is taken as given. A file named more than once (`T T`, a file and its directory,
 // a symbolic link to a file already named) is kept the first time and the others are listed in
 // repeated, with why: loaded twice into one set, it would count twice, as two ranks, or clash with
 // itself over its rank. A directory entry that is a link to a directory is not a trace: left out.
@@ -94,7 +94,7 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			return nil, nil, nil, fmt.Errorf("load %s: cannot read directory: %w", a, err)
 		}
 		var found, subdirs []string
-		var unread []LoadResult
+		var unread, hidden []LoadResult
 		for _, e := range entries {
 			n := e.Name()
 			if e.IsDir() {
@@ -103,6 +103,12 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			if e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0 {
 				abs, _ := filepath.Abs(filepath.Join(a, n))
 				if lower := strings.ToLower(n); strings.HasSuffix(lower, ".json") || strings.HasSuffix(lower, ".json.gz") {
+					if strings.HasPrefix(n, ".") {
+						// As a shell's *.json: macOS's ._rank0.json (AppleDouble) and Emacs's .#rank0.json lock
+						// link are no traces, and failed the whole set.
+						hidden = append(hidden, LoadResult{Path: abs, Skipped: "a hidden file (name it to load it)"})
+						continue
+					}
 					found = append(found, abs)
 				} else if how := unreadCompression(lower); how != "" {
 					// A rank of the job compressed another way: passed over without a word, it went missing.
@@ -111,8 +117,13 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 			}
 		}
 		sort.Slice(unread, func(i, j int) bool { return naturalLess(unread[i].Path, unread[j].Path) })
+		sort.Slice(hidden, func(i, j int) bool { return naturalLess(hidden[i].Path, hidden[j].Path) })
 		repeated = append(repeated, unread...)
+		repeated = append(repeated, hidden...)
 		if len(found) == 0 {
+			if len(hidden) > 0 {
+				return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory, only hidden ones such as %s (name one to load it)", a, filepath.Base(hidden[0].Path))
+			}
 			if len(unread) > 0 {
 				return nil, nil, nil, fmt.Errorf("load %s: no *.json or *.json.gz trace files in the directory: %s is %s", a, filepath.Base(unread[0].Path), unread[0].Skipped)
 			}

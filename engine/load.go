@@ -93,7 +93,11 @@ type LoadResult struct {
 	// Replace loaded it again.
 	Rederived bool
 	Elapsed   time.Duration
+	notTrace  bool // skipped as ErrNotATrace
 }
+
+// SkippedLoaded is LoadResult.Skipped for a file the database holds already.
+const SkippedLoaded = "already loaded"
 
 // LoadError is a failed load: the file and what is wrong with it.
 type LoadError struct {
@@ -240,7 +244,30 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (result
 			break
 		}
 	}
+	if len(failed) == 0 {
+		failed = append(failed, noTraceLoaded(results))
+	}
 	return results, errors.Join(failed...)
+}
+
+// noTraceLoaded is an error when a load found JSON files but none was a trace, loaded now or before (a directory
+// of execution traces, or TraceLens' capture folder: loading nothing and going on ran every query on an empty
+// database, with exit status 0); nil otherwise.
+func noTraceLoaded(results []LoadResult) error {
+	var notTrace []LoadResult
+	for _, r := range results {
+		switch {
+		case r.Skipped == "" || r.Skipped == SkippedLoaded:
+			return nil
+		case r.notTrace:
+			notTrace = append(notTrace, r)
+		}
+	}
+	if len(notTrace) == 0 {
+		return nil
+	}
+	return fmt.Errorf("load %s: no trace loaded: its %d JSON file(s) are not Chrome traces (%s: %s)", filepath.Dir(notTrace[0].Path),
+		len(notTrace), filepath.Base(notTrace[0].Path), notTrace[0].Skipped)
 }
 
 // warnMissingRanks warns when a trace set holds several ranks but fewer than its traces' world size:
@@ -660,7 +687,8 @@ type parsedFile struct {
 	arrayForm bool
 	// unterminated: an array-form file that ends without ']' (allowed by the Chrome trace format).
 	unterminated bool
-	cutEvent     int64 // the byte offset of the cut-off last event an unterminated file ended in (dropped), else 0
+	cutEvent     int64          // the byte offset of the cut-off last event an unterminated file ended in (dropped), else 0
+	droppedMeta  []DroppedValue // top-level values too long to keep as metadata
 	// noDur counts the complete (X) events without a dur: kept, with dur NULL, and said (the analyses
 	// of durations leave them out).
 	noDur int64
@@ -682,10 +710,14 @@ type parsedFile struct {
 	// negativeDurExample names the first.
 	negativeDur        int64
 	negativeDurExample string
-	events             int64
-	jsonBytes          int64
-	sawLaunch          uint8
-	laneNames          map[laneKey]string
+	// noTS counts the events other than M without a ts, kept with ts NULL (complete ones in other_events), and
+	// noTSExample names the first.
+	noTS        int64
+	noTSExample string
+	events      int64
+	jsonBytes   int64
+	sawLaunch   uint8
+	laneNames   map[laneKey]string
 }
 
 func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool, opts LoadOptions) (LoadResult, error) {
@@ -703,7 +735,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 	if err != nil {
 		return res, err
 	} else if existing >= 0 {
-		res.TraceID, res.Skipped = existing, "already loaded"
+		res.TraceID, res.Skipped = existing, SkippedLoaded
 		return res, nil
 	} else if replaces >= 0 {
 		var n int
@@ -722,7 +754,7 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		if errors.Is(err, ErrNotATrace) && fromDir {
 			// Reported once, as LoadResult.Skipped like every skipped file: a Warn as well made the
 			// command line print it twice.
-			res.Skipped = err.Error()
+			res.Skipped, res.notTrace = err.Error(), true
 			return res, nil
 		}
 		return res, err
@@ -742,11 +774,19 @@ func (db *DB) loadFile(ctx context.Context, path string, index int, fromDir bool
 		}
 		opts.Warn(fmt.Sprintf("%s: traceEvents array has no closing ']' (accepted, as the Chrome trace format allows)%s", path, cut))
 	}
+	for _, d := range pf.droppedMeta {
+		if opts.Warn != nil {
+			opts.Warn(fmt.Sprintf("%s: top-level key %q holds %.1f MB, more than the %d MB of metadata kept per key: left out of traces.metadata", path, d.Key, float64(d.Bytes)/1e6, maxMetadataValue>>20))
+		}
+	}
 	if pf.noDur > 0 && opts.Warn != nil {
 		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) without dur, kept with dur NULL: analyses of durations leave them out (SELECT * FROM events WHERE dur IS NULL)", path, pf.noDur))
 	}
+	if pf.noTS > 0 && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: %d event(s) without ts (the first: %s), kept with ts NULL (complete ones in other_events, not in events): no analysis places them in time (trace_stats: without_ts)", path, pf.noTS, pf.noTSExample))
+	}
 	if pf.negativeDur > 0 && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X')", path, pf.negativeDur, pf.negativeDurExample))
+		opts.Warn(fmt.Sprintf("%s: %d complete (X) event(s) with a negative dur (the first: %s), kept in other_events, not in events: no analysis counts them (SELECT * FROM other_events WHERE ph = 'X' AND dur < 0)", path, pf.negativeDur, pf.negativeDurExample))
 	}
 	if pf.events == pf.metaEvents && opts.Warn != nil {
 		// Loaded all the same (a rank that recorded nothing is a fact about the job), but in a directory of
@@ -1384,6 +1424,10 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 			pf.negativeDurExample = b.negativeDurExample
 		}
 		pf.negativeDur += int64(b.negativeDur)
+		if b.noTS > 0 && pf.noTS == 0 {
+			pf.noTSExample = b.noTSExample
+		}
+		pf.noTS += int64(b.noTS)
 		pf.sawLaunch |= b.sawLaunch
 		for k, v := range b.laneNames {
 			if pf.laneNames == nil {
@@ -1394,6 +1438,7 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 	}
 	pf.meta, pf.metaKeys, pf.metaOffs, pf.arrayForm = sp.Metadata, sp.MetaKeys, sp.MetaOffsets, sp.ArrayForm
 	pf.unterminated, pf.cutEvent = sp.Unterminated, sp.CutEvent
+	pf.droppedMeta = sp.DroppedMeta
 	pf.jsonBytes = sp.Bytes
 	return pf, guessed, nil
 }

@@ -79,7 +79,7 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 	if err != nil {
 		return res, err
 	} else if existing >= 0 {
-		res.TraceID, res.Skipped = existing, "already loaded"
+		res.TraceID, res.Skipped = existing, SkippedLoaded
 		return res, nil
 	}
 

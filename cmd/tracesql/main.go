@@ -590,7 +590,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 	loaded := 0
 	var already []string
 	for _, r := range results {
-		if r.Skipped == "already loaded" {
+		if r.Skipped == engine.SkippedLoaded {
 			already = append(already, r.Path)
 		}
 	}
@@ -600,7 +600,7 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 	}
 	for _, r := range results {
 		switch {
-		case r.Skipped == "already loaded" && len(already) > 2:
+		case r.Skipped == engine.SkippedLoaded && len(already) > 2:
 		case r.Skipped != "":
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
 		case r.Rederived:

@@ -116,7 +116,7 @@ CREATE TABLE IF NOT EXISTS instants (
     scope VARCHAR, args JSON
 );
 
--- @table other_events  Every event of any other phase: async b/e/n, B/E left unpaired, X with a negative dur, object and sample events.
+-- @table other_events  Every event of any other phase: async b/e/n, B/E left unpaired, X with a negative dur or without ts, object and sample events.
 -- @column trace_id  Loaded file
 -- @column ev_idx    Position in traceEvents
 -- @column ph        Phase as written

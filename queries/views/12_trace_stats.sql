@@ -8,13 +8,14 @@
 -- @view trace_stats  One row per (trace, check): counts of loaded events in an odd state (0 = none), with what each means.
 -- @column label        Trace set
 -- @column rank         Rank
--- @column name         The check: x_without_dur, x_negative_dur, unpaired_begin_end, cpu_not_nested, gpu_without_launch, launch_without_gpu, gpu_graph_replayed
+-- @column name         The check: x_without_dur, x_negative_dur, without_ts, unpaired_begin_end, cpu_not_nested, gpu_without_launch, launch_without_gpu, gpu_graph_replayed
 -- @column value        Events in that state
 -- @column description  What the state means for the analyses
 CREATE OR REPLACE VIEW trace_stats AS
 WITH checks(name, description) AS (VALUES
     ('x_without_dur', 'complete (X) events without dur: kept with dur NULL; duration analyses leave them out'),
     ('x_negative_dur', 'complete (X) events with a negative dur: kept in other_events (ph X), not in events; no analysis counts them (Perfetto drops them)'),
+    ('without_ts', 'events of any phase but M without ts: kept with ts NULL (complete ones in other_events, not in events); no analysis places them in time (Perfetto drops them)'),
     ('unpaired_begin_end', 'B or E events without their partner on the thread: kept in other_events, not in events'),
     ('cpu_not_nested', 'CPU events that start inside an earlier event of the same parent (parent_idx) and end after it; one that overlaps an event under another parent is not counted, so this is a lower bound: a record_function range opened inside the Python call that opens it (traces with Python stacks), or clock jitter between two records. parent_idx is the innermost event that holds the whole event; the critical path clips the end'),
     ('gpu_without_launch', 'GPU events whose correlation id no runtime or driver call of the trace has (launched before the profiler started, or a dropped record): no launch delay, no host_wait'),
@@ -24,7 +25,14 @@ WITH checks(name, description) AS (VALUES
 counts AS (
     SELECT trace_id, 'x_without_dur' AS name, count(*) AS value FROM events WHERE ph = 'X' AND dur IS NULL GROUP BY ALL
     UNION ALL
-    SELECT trace_id, 'x_negative_dur', count(*) FROM other_events WHERE ph = 'X' GROUP BY ALL
+    SELECT trace_id, 'x_negative_dur', count(*) FROM other_events WHERE ph = 'X' AND dur < 0 GROUP BY ALL
+    UNION ALL
+    SELECT trace_id, 'without_ts', count(DISTINCT ev_idx) FROM (
+        SELECT trace_id, ev_idx FROM other_events WHERE ts IS NULL AND coalesce(ph, '') <> ''  -- (an element without ph is no event)
+        UNION ALL SELECT trace_id, ev_idx FROM flows WHERE ts IS NULL
+        UNION ALL SELECT trace_id, ev_idx FROM counters WHERE ts IS NULL
+        UNION ALL SELECT trace_id, ev_idx FROM instants WHERE ts IS NULL)
+    GROUP BY ALL
     UNION ALL
     SELECT trace_id, 'unpaired_begin_end', count(*) FROM other_events WHERE ph IN ('B', 'E') GROUP BY ALL
     UNION ALL
@@ -55,5 +63,5 @@ counts AS (
 SELECT t.label, t.rank, k.name, coalesce(c.value, 0) AS value, k.description
 FROM traces t CROSS JOIN checks k
 LEFT JOIN counts c ON c.trace_id = t.trace_id AND c.name = k.name
-ORDER BY t.label, t.rank, t.trace_id, list_position(['x_without_dur', 'x_negative_dur', 'unpaired_begin_end', 'cpu_not_nested',
+ORDER BY t.label, t.rank, t.trace_id, list_position(['x_without_dur', 'x_negative_dur', 'without_ts', 'unpaired_begin_end', 'cpu_not_nested',
     'gpu_without_launch', 'launch_without_gpu', 'gpu_graph_replayed'], k.name);
