@@ -554,3 +554,36 @@ func TestHTAHotspotsInsideEvents(t *testing.T) {
 		(SELECT round(max(cpcr), 6) FROM critical_path_summary(algorithm := 'hta'))`,
 		[][]string{{"0.55", "0.55"}})
 }
+
+// TestCriticalPathReviewR63: review r63's contract cases of the default hta path.
+//   - strict_negative_weights checks for weights below -1 µs; one in (-1 µs, 0) (a graph launch whose kernel's
+//     record starts 0.5 µs before the call, clock skew) still counts as 0 by default: it was a -0.5 µs
+//     launch-overhead bucket and a 64.5 µs path.
+//   - data_load_events patterns are substrings of the full name by default; the regular expression on HTA's
+//     shortened name is compat's: '.' marked every event data_loading (75 µs), and 'B|copy' both B and aten::copy_.
+func TestCriticalPathReviewR63(t *testing.T) {
+	skew := ctOpenJSON(t, "skew.json", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":30},
+{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":15,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":14.5,"dur":60,"args":{"correlation":1,"stream":7,"device":0}}]}`)
+	ctWantRows(t, skew.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(strict_negative_weights := true) WHERE bound_by <> '' ORDER BY 1`,
+		[][]string{{"cpu_bound", "5", "65"}, {"gpu_compute_bound", "60", "65"}, {"gpu_kernel_launch_overhead", "0", "65"}})
+	ctWantRows(t, skew.SQL, `SELECT count(*) FROM critical_path(strict_negative_weights := true) WHERE weight_us < 0`, [][]string{{"0"}})
+
+	loader := ctOpenJSON(t, "loader.json", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__","pid":1,"tid":1,"ts":5,"dur":45},
+{"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":10,"dur":10},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":60,"dur":30}]}`)
+	for _, c := range []struct {
+		patterns string
+		want     [][]string
+	}{
+		{`['.']`, [][]string{{"cpu_bound", "40"}, {"data_loading", "35"}}},
+		{`['B|copy']`, [][]string{{"cpu_bound", "40"}}},
+		{`['enumerate(DataLoader)']`, [][]string{{"cpu_bound", "40"}, {"data_loading", "35"}}},
+	} {
+		ctWantRows(t, loader.SQL, `SELECT bound_by, duration_us FROM critical_path_summary(data_load_events := `+c.patterns+`) WHERE duration_us > 0 ORDER BY 1`, c.want)
+	}
+}

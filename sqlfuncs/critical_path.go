@@ -369,11 +369,12 @@ func usOf(ns int64) float64 { return float64(ns) / 1000 }
 // the trace's GPU event names that kernel_classes makes COMMUNICATION (read on every call, so that a row a
 // user inserts counts at once; compat keeps HTA's own rule on the shortened name).
 func boundRules(ctx context.Context, env *Env, a cpArgs, tr cpTrace) (graph.BoundRules, error) {
-	rules := graph.BoundRules{DataLoad: graph.DataLoadRegexps(a.dataLoad)}
 	if a.opts.Compat {
-		return rules, nil
+		return graph.BoundRules{DataLoad: graph.DataLoadRegexps(a.dataLoad)}, nil
 	}
-	rules.DataLoadNames = a.dataLoad
+	// By default a pattern is a substring of the full name only: its regular-expression search on HTA's
+	// shortened name, compat's rule, marked names without it ('.' every one, 'B|copy' both B and aten::copy_).
+	rules := graph.BoundRules{DataLoadNames: a.dataLoad}
 	rows, err := env.DB.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM _kernel_types_in(false, %d, %d) WHERE kernel_type = 'COMMUNICATION'`, tr.id, tr.id))
 	if err != nil {
 		return rules, fmt.Errorf("kernel types: %w", err)
