@@ -284,6 +284,11 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		return false
 	}
 	lastNode := map[streamKey]int32{}
+	// ended: by default, each stream's kernel end nodes in the order processed (start order), for waited
+	var ended map[streamKey][]int32
+	if !g.opts.Compat {
+		ended = map[streamKey][]int32{}
+	}
 	var streamOrder []streamKey
 	kernelSync := map[int32]int32{} // dest row → src row (-1 consumed)
 	type streamLaunch struct {
@@ -315,6 +320,29 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			return
 		}
 		addEdge(gpuNode, g.endNode[r], EdgeSyncDependency, false)
+	}
+	// waited: the kernel end node a stream or device synchronisation of the call cpuEv waited for on stream s
+	// (-1 none). HTA's is the stream's last kernel started before the sync ended, which can be one another
+	// thread launched while the call was waiting, ending after it returned: a sync edge back in time, and a
+	// path longer than its window (295 µs in a 250 µs step). By default it is the last that ended by the
+	// call's end.
+	waited := func(s streamKey, cpuEv int64) int32 {
+		last, ok := lastNode[s]
+		if !ok {
+			return -1
+		}
+		r := row(cpuEv)
+		if g.opts.Compat || r < 0 || g.endNode[r] < 0 {
+			return last
+		}
+		callEnd := g.NodeTS[g.endNode[r]]
+		nodes := ended[s]
+		for i := len(nodes) - 1; i >= 0; i-- {
+			if g.NodeTS[nodes[i]] <= callEnd {
+				return nodes[i]
+			}
+		}
+		return -1
 	}
 	for _, w := range ws {
 		r := w.row
@@ -351,12 +379,12 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			if name == ctxSync {
 				for _, s := range streamOrder {
 					// by default a device sync waits for its own GPU's streams only
-					if g.opts.Compat || s.gpu == f.Pid[r] {
-						syncEdge(lastNode[s], linkEv(r))
+					if v := waited(s, linkEv(r)); v >= 0 && (g.opts.Compat || s.gpu == f.Pid[r]) {
+						syncEdge(v, linkEv(r))
 					}
 				}
 			} else if name == streamSync {
-				if v, ok := lastNode[keyOf(r)]; ok {
+				if v := waited(keyOf(r), linkEv(r)); v >= 0 {
 					syncEdge(v, linkEv(r))
 				}
 			}
@@ -431,6 +459,9 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			streamOrder = append(streamOrder, stream)
 		}
 		lastNode[stream] = e
+		if ended != nil {
+			ended[stream] = append(ended[stream], e)
+		}
 	}
 	_ = b
 	return nil

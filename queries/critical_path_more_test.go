@@ -559,6 +559,7 @@ func TestHTAHotspotsInsideEvents(t *testing.T) {
 //   - strict_negative_weights checks for weights below -1 µs; one in (-1 µs, 0) (a graph launch whose kernel's
 //     record starts 0.5 µs before the call, clock skew) still counts as 0 by default: it was a -0.5 µs
 //     launch-overhead bucket and a 64.5 µs path.
+//   - a stream or device synchronisation waits for the work on the stream when it began.
 //   - data_load_events patterns are substrings of the full name by default; the regular expression on HTA's
 //     shortened name is compat's: '.' marked every event data_loading (75 µs), and 'B|copy' both B and aten::copy_.
 func TestCriticalPathReviewR63(t *testing.T) {
@@ -570,6 +571,38 @@ func TestCriticalPathReviewR63(t *testing.T) {
 	ctWantRows(t, skew.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(strict_negative_weights := true) WHERE bound_by <> '' ORDER BY 1`,
 		[][]string{{"cpu_bound", "5", "65"}, {"gpu_compute_bound", "60", "65"}, {"gpu_kernel_launch_overhead", "0", "65"}})
 	ctWantRows(t, skew.SQL, `SELECT count(*) FROM critical_path(strict_negative_weights := true) WHERE weight_us < 0`, [][]string{{"0"}})
+
+	// A Stream Sync (and, on another stream, a Context Sync) waited for K1, the work on the stream when the call
+	// began, not for K2, which another thread launched while it waited and which ended after it returned: the
+	// sync edge went back in time from K2's end (200) to the call's end (150), and the path was 295 µs in a
+	// 250 µs step. The path: C 100, launch delay 35, K2 60 = 195 (against A, K1, the sync and B: 170).
+	for name, trace := range map[string]string{"stream_sync": `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":250},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":20,"dur":60,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":100,"dur":50,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":100,"dur":50,"args":{"correlation":2,"stream":7,"device":0,"cuda_sync_kind":"Stream Sync"}},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":150,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"C","pid":1,"tid":2,"ts":5,"dur":100},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":105,"dur":5,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":140,"dur":60,"args":{"correlation":3,"stream":7,"device":0}}
+]}`, "device_sync": `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":250},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":20,"dur":60,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":100,"dur":50,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_sync","name":"Context Sync","pid":0,"tid":-1,"ts":100,"dur":50,"args":{"correlation":2,"stream":-1,"device":0,"cuda_sync_kind":"Context Sync"}},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":150,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"C","pid":1,"tid":2,"ts":5,"dur":100},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":105,"dur":5,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":8,"ts":140,"dur":60,"args":{"correlation":3,"stream":8,"device":0}}
+]}`} {
+		db := ctOpenJSON(t, name+".json", trace)
+		ctWantRows(t, db.SQL, `SELECT DISTINCT path_length_us, window_us FROM critical_path_summary()`, [][]string{{"195", "250"}})
+		ctWantRows(t, db.SQL, `SELECT count(*) FROM cp_graph_edges() WHERE edge_type = 'critical_path_sync_dependency' AND end_ts < ts`, [][]string{{"0"}})
+	}
 
 	loader := ctOpenJSON(t, "loader.json", `{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
