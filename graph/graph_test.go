@@ -174,18 +174,22 @@ func TestNestCPULanes(t *testing.T) {
 	// _record_function_enter_new [10,19), which 11, an annotation [15,60), outlives: the frame is cut
 	// where the annotation starts → [10,15), the annotation kept whole; 12 an op [20,30) in it; 13 a
 	// Python frame [50,70) that outlives the annotation it starts in → [50,60); 14 an op [65,80) under main.
+	// A blocking call that outlives its op: tid 5, 15 op [0,20) and 16 cudaStreamSynchronize [5,25): the op
+	// is extended to 25; tid 6, the same, 17 and 18, but 19 an op [22,30) starts before the call returns:
+	// the call is cut → [5,20).
 	f := &Frame{
-		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14},
-		Pid:    []int64{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1},
-		Tid:    []int64{1, 1, 1, 1, 2, 7, 3, 3, 1, 4, 4, 4, 4, 4, 4},
-		TS:     []int64{0, 5, 6, 12, 5, 5, 0, 0, 2, 0, 10, 15, 20, 50, 65},
-		Dur:    []int64{10, 25, 34, 8, 25, 25, 10, 25, 48, 100, 9, 45, 10, 20, 15},
-		Stream: []int64{-1, -1, -1, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1},
-		Cat:    []int32{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 1, 0},
-		Syms:   []string{"cpu_op", "python_function", "user_annotation"},
+		EvIdx:  []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19},
+		Pid:    []int64{1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+		Tid:    []int64{1, 1, 1, 1, 2, 7, 3, 3, 1, 4, 4, 4, 4, 4, 4, 5, 5, 6, 6, 6},
+		TS:     []int64{0, 5, 6, 12, 5, 5, 0, 0, 2, 0, 10, 15, 20, 50, 65, 0, 5, 0, 5, 22},
+		Dur:    []int64{10, 25, 34, 8, 25, 25, 10, 25, 48, 100, 9, 45, 10, 20, 15, 20, 20, 20, 20, 8},
+		Stream: []int64{-1, -1, -1, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1},
+		Cat:    []int32{0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 0, 1, 0, 0, 5, 0, 5, 0},
+		Name:   []int32{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 3, 4, 3},
+		Syms:   []string{"cpu_op", "python_function", "user_annotation", "op", "cudaStreamSynchronize", "cuda_runtime"},
 	}
-	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14}, 100)
-	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48, 100, 5, 45, 10, 10, 15}
+	got := nestCPULanes(f, []int32{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, 100)
+	want := []int64{10, 5, 4, 8, 25, 25, 10, 25, 48, 100, 5, 45, 10, 10, 15, 25, 20, 20, 15, 8}
 	if !slices.Equal(got.Dur, want) {
 		t.Errorf("durations %v, want %v", got.Dur, want)
 	}

@@ -793,11 +793,17 @@ func serialGPULanes(f *Frame, rows []int32) *Frame {
 // annotation 5 µs long, and data_load_events found no data loading. Python frames are no nodes of
 // the graph, so their ends only shape the tree.
 //
+// A blocking call (a synchronisation, a synchronous copy) that outlives its op extends the op and its
+// enclosing events instead, when nothing else of the thread starts before the call returns: the call's
+// end is when the thread was released, and cut it ended before the GPU work it waited for, so its sync
+// edge was dropped (a 5 µs overrun took an 84 µs kernel off the path).
+//
 // No event ends after windowEnd: CPU time after the window is not the window's (on the annotation's own
 // thread the nesting already cuts it). A logger thread's op that starts in a 100 µs step and runs on for
 // 350 µs was a 350 µs path, 3.5 times the window, while CPCR counted the 50 µs inside it.
 func nestCPULanes(f *Frame, rows []int32, windowEnd int64) *Frame {
 	py := symID(f.Syms, "python_function")
+	isBlocking := symSet(f.Syms, blockingNames)
 	cpu := make([]int32, 0, len(rows))
 	for _, r := range rows {
 		if f.Stream[r] == -1 && f.Dur[r] > 0 {
@@ -846,8 +852,17 @@ func nestCPULanes(f *Frame, rows []int32, windowEnd int64) *Frame {
 			}
 		}
 		if len(open) > 0 && end > endOf(open[len(open)-1]) {
-			end = endOf(open[len(open)-1])
-			clip(r, end)
+			if isBlocking[f.Name[r]] && (i+1 == len(cpu) || f.Pid[cpu[i+1]] != f.Pid[r] || f.Tid[cpu[i+1]] != f.Tid[r] ||
+				f.TS[cpu[i+1]] >= end) {
+				for _, p := range open {
+					if endOf(p) < end {
+						clip(p, end)
+					}
+				}
+			} else {
+				end = endOf(open[len(open)-1])
+				clip(r, end)
+			}
 		}
 		open = append(open, r)
 	}

@@ -70,6 +70,12 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	for r := 0; r < n; r++ {
 		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
 			ks := gpuRowsOf(f.Corr[r])
+			if !g.opts.Compat && len(ks) > 0 && !slices.ContainsFunc(ks, func(k corrRow) bool { return f.IndexCorr[k.row] == f.EvIdx[r] }) {
+				// A runtime call and the driver call inside it share one correlation: the GPU work is
+				// enqueued once, by the call its rows link to (HTA counts both, so the queue never emptied
+				// and no launch-delay edge was ever added on the stream).
+				continue
+			}
 			for _, k := range ks {
 				qs = append(qs, qev{f.TS[r], keyOf(k.row), 1, int32(r)})
 				launched[k.row] = true
@@ -127,9 +133,36 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			if k >= 0 && f.Stream[k] != -1 {
 				launches = append(launches, launch{int32(r), f.TS[r], f.Stream[k], f.Pid[k]})
 			}
+		} else if !g.opts.Compat && isGraphLaunch[f.Name[r]] && f.Stream[r] == -1 && f.Corr[r] != -1 {
+			// By default a graph launch is a launch on every stream it replays work on: an event recorded
+			// after it (or a wait before it) is about its work, not the ordinary launch before (or after) it.
+			seen := map[streamKey]bool{}
+			for _, k := range gpuRowsOf(f.Corr[r]) {
+				if key := (streamKey{f.Pid[k.row], f.Stream[k.row]}); f.Cat[k.row] != syncCat && !seen[key] {
+					seen[key] = true
+					launches = append(launches, launch{int32(r), f.TS[r], key.stream, key.gpu})
+				}
+			}
 		}
 	}
 	launches = permute(launches, func(l launch) int64 { return l.ts })
+	// launchedOn is the GPU row launch call lr put on (gpu, stream): its linked row, or for a graph launch
+	// its first (first) or last-ending row there (-1 none).
+	launchedOn := func(lr int32, gpu, stream int64, first bool) int32 {
+		if g.opts.Compat || !isGraphLaunch[f.Name[lr]] {
+			return row(f.IndexCorr[lr])
+		}
+		pick := int32(-1)
+		for _, k := range gpuRowsOf(f.Corr[lr]) {
+			if f.Pid[k.row] != gpu || f.Stream[k.row] != stream || f.Cat[k.row] == syncCat {
+				continue
+			}
+			if pick < 0 || first && f.TS[k.row] < f.TS[pick] || !first && f.TS[k.row]+f.Dur[k.row] > f.TS[pick]+f.Dur[pick] {
+				pick = k.row
+			}
+		}
+		return pick
+	}
 
 	// cudaEventRecord → index of the previous launch on its (gpu, stream): keyed by record correlation.
 	prevLaunchByRecordCorr := map[int64]int64{}
@@ -357,7 +390,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				if pr < 0 {
 					continue
 				}
-				src := row(f.IndexCorr[pr])
+				src := launchedOn(pr, f.Pid[r], f.WaitOnStream[r], false)
 				if name == swe {
 					next, ok := nextLaunchByWait[f.IndexCorr[r]]
 					if !ok || next < 0 {
@@ -367,7 +400,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 					if nr < 0 {
 						continue
 					}
-					dst := row(f.IndexCorr[nr])
+					dst := launchedOn(nr, f.Pid[r], f.Stream[r], true)
 					if dst >= 0 {
 						kernelSync[dst] = src
 					}

@@ -620,3 +620,89 @@ func TestCriticalPathReviewR63(t *testing.T) {
 		ctWantRows(t, loader.SQL, `SELECT bound_by, duration_us FROM critical_path_summary(data_load_events := `+c.patterns+`) WHERE duration_us > 0 ORDER BY 1`, c.want)
 	}
 }
+
+// Review r63's findings 1, 3 and 5 (hta algorithm, default mode), each worked out by hand.
+func TestCriticalPathReviewR63Leftovers(t *testing.T) {
+	cases := []struct {
+		name, trace string
+		summary     [][]string // bound_by, duration_us, path_length_us
+		syncEdges   [][]string // src_ev_idx, dst_ev_idx of the sync edges
+	}{{
+		// A cudaStreamSynchronize that outlives its op A by 5 µs (clock jitter) extends A rather than being cut
+		// to A's end, before the 84 µs kernel it waited for ended, which dropped its sync edge: the path was
+		// 205 µs of CPU. A 2, launch delay 8, K 84, the sync, B 195 = 289 (HTA's too).
+		"blocking_call_outlives_op", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":400},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":90},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":84,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":20,"dur":85,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":20,"dur":85,"args":{"correlation":2,"stream":7,"device":0,"cuda_sync_kind":"Stream Sync"}},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":105,"dur":195}]}`,
+		[][]string{{"cpu_bound", "197", "289"}, {"gpu_compute_bound", "84", "289"}, {"gpu_kernel_launch_overhead", "8", "289"}},
+		[][]string{{"3", "4"}},
+	}, {
+		// A runtime and a driver call share each correlation. Counted twice, the queue never emptied, so no
+		// launch-delay edge ever came and each gap was kernel-kernel overhead (220 µs). The kernel links to the
+		// driver call: op1 20, op2 20, op3 4 to the driver call, launch delay 26, K3 20 = 90.
+		"runtime_and_driver_call", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":400},
+{"ph":"X","cat":"cpu_op","name":"op1","pid":1,"tid":1,"ts":10,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":10,"args":{"correlation":1}},
+{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":1,"tid":1,"ts":14,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":40,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cpu_op","name":"op2","pid":1,"tid":1,"ts":110,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":112,"dur":10,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":1,"tid":1,"ts":114,"dur":5,"args":{"correlation":2}},
+{"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":140,"dur":20,"args":{"correlation":2,"stream":7,"device":0}},
+{"ph":"X","cat":"cpu_op","name":"op3","pid":1,"tid":1,"ts":210,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":212,"dur":10,"args":{"correlation":3}},
+{"ph":"X","cat":"cuda_driver","name":"cuLaunchKernel","pid":1,"tid":1,"ts":214,"dur":5,"args":{"correlation":3}},
+{"ph":"X","cat":"kernel","name":"K3","pid":0,"tid":7,"ts":240,"dur":20,"args":{"correlation":3,"stream":7,"device":0}}]}`,
+		[][]string{{"cpu_bound", "44", "90"}, {"gpu_compute_bound", "20", "90"}, {"gpu_kernel_launch_overhead", "26", "90"}},
+		nil,
+	}, {
+		// An Event Sync on an event recorded after a cudaGraphLaunch waits for the graph's work G1, not for K0
+		// before it: the path was 195 µs and ended at G1's end, without the CPU work after the sync.
+		// A 5, launch call 5, A 25, graph launch 10, launch delay 10, G1 140, sync, A 5, B 20, A 5 = 225.
+		"event_sync_after_graph_launch", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":300},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":5,"dur":230},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K0","pid":0,"tid":7,"ts":20,"dur":10,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":40,"dur":10,"args":{"correlation":2}},
+{"ph":"X","cat":"kernel","name":"G1","pid":0,"tid":7,"ts":60,"dur":140,"args":{"correlation":2,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":52,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaEventSynchronize","pid":1,"tid":1,"ts":60,"dur":145,"args":{"correlation":4}},
+{"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":-1,"ts":60,"dur":145,"args":{"correlation":4,"stream":-1,"device":0,"cuda_sync_kind":"Event Sync","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":3}},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":210,"dur":20}]}`,
+		[][]string{{"cpu_bound", "75", "225"}, {"gpu_compute_bound", "140", "225"}, {"gpu_kernel_launch_overhead", "10", "225"}},
+		[][]string{{"5", "7"}},
+	}, {
+		// A cudaStreamWaitEvent before a cudaGraphLaunch makes the graph's work G on stream 8 wait for K1 on
+		// stream 7 (the next ordinary launch after the wait, of which there is none, took the edge). A 5,
+		// launch delay 10, K1 60, the wait, G 200 = 275 (without the edge: a 55 µs launch delay, 285).
+		"stream_wait_before_graph_launch", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":300},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":5,"dur":195},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":3,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":20,"dur":60,"args":{"correlation":1,"stream":7,"device":0}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":15,"dur":2,"args":{"correlation":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":1,"ts":18,"dur":2,"args":{"correlation":3}},
+{"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":8,"ts":18,"dur":0,"args":{"correlation":3,"stream":8,"device":0,"cuda_sync_kind":"Stream Wait Event","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":2}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":25,"dur":5,"args":{"correlation":4}},
+{"ph":"X","cat":"kernel","name":"G","pid":0,"tid":8,"ts":85,"dur":200,"args":{"correlation":4,"stream":8,"device":0}}]}`,
+		[][]string{{"cpu_bound", "5", "275"}, {"gpu_compute_bound", "260", "275"}, {"gpu_kernel_launch_overhead", "10", "275"}},
+		[][]string{{"3", "8"}},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := ctOpenJSON(t, c.name+".json", c.trace)
+			ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary() WHERE bound_by <> '' ORDER BY 1`, c.summary)
+			ctWantRows(t, db.SQL, `SELECT count(*) FROM cp_graph_edges() WHERE end_ts < ts`, [][]string{{"0"}})
+			if c.syncEdges != nil {
+				ctWantRows(t, db.SQL, `SELECT src_ev_idx, dst_ev_idx FROM cp_graph_edges() WHERE edge_type = 'critical_path_sync_dependency' ORDER BY 1`, c.syncEdges)
+			}
+		})
+	}
+}
