@@ -894,6 +894,26 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return latestEnded(streamKey{c.Nodes[g].Pid, c.Nodes[g].Stream}, c.Nodes[dst].Start, launchTime(g), true)
 	}
 	addSync := func(g, dst int32) { add(waited(g, dst), dst, cdgSync) }
+	// recordedOn: the stream an event a wait on GPU pid names by stream id ws was recorded on, by t. The
+	// record names no GPU: a copy between GPUs records an event on one GPU's current stream and makes the
+	// other's wait on it, both usually stream 7. The waiting GPU's stream ws when it had work launched by t
+	// and is not the waiting stream itself (no wait), else the other GPUs' stream ws that had work launched
+	// last by t.
+	recordedOn := func(pid, ws int64, waiting streamKey, t int64) streamKey {
+		own := streamKey{pid, ws}
+		if own != waiting && lastLaunched(own, t) >= 0 {
+			return own
+		}
+		best, bestAt := own, int64(math.MinInt64)
+		for _, k := range streamKeys {
+			if k.stream == ws && k.pid != pid {
+				if g := lastLaunched(k, t); g >= 0 && launchTime(g) > bestAt {
+					best, bestAt = k, launchTime(g)
+				}
+			}
+		}
+		return best
+	}
 	sawSync := false
 	waitRecorded := map[int32]bool{} // stream-wait calls a "Stream Wait Event" record explains
 	var recordRow map[int64]int32    // CPU correlation id → row (cudaEventRecord lookups)
@@ -925,7 +945,6 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				addSync(g, nextOnThread(call))
 			}
 		case "Event Sync", "Stream Wait Event":
-			waitOn := streamKey{pid, f.WaitOnStream[r]}
 			evSync := f.Syms[f.Name[r]] == "Event Sync"
 			if f.WaitOnStream[r] < 0 {
 				// The record names no stream (CUDA 12 traces write -1 for the stream and the record
@@ -968,10 +987,15 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 					}
 				}
 			}
+			waiting := streamKey{-1, -1}
+			if !evSync {
+				waiting = streamKey{pid, f.Stream[r]}
+			}
 			src := int32(-1)
 			if rec, ok := recordRow[f.WaitOnCorr[r]]; ok {
-				src = lastLaunched(waitOn, f.TS[rec])
+				src = lastLaunched(recordedOn(pid, f.WaitOnStream[r], waiting, f.TS[rec]), f.TS[rec])
 			} else {
+				waitOn := recordedOn(pid, f.WaitOnStream[r], waiting, t)
 				// Older CUDA traces name the stream the event was recorded on but not the record
 				// call (no wait_on_cuda_event_record_corr_id). The event was recorded there before
 				// this call, and what waits started after the awaited work ended: of that stream's
@@ -1004,7 +1028,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				t, nd := f.TS[a.row], c.Nodes[dst]
 				src := int32(-1)
 				for _, k := range streamKeys {
-					if k.pid != nd.Pid || k.stream == nd.Stream {
+					// any other stream, of any GPU (a copy between GPUs waits for the other's)
+					if k.pid == nd.Pid && k.stream == nd.Stream {
 						continue
 					}
 					if g := latestEnded(k, nd.Start, t, false); g >= 0 && (src < 0 || c.Nodes[g].End > c.Nodes[src].End) {

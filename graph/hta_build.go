@@ -605,9 +605,10 @@ func (g *CPGraph) validate() error {
 			g.GW[e] = 0
 		}
 		if gr.Type[e] == EdgeSyncDependency {
-			s1 := g.F.Stream[g.NodeRow[gr.Src[e]]]
-			s2 := g.F.Stream[g.NodeRow[gr.Dst[e]]]
-			if s1 != -1 && s1 == s2 {
+			r1, r2 := g.NodeRow[gr.Src[e]], g.NodeRow[gr.Dst[e]]
+			s1, s2 := g.F.Stream[r1], g.F.Stream[r2]
+			// by default a stream is a GPU's (stream 7 of GPU 0 and of GPU 1 are two)
+			if s1 != -1 && s1 == s2 && (g.opts.Compat || g.F.Pid[r1] == g.F.Pid[r2]) {
 				return fmt.Errorf("%w: synchronisation edge between events %d and %d on the same stream %d",
 					ErrInvalidGraph, g.EvIdx(g.NodeRow[gr.Src[e]]), g.EvIdx(g.NodeRow[gr.Dst[e]]), s1)
 			}

@@ -164,26 +164,31 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		return pick
 	}
 
-	// cudaEventRecord → index of the previous launch on its (gpu, stream): keyed by record correlation.
-	prevLaunchByRecordCorr := map[int64]int64{}
+	// cudaEventRecord → the previous launch on its (gpu, stream) and that gpu: keyed by record correlation.
+	type recLaunch struct{ ev, gpu int64 }
+	prevLaunchByRecordCorr := map[int64]recLaunch{}
 	if record >= 0 {
-		type sk struct{ corr, stream, gpu int64 }
+		// The wait's record names the stream the event was recorded on (wait_on_stream) but not its GPU. HTA
+		// takes the waiting side's, which a copy between GPUs contradicts: ATen records an event on one GPU's
+		// current stream and makes the other GPU's wait on it, both usually stream 7, so the wait looked like
+		// one on its own stream (an invalid graph), or took the waiting GPU's kernel before it as the source.
+		type sk struct{ corr, stream, gpu, waitStream int64 }
 		recStream := map[int64]sk{}
 		for r := 0; r < n; r++ {
 			if f.WaitOnStream[r] > -1 {
-				recStream[f.WaitOnCorr[r]] = sk{f.WaitOnCorr[r], f.WaitOnStream[r], f.Pid[r]}
+				recStream[f.WaitOnCorr[r]] = sk{f.WaitOnCorr[r], f.WaitOnStream[r], f.Pid[r], f.Stream[r]}
 			}
 		}
 		type rec struct {
-			ts          int64
-			corr        int64
-			stream, gpu int64
+			ts                      int64
+			corr                    int64
+			stream, gpu, waitStream int64
 		}
 		var recs []rec
 		for r := 0; r < n; r++ {
 			if f.Name[r] == record {
 				if s, ok := recStream[f.Corr[r]]; ok {
-					recs = append(recs, rec{f.TS[r], f.Corr[r], s.stream, s.gpu})
+					recs = append(recs, rec{f.TS[r], f.Corr[r], s.stream, s.gpu, s.waitStream})
 				}
 			}
 		}
@@ -209,17 +214,41 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				continue
 			}
 			rc := recs[int(i)-len(launches)]
-			if id, ok := maxLaunch[gs{rc.gpu, rc.stream}]; ok {
-				prevLaunchByRecordCorr[rc.corr] = f.EvIdx[launches[id].row]
+			gpu := rc.gpu
+			if !g.opts.Compat {
+				// By default: the waiting GPU's stream when it has had work launched on it and is not the
+				// waiting stream itself (an event recorded on the stream that waits for it is no wait),
+				// else the GPU whose stream of that id had work launched last.
+				gpu = -1
+				if _, ok := maxLaunch[gs{rc.gpu, rc.stream}]; ok && rc.stream != rc.waitStream {
+					gpu = rc.gpu
+				} else {
+					best := int64(-1)
+					for k, id := range maxLaunch {
+						if k.stream == rc.stream && k.gpu != rc.gpu && id > best {
+							best, gpu = id, k.gpu
+						}
+					}
+				}
+			}
+			if id, ok := maxLaunch[gs{gpu, rc.stream}]; ok {
+				prevLaunchByRecordCorr[rc.corr] = recLaunch{f.EvIdx[launches[id].row], gpu}
 			} else {
-				prevLaunchByRecordCorr[rc.corr] = -1
+				prevLaunchByRecordCorr[rc.corr] = recLaunch{-1, gpu}
 			}
 		}
 	}
-	// cudaStreamWaitEvent (ev_idx) → index of the next launch on the same pid, tid and waiting stream.
+	// cudaStreamWaitEvent (ev_idx) → index of the next launch on the same pid, tid and waiting stream (by
+	// default the waiting GPU's stream: HTA took the next launch onto a stream of that id on any GPU).
 	nextLaunchByWait := map[int64]int64{}
 	if swCall >= 0 && swe >= 0 {
-		type key struct{ pid, tid, stream int64 }
+		type key struct{ pid, tid, gpu, stream int64 }
+		gpuKey := func(gpu int64) int64 {
+			if g.opts.Compat {
+				return 0
+			}
+			return gpu
+		}
 		type wait struct {
 			ts  int64
 			row int32
@@ -230,7 +259,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			if f.Name[r] == swCall && f.IndexCorr[r] > 0 {
 				k := row(f.IndexCorr[r])
 				if k >= 0 && f.Stream[k] != -1 {
-					waits = append(waits, wait{f.TS[r], int32(r), key{f.Pid[r], f.Tid[r], f.Stream[k]}})
+					waits = append(waits, wait{f.TS[r], int32(r), key{f.Pid[r], f.Tid[r], gpuKey(f.Pid[k]), f.Stream[k]}})
 				}
 			}
 		}
@@ -250,7 +279,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			i := order[oi]
 			if int(i) < len(launches) {
 				l := launches[i]
-				k := key{f.Pid[l.row], f.Tid[l.row], l.stream}
+				k := key{f.Pid[l.row], f.Tid[l.row], gpuKey(l.gpu), l.stream}
 				if old, ok := minLaunch[k]; !ok || int64(i) < old {
 					minLaunch[k] = int64(i)
 				}
@@ -383,14 +412,14 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			name := f.Name[r]
 			if name == swe || name == eventSync {
 				prev, ok := prevLaunchByRecordCorr[f.WaitOnCorr[r]]
-				if !ok || prev == -1 || f.WaitOnCorr[r] == -1 {
+				if !ok || prev.ev == -1 || f.WaitOnCorr[r] == -1 {
 					continue
 				}
-				pr := row(prev)
+				pr := row(prev.ev)
 				if pr < 0 {
 					continue
 				}
-				src := launchedOn(pr, f.Pid[r], f.WaitOnStream[r], false)
+				src := launchedOn(pr, prev.gpu, f.WaitOnStream[r], false)
 				if name == swe {
 					next, ok := nextLaunchByWait[f.IndexCorr[r]]
 					if !ok || next < 0 {

@@ -706,3 +706,48 @@ func TestCriticalPathReviewR63Leftovers(t *testing.T) {
 		})
 	}
 }
+
+// Review r65: a stream wait between two GPUs of one process (testdata/traces/multi_gpu_cases). The wait's
+// record names the stream the event was recorded on but not its GPU; taking the waiting GPU's made a copy
+// between GPUs (an event on each GPU's stream 7, the other's stream 7 waiting for it) an invalid graph
+// ("synchronisation edge ... on the same stream 7") in the hta algorithm, and in ctda a 148 µs launch
+// overhead where the second GPU waited for the first GPU's gemm and the copy.
+func TestCriticalPathReviewR65(t *testing.T) {
+	for _, c := range []struct {
+		trace, algorithm string
+		want             [][]string // bound_by, duration_us, path_length_us
+	}{
+		// linear 2, launch delay 8, gemm_dev0 200, copy 20, the wait, gemm_dev1 100, the sync, relu 20
+		{"copy_between_gpus", "hta", [][]string{{"cpu_bound", "22", "350"}, {"gpu_compute_bound", "320", "350"},
+			{"gpu_kernel_kernel_overhead", "0", "350"}, {"gpu_kernel_launch_overhead", "8", "350"}}},
+		// linear 17 to its launch call's end, 3, gemm_dev0 200, copy 20, gemm_dev1 100, sync 5, relu 25
+		{"copy_between_gpus", "ctda", [][]string{{"cpu_bound", "47", "370"}, {"gpu_compute_bound", "320", "370"},
+			{"gpu_kernel_kernel_overhead", "0", "370"}, {"gpu_kernel_launch_overhead", "3", "370"}}},
+		// no wait records: ctda infers the copy on GPU 0, which ended as gemm_dev1 started, as the dependency
+		{"copy_between_gpus_no_wait_records", "ctda", [][]string{{"cpu_bound", "47", "370"}, {"gpu_compute_bound", "320", "370"},
+			{"gpu_kernel_kernel_overhead", "0", "370"}, {"gpu_kernel_launch_overhead", "3", "370"}}},
+		// kB on GPU 1 waits for kA on GPU 0: a 2, launch delay 8, kA 200, the wait, kB 100, the sync, relu 20
+		// (it was kX's 160 µs kernel-kernel overhead)
+		{"wait_for_other_gpu", "hta", [][]string{{"cpu_bound", "22", "330"}, {"gpu_compute_bound", "300", "330"},
+			{"gpu_kernel_launch_overhead", "8", "330"}}},
+		{"wait_for_other_gpu", "ctda", [][]string{{"cpu_bound", "47", "350"}, {"gpu_compute_bound", "300", "350"},
+			{"gpu_kernel_kernel_overhead", "0", "350"}, {"gpu_kernel_launch_overhead", "3", "350"}}},
+		// the wait on GPU 0 holds back the next launch onto GPU 0's stream 7 (kB), not kD on GPU 1's
+		{"wait_then_launch_on_other_gpu", "hta", [][]string{{"cpu_bound", "22", "330"}, {"gpu_compute_bound", "300", "330"},
+			{"gpu_kernel_launch_overhead", "8", "330"}}},
+	} {
+		t.Run(c.trace+"/"+c.algorithm, func(t *testing.T) {
+			db := ctOpen(t, "../testdata/traces/multi_gpu_cases/"+c.trace+".json")
+			ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(algorithm := '`+c.algorithm+
+				`') WHERE bound_by <> '' ORDER BY 1`, c.want)
+			if c.algorithm == "hta" {
+				ctWantRows(t, db.SQL, `SELECT count(*) FROM cp_graph_edges() WHERE end_ts < ts`, [][]string{{"0"}})
+			}
+		})
+	}
+	// HTA's own graph of the copy is invalid (compat keeps that)
+	db := ctOpen(t, "../testdata/traces/multi_gpu_cases/copy_between_gpus.json")
+	if _, err := db.SQL.Exec(`SELECT * FROM critical_path_summary(compat := true)`); err == nil || !strings.Contains(err.Error(), "on the same stream 7") {
+		t.Errorf("compat: %v, want HTA's invalid graph", err)
+	}
+}
