@@ -49,7 +49,7 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 	var infos []os.FileInfo // of files, for links to one of them under another name
 	add := func(abs string, dir bool) {
 		if seen[abs] {
-			repeated = append(repeated, LoadResult{Path: abs, Skipped: "named twice"})
+			repeated = append(repeated, LoadResult{Path: abs, Skipped: SkippedNamedTwice})
 			return
 		}
 		seen[abs] = true

@@ -99,6 +99,9 @@ type LoadResult struct {
 // SkippedLoaded is LoadResult.Skipped for a file the database holds already.
 const SkippedLoaded = "already loaded"
 
+// SkippedNamedTwice is LoadResult.Skipped for a file one load names more than once.
+const SkippedNamedTwice = "named twice"
+
 // LoadError is a failed load: the file and what is wrong with it.
 type LoadError struct {
 	Path string

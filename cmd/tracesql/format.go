@@ -977,6 +977,7 @@ func appendInteger(b []byte, v any) []byte {
 // to 6 significant digits, at least 6 after the point, and trailing zeros
 // trimmed ("0.3", "0.0000015", 1234.56789 → "1234.56789"): plain notation is only
 // used from 1e-6 up, so no value loses more than its seventh significant digit.
+// Exponent notation keeps 6 significant digits (3.33333e-08, 1.23457e+25).
 func appendFloat(b []byte, f float64, bits int, table bool) []byte {
 	switch {
 	case math.IsNaN(f):
@@ -987,7 +988,21 @@ func appendFloat(b []byte, f float64, bits int, table bool) []byte {
 		return append(b, "-inf"...)
 	}
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		return strconv.AppendFloat(b, f, 'e', -1, bits)
+		if !table {
+			return strconv.AppendFloat(b, f, 'e', -1, bits)
+		}
+		// 6 significant digits here too, trailing zeros of the mantissa trimmed: 3.33333e-08
+		start := len(b)
+		b = strconv.AppendFloat(b, f, 'e', 5, bits)
+		e := start + slices.Index(b[start:], 'e')
+		m := e
+		for b[m-1] == '0' {
+			m--
+		}
+		if b[m-1] == '.' {
+			m--
+		}
+		return append(b[:m], b[e:]...)
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'f', -1, bits)

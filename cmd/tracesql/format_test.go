@@ -391,7 +391,7 @@ func TestRenderMatchesDuckDBText(t *testing.T) {
 func TestRenderFloats(t *testing.T) {
 	db := openTestDB(t)
 	const q = `SELECT * FROM (VALUES (0.1::DOUBLE + 0.2::DOUBLE), (100.0), (1e300), (-1e-9), (1.0000005),
-		('-0.0'::DOUBLE), ('nan'::DOUBLE), ('-inf'::DOUBLE), (123456789.123)) v(d)`
+		('-0.0'::DOUBLE), ('nan'::DOUBLE), ('-inf'::DOUBLE), (123456789.123), (1 / 3e7), (1.23456789e25)) v(d)`
 	tests := []struct{ format, want string }{
 		// Table rounds fractions longer than 6 digits; tiny and huge values use exponents.
 		{"table", `┌───────────────┐
@@ -407,6 +407,8 @@ func TestRenderFloats(t *testing.T) {
 │           nan │
 │          -inf │
 │ 123456789.123 │
+│   3.33333e-08 │
+│   1.23457e+25 │
 └───────────────┘
 `},
 		{"jsonl", `{"d":0.30000000000000004}
@@ -418,11 +420,13 @@ func TestRenderFloats(t *testing.T) {
 {"d":null}
 {"d":null}
 {"d":123456789.123}
+{"d":3.3333333333333334e-08}
+{"d":1.23456789e+25}
 `},
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {
-			check(t, tc.format, render(t, db, q, tc.format, 0, 9), tc.want)
+			check(t, tc.format, render(t, db, q, tc.format, 0, 11), tc.want)
 		})
 	}
 	check(t, "float32", render(t, db, `SELECT 1.1::FLOAT AS f`, "csv", 0, 1), "f\n1.1\n")

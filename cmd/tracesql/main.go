@@ -118,7 +118,7 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	fs.BoolVar(&o.readOnly, "readonly", false, "open --db read-only: no loading; several processes may read one file at once")
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
 	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
-	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name), file, index")
+	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name, then file order), file, index")
 	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
 	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error); one an older tracesql loaded is loaded again")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
@@ -588,19 +588,22 @@ func checkNCCLOffset(spec string) error {
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
 	results, err := s.db.Load(ctx, paths, opts)
 	loaded := 0
-	var already []string
+	// Re-running a command on a --db of a whole job, or naming a job's directory twice: one line, not
+	// one per rank.
+	grouped := map[string][]string{engine.SkippedLoaded: nil, engine.SkippedNamedTwice: nil}
 	for _, r := range results {
-		if r.Skipped == engine.SkippedLoaded {
-			already = append(already, r.Path)
+		if paths, ok := grouped[r.Skipped]; ok {
+			grouped[r.Skipped] = append(paths, r.Path)
 		}
 	}
-	if len(already) > 2 {
-		// Re-running a command on a --db of a whole job: one line, not one per rank.
-		fmt.Fprintf(s.errOut, "tracesql: %d files already loaded, skipped (%s … %s)\n", len(already), already[0], already[len(already)-1])
+	for _, why := range []string{engine.SkippedLoaded, engine.SkippedNamedTwice} {
+		if paths := grouped[why]; len(paths) > 2 {
+			fmt.Fprintf(s.errOut, "tracesql: %d files %s, skipped (%s … %s)\n", len(paths), why, paths[0], paths[len(paths)-1])
+		}
 	}
 	for _, r := range results {
 		switch {
-		case r.Skipped == engine.SkippedLoaded && len(already) > 2:
+		case len(grouped[r.Skipped]) > 2:
 		case r.Skipped != "":
 			fmt.Fprintf(s.errOut, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
 		case r.Rederived:

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,6 +91,22 @@ func TestTracesNamedTwice(t *testing.T) {
 				t.Errorf("stderr has %d notes, want %d:\n%s", n, tc.notes, errOut)
 			}
 		})
+	}
+	// A directory of three ranks named twice: one line for the three, as for files already loaded.
+	dir := t.TempDir()
+	data, err := os.ReadFile(backwardJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"rank0.json", "rank1.json", "rank2.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runCLI(t, "", "--format", "csv", "--rank-from", "index", dir, dir, "-c", q)
+	want := fmt.Sprintf("tracesql: 3 files named twice, skipped (%s … %s)\n", filepath.Join(dir, "rank0.json"), filepath.Join(dir, "rank2.json"))
+	if code != 0 || out != "label,n\ntrace,3\n" || errOut != want {
+		t.Errorf("a directory named twice: exit %d, stdout %q, stderr %q, want stderr %q", code, out, errOut, want)
 	}
 }
 
