@@ -681,7 +681,11 @@ func (g *CPGraph) callStacks(isLock, isBlocking []bool, addEdge func(u, v int32,
 			continue // a GPU stream (no call stack) or a mixed lane HTA cannot classify
 		}
 		cpu := grp // every row of a lane that is not skipped is on stream -1
-		ends = htaStackOrder(f, cpu, ends)
+		if g.opts.Compat {
+			ends = htaStackOrder(f, cpu, ends)
+		} else {
+			ends = nestedStackOrder(f, cpu, ends)
+		}
 		// HTA walks the tree its stack built depth-first, children in start order: htaStackWalk's
 		// enter and exit calls, so the edges are added while the stack is replayed, without the tree.
 		last := int32(-1)

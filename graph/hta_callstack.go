@@ -1,5 +1,10 @@
 package graph
 
+import (
+	"cmp"
+	"slices"
+)
+
 // HTA 0.6.1's call stacks (trace_call_stack.py's CallStackGraph, hta-spec.md §4.9 step 1), replayed exactly:
 // compat mode needs them wherever HTA reads its call graph, and they are not the nesting the loader derives.
 // Frequent kernel sequences and CUPTI counters use that module; the critical path uses call_stack.py, whose
@@ -88,6 +93,46 @@ func htaStackOrder(f *Frame, rows []int32, buf []htaStackEnd) []htaStackEnd {
 	}
 	PySort(out, htaStackLess)
 	return out
+}
+
+// nestedStackOrder orders the ends of rows (one thread, nested by nestCPULanes) for htaStackWalk by a
+// consistent rule, where HTA's comparator is not one: at one time the events ending there close first
+// (the shorter first, the later of equal ones first), then events open (the longer first, then by index), a
+// zero-length event closing right after it opens. HTA's order put a zero-length launch call at the
+// instant one op ends and its sibling starts between the sibling's start and the op's end, which popped
+// the wrong event: an edge back in time, and the thread's time counted twice (a 170 µs path on a thread
+// of 150 µs).
+func nestedStackOrder(f *Frame, rows []int32, buf []htaStackEnd) []htaStackEnd {
+	ends := buf[:0]
+	for _, r := range rows {
+		d := max(f.Dur[r], 0)
+		ends = append(ends, htaStackEnd{row: r, index: f.EvIdx[r], dur: d, time: f.TS[r], open: true},
+			htaStackEnd{row: r, index: f.EvIdx[r], dur: d, time: f.TS[r] + d})
+	}
+	// rank: 0 an end of a nonzero event, 1 a start or a zero-length event's end
+	rank := func(e htaStackEnd) int {
+		if !e.open && e.dur > 0 {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(ends, func(x, y htaStackEnd) int {
+		if c := cmp.Or(cmp.Compare(x.time, y.time), cmp.Compare(rank(x), rank(y))); c != 0 {
+			return c
+		}
+		if rank(x) == 0 {
+			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(y.index, x.index))
+		}
+		return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.index, y.index), cmp.Compare(boolRank(!x.open), boolRank(!y.open)))
+	})
+	return ends
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // htaStackWalk replays HTA's stack over ends (htaStackOrder's result): a start becomes a child of the event

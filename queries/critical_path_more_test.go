@@ -621,7 +621,7 @@ func TestCriticalPathReviewR63(t *testing.T) {
 	}
 }
 
-// Review r63's findings 1, 3 and 5 (hta algorithm, default mode), each worked out by hand.
+// Review r63's findings 1, 3, 4 and 5 (hta algorithm, default mode), each worked out by hand.
 func TestCriticalPathReviewR63Leftovers(t *testing.T) {
 	cases := []struct {
 		name, trace string
@@ -694,6 +694,21 @@ func TestCriticalPathReviewR63Leftovers(t *testing.T) {
 {"ph":"X","cat":"kernel","name":"G","pid":0,"tid":8,"ts":85,"dur":200,"args":{"correlation":4,"stream":8,"device":0}}]}`,
 		[][]string{{"cpu_bound", "5", "275"}, {"gpu_compute_bound", "260", "275"}, {"gpu_kernel_launch_overhead", "10", "275"}},
 		[][]string{{"3", "8"}},
+	}, {
+		// A zero-length launch call at 30, where A ends and its sibling B starts: HTA's stack order (not a
+		// consistent order there) popped the wrong event, an edge from B's end back to A's, and 170 µs of
+		// path on a thread whose work is P's 150. P 5, A 20, the launch, B 20, C 10, P 95 = 150 (the kernel's
+		// branch: 5 + 20 + launch delay 10 + K 30 = 65).
+		"zero_length_launch_at_op_boundary", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":200},
+{"ph":"X","cat":"cpu_op","name":"P","pid":1,"tid":1,"ts":5,"dur":150},
+{"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":20},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":30,"dur":0,"args":{"correlation":1}},
+{"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":30,"dur":20},
+{"ph":"X","cat":"cpu_op","name":"C","pid":1,"tid":1,"ts":50,"dur":10},
+{"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":40,"dur":30,"args":{"correlation":1,"stream":7,"device":0}}]}`,
+		[][]string{{"cpu_bound", "150", "150"}},
+		nil,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
