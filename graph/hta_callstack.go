@@ -103,36 +103,40 @@ func htaStackOrder(f *Frame, rows []int32, buf []htaStackEnd) []htaStackEnd {
 // the wrong event: an edge back in time, and the thread's time counted twice (a 170 µs path on a thread
 // of 150 µs).
 func nestedStackOrder(f *Frame, rows []int32, buf []htaStackEnd) []htaStackEnd {
-	ends := buf[:0]
+	// One sort key per end: (time, k2, k3). k2 puts the ends of nonzero events (their duration, the shorter
+	// first) before every start and zero-length end (1<<62 - duration, the longer first); k3 orders ends by
+	// index reversed, and starts by index, a zero-length event's end right after its start.
+	type keyed struct {
+		time, k2, k3 int64
+		end          htaStackEnd
+	}
+	keys := make([]keyed, 0, 2*len(rows))
 	for _, r := range rows {
-		d := max(f.Dur[r], 0)
-		ends = append(ends, htaStackEnd{row: r, index: f.EvIdx[r], dur: d, time: f.TS[r], open: true},
-			htaStackEnd{row: r, index: f.EvIdx[r], dur: d, time: f.TS[r] + d})
+		d, ix := max(f.Dur[r], 0), f.EvIdx[r]
+		open := htaStackEnd{row: r, index: ix, dur: d, time: f.TS[r], open: true}
+		keys = append(keys, keyed{f.TS[r], 1<<62 - d, 2 * ix, open})
+		closing := open
+		closing.time, closing.open = f.TS[r]+d, false
+		if d > 0 {
+			keys = append(keys, keyed{closing.time, d, -ix, closing})
+		} else {
+			keys = append(keys, keyed{closing.time, 1 << 62, 2*ix + 1, closing})
+		}
 	}
-	// rank: 0 an end of a nonzero event, 1 a start or a zero-length event's end
-	rank := func(e htaStackEnd) int {
-		if !e.open && e.dur > 0 {
-			return 0
+	slices.SortFunc(keys, func(x, y keyed) int {
+		switch {
+		case x.time != y.time:
+			return cmp.Compare(x.time, y.time)
+		case x.k2 != y.k2:
+			return cmp.Compare(x.k2, y.k2)
 		}
-		return 1
-	}
-	slices.SortFunc(ends, func(x, y htaStackEnd) int {
-		if c := cmp.Or(cmp.Compare(x.time, y.time), cmp.Compare(rank(x), rank(y))); c != 0 {
-			return c
-		}
-		if rank(x) == 0 {
-			return cmp.Or(cmp.Compare(x.dur, y.dur), cmp.Compare(y.index, x.index))
-		}
-		return cmp.Or(cmp.Compare(y.dur, x.dur), cmp.Compare(x.index, y.index), cmp.Compare(boolRank(!x.open), boolRank(!y.open)))
+		return cmp.Compare(x.k3, y.k3)
 	})
-	return ends
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
+	ends := buf[:0]
+	for _, k := range keys {
+		ends = append(ends, k.end)
 	}
-	return 0
+	return ends
 }
 
 // htaStackWalk replays HTA's stack over ends (htaStackOrder's result): a start becomes a child of the event
