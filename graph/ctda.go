@@ -180,6 +180,17 @@ func syncCall(name string) bool {
 	return api && strings.Contains(name, "Memcpy") && !strings.Contains(name, "Async")
 }
 
+// waitedForCopy reports whether call, a CUDA/HIP runtime or driver copy with Async in its name, waited for
+// its copy, the GPU row copy, as a synchronous copy does: a copy to or from pageable memory (CUDA returns
+// from one to pageable memory only when it is done), which ended before the call returned. Ending first
+// alone does not tell: a 1 µs device-to-device copy on an idle stream can end inside a slow call.
+func waitedForCopy(f *Frame, call, copy int32) bool {
+	name := f.Syms[f.Name[call]]
+	api := strings.HasPrefix(name, "cuda") || strings.HasPrefix(name, "hip") || strings.HasPrefix(name, "cuMemcpy")
+	return api && strings.Contains(name, "Memcpy") && strings.Contains(name, "Async") &&
+		strings.Contains(f.Syms[f.Name[copy]], "Pageable") && f.TS[copy]+f.Dur[copy] <= f.TS[call]+f.Dur[call]
+}
+
 // isEventRecord names the calls that record an event on a stream, for a wait to wait for.
 var isEventRecord = map[string]bool{"cudaEventRecord": true, "cudaEventRecordWithFlags": true, "hipEventRecord": true, "hipEventRecordWithFlags": true}
 
@@ -362,6 +373,20 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			launches[l] = r
 		}
 	}
+	// waitedCopy: asynchronous copy calls that waited for their copy (waitedForCopy); each is a
+	// synchronous copy for the graph (it ends its node, and its copy is its sync dependency), as a
+	// cudaMemcpy: a 930 µs pageable cudaMemcpyAsync was the top hotspot, the 1000 µs kernel it waited
+	// for off the path. splitAfter: the rows after which a node ends, by row (nil none).
+	var waitedCopy, splitAfter []bool
+	for r := 0; r < n; r++ {
+		if g := launches[r]; g >= 0 && waitedForCopy(f, int32(r), g) {
+			if waitedCopy == nil {
+				waitedCopy = make([]bool, n)
+			}
+			waitedCopy[r] = true
+		}
+	}
+	syncRow := func(r int32) bool { return isSyncCall[f.Name[r]] || waitedCopy != nil && waitedCopy[r] }
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -429,6 +454,13 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		for r := 0; r < n; r++ {
 			awaitedRecord[r] = isCPU[f.Cat[r]] && (f.Corr[r] >= 0 && corrs[f.Corr[r]] || unnamedRecord && isEventRecord[f.Syms[f.Name[r]]])
+		}
+	}
+	splitAfter = awaitedRecord
+	if waitedCopy != nil {
+		splitAfter = slices.Clone(waitedCopy)
+		for r, at := range awaitedRecord {
+			splitAfter[r] = splitAfter[r] || at
 		}
 	}
 
@@ -548,7 +580,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		}
 		if len(grp) > 1 {
-			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return isSyncCall[f.Name[r]] || launches[r] >= 0 })
+			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return syncRow(r) || launches[r] >= 0 })
 		}
 		var ids []int32
 		if !o.Aggregate {
@@ -571,7 +603,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				if g := launches[a.row]; g >= 0 {
 					ls, ld = f.Stream[g], f.Pid[g]
 				}
-				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, awaitedRecord, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
+				if j > i && c.splits(o.Aggregate, atoms[j-1], a, atomTid[j-1] != atomTid[j], endsNode, splitAfter, phase[a.row], ph, ls, nd.Stream, ld, nd.streamGPU) {
 					break
 				}
 				if ls >= 0 && lastLaunchAt >= 0 && len(syncStarts) > 0 && syncedBetween(ld, ls, lastLaunchAt, f.TS[a.row]) {
@@ -612,7 +644,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			nd.last = int32(len(c.atoms))
 			nd.MainRow = c.namingRow(nd, nd.Start, nd.End)
 			nd.waitFrom = nd.End
-			if a := c.atoms[nd.last-1]; isSyncCall[f.Name[a.row]] {
+			if a := c.atoms[nd.last-1]; syncRow(a.row) {
 				nd.waitFrom = max(nd.Start, f.TS[a.row])
 			}
 			ids = append(ids, int32(len(c.Nodes)))
@@ -643,7 +675,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 				continue
 			}
 			a := c.atoms[nd.last-1]
-			if !isSyncCall[f.Name[a.row]] || a.end != f.TS[a.row]+f.Dur[a.row] {
+			if !syncRow(a.row) || a.end != f.TS[a.row]+f.Dur[a.row] {
 				continue
 			}
 			releases = append(releases, [2]int32{v, int32(len(c.Nodes))})
@@ -1048,7 +1080,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		for _, v := range ids {
 			for _, a := range c.atoms[c.Nodes[v].first:c.Nodes[v].last] {
 				nm := f.Name[a.row]
-				if !isSyncCall[nm] {
+				if !syncRow(a.row) {
 					continue
 				}
 				dst := nextOnThread(a.row)

@@ -691,28 +691,31 @@ func TestCTDASyncThatDidNotWait(t *testing.T) {
 // TestCTDASynchronousCopy: PyTorch's synchronous copies call hipMemcpyWithStream on ROCm (and
 // cudaMemcpy, cuMemcpyDtoH_v2, ... elsewhere). The call waits for its stream, so it ends the CPU
 // node like a synchronisation, and the work after it depends on the copy through a sync edge;
-// the asynchronous copy does neither, and the GPU side's "Memcpy DtoH" event is no call at all.
+// an asynchronous copy does so only when its copy is to or from pageable memory and ended before it returned,
+// and the GPU side's "Memcpy DtoH" event is no call at all.
 func TestCTDASynchronousCopy(t *testing.T) {
 	for _, c := range []struct {
 		call string
+		dur  float64 // of the call, from 32; the copy runs 300..305
 		sync bool
 	}{
-		{"hipMemcpyWithStream", true}, {"cudaMemcpy", true}, {"cuMemcpyDtoH_v2", true},
-		{"cudaMemcpyAsync", false}, {"hipMemcpyAsync", false},
+		{"hipMemcpyWithStream", 277, true}, {"cudaMemcpy", 277, true}, {"cuMemcpyDtoH_v2", 277, true},
+		{"cudaMemcpyAsync", 277, true}, {"hipMemcpyAsync", 277, true},
+		{"cudaMemcpyAsync", 8, false}, {"hipMemcpyAsync", 8, false},
 	} {
 		var b frameBuilder
 		b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 500)
 		b.cpu(1, "cpu_op", "aten::mm", 0, 20)
-		b.launch(1, "hipLaunchKernel", 5, 3, 3, "gemm", 10, 290)                         // 10..300
-		b.cpu(1, "cpu_op", "aten::copy_", 30, 280)                                       // 30..310
-		_, cp := b.launch(1, c.call, 32, 277, 3, "Memcpy DtoH (Device -> Host)", 300, 5) // call 32..309
+		b.launch(1, "hipLaunchKernel", 5, 3, 3, "gemm", 10, 290)                               // 10..300
+		b.cpu(1, "cpu_op", "aten::copy_", 30, 280)                                             // 30..310
+		_, cp := b.launch(1, c.call, 32, c.dur, 3, "Memcpy DtoH (Device -> Pageable)", 300, 5) // call 32..309 or 32..40
 		after := b.cpu(1, "cpu_op", "aten::item", 320, 20)
 		b.launch(1, "hipLaunchKernel", 325, 3, 3, "next", 330, 10)
 		cdg := buildCTDA(t, b.frame(), true)
 		nCp, nAfter := cdg.nodeOf(t, cp), cdg.nodeOf(t, after)
 		e := cdg.G.Edge(nCp, nAfter)
 		if got := e >= 0 && cdg.G.Type[e] == EdgeSyncDependency; got != c.sync {
-			t.Errorf("%s: sync edge copy → aten::item: %v, want %v", c.call, got, c.sync)
+			t.Errorf("%s of %d µs: sync edge copy → aten::item: %v, want %v", c.call, int(c.dur), got, c.sync)
 		}
 	}
 	if syncCall("Memcpy DtoH (Device -> Host)") {

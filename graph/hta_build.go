@@ -118,6 +118,9 @@ type CPGraph struct {
 	WindowEnd   int64
 	Clipped     []int32 // frame rows in the window (ascending)
 	clippedSet  []bool
+	// waitedCopy: by default, the asynchronous copy calls that waited for their copy (waitedForCopy): the
+	// thread waited for the GPU inside them (per frame row; nil none).
+	waitedCopy []bool
 
 	// Nodes: NodeRow = frame row of the event, NodeTS ns, NodeStart = start node of its event.
 	NodeRow   []int32
@@ -269,6 +272,14 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 	}
 
 	if !o.Compat {
+		for _, r := range g.Clipped {
+			if ic := linked(int(r)); ic >= 0 && f.Stream[r] == -1 && f.Stream[ic] != -1 && waitedForCopy(f, r, ic) {
+				if g.waitedCopy == nil {
+					g.waitedCopy = make([]bool, n)
+				}
+				g.waitedCopy[r] = true
+			}
+		}
 		f = nestCPULanes(f, g.Clipped, g.WindowEnd)
 		f = serialGPULanes(f, g.Clipped)
 		g.F = f
@@ -412,8 +423,10 @@ func BuildHTA(ctx context.Context, f *Frame, o Options) (*CPGraph, error) {
 				for len(pending) > 0 {
 					p := pending[len(pending)-1]
 					pending = pending[:len(pending)-1]
-					if g.NodeRow[p] == g.NodeRow[v] {
-						id := addEdge(p, v, EdgeOperator, false)
+					if r := g.NodeRow[p]; r == g.NodeRow[v] {
+						// a copy call that waited for its copy weighs nothing, as other blocking calls:
+						// the wait is the GPU's (its sync edge, in kernels)
+						id := addEdge(p, v, EdgeOperator, g.waitedCopy != nil && g.waitedCopy[r])
 						attribute(id, g.NodeRow[v])
 					} else {
 						addEdge(p, v, EdgeDependency, false)

@@ -408,6 +408,14 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	}
 	for _, w := range ws {
 		r := w.row
+		if g.waitedCopy != nil && g.endNode[r] >= 0 && f.Cat[r] != syncCat {
+			// a copy its call waited for (no cuda_sync record is written for it): the call returned after it
+			if call := linkEv(r); call >= 0 {
+				if cr := row(call); cr >= 0 && g.waitedCopy[cr] {
+					syncEdge(g.endNode[r], call)
+				}
+			}
+		}
 		if f.Cat[r] == syncCat {
 			name := f.Name[r]
 			if name == swe || name == eventSync {

@@ -766,3 +766,31 @@ func TestCriticalPathReviewR65(t *testing.T) {
 		t.Errorf("compat: %v, want HTA's invalid graph", err)
 	}
 }
+
+// Review r66 #1: a cudaMemcpyAsync to pageable memory returns only after its copy ended (115-1045 µs,
+// the copy 1030-1035 behind the 1000 µs k1), and no cuda_sync record says so. Both algorithms counted the
+// call as CPU work: the 930 µs call was the top hotspot, k1 off the path. Now it is a synchronous copy, as a
+// cudaMemcpy: hta: work 5, launch delay 15, k1 1000, kernel-kernel 5, the copy 5, its sync edge, then
+// _local_scalar_dense 5 and after 45 = 1080; ctda: work 5 + launch call 10, 5, k1, 5, copy, then 45 + 25.
+func TestCriticalPathReviewR66(t *testing.T) {
+	db := ctOpenJSON(t, "memcpyasync_pageable.json", `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":1200},
+{"ph":"X","cat":"cpu_op","name":"aten::work","pid":100,"tid":100,"ts":5,"dur":95},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":10,"dur":10,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":25,"dur":1000,"args":{"stream":7,"device":0,"correlation":1}},
+{"ph":"X","cat":"cpu_op","name":"aten::_local_scalar_dense","pid":100,"tid":100,"ts":110,"dur":940},
+{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":115,"dur":930,"args":{"correlation":2}},
+{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":1030,"dur":5,"args":{"stream":7,"device":0,"correlation":2}},
+{"ph":"X","cat":"cpu_op","name":"aten::after","pid":100,"tid":100,"ts":1055,"dur":45}]}`)
+	ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary() WHERE bound_by <> '' ORDER BY 1`,
+		[][]string{{"cpu_bound", "55", "1080"}, {"gpu_compute_bound", "1005", "1080"}, {"gpu_kernel_kernel_overhead", "5", "1080"},
+			{"gpu_kernel_launch_overhead", "15", "1080"}})
+	ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(compat := true) WHERE bound_by <> ''`,
+		[][]string{{"cpu_bound", "1080", "1080"}}) // HTA's
+	for _, agg := range []string{"true", "false"} {
+		ctWantRows(t, db.SQL, `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(algorithm := 'ctda', aggregate := `+agg+`) ORDER BY 1`,
+			[][]string{{"cpu_bound", "85", "1100"}, {"gpu_compute_bound", "1005", "1100"}, {"gpu_kernel_kernel_overhead", "5", "1100"},
+				{"gpu_kernel_launch_overhead", "5", "1100"}})
+		ctWantRows(t, db.SQL, `SELECT name, duration_us FROM hotspots(top := 2, aggregate := `+agg+`)`, [][]string{{"k1", "1000"}, {"aten::after", "45"}})
+	}
+}
