@@ -926,25 +926,22 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		return latestEnded(streamKey{c.Nodes[g].Pid, c.Nodes[g].Stream}, c.Nodes[dst].Start, launchTime(g), true)
 	}
 	addSync := func(g, dst int32) { add(waited(g, dst), dst, cdgSync) }
-	// recordedOn: the stream an event a wait on GPU pid names by stream id ws was recorded on, by t. The
-	// record names no GPU: a copy between GPUs records an event on one GPU's current stream and makes the
-	// other's wait on it, both usually stream 7. The waiting GPU's stream ws when it had work launched by t
-	// and is not the waiting stream itself (no wait), else the other GPUs' stream ws that had work launched
-	// last by t.
+	// recordedOn: the stream an event a wait on GPU pid names by stream id ws was recorded on, by t
+	// (recordedGPU).
 	recordedOn := func(pid, ws int64, waiting streamKey, t int64) streamKey {
-		own := streamKey{pid, ws}
-		if own != waiting && lastLaunched(own, t) >= 0 {
-			return own
-		}
-		best, bestAt := own, int64(math.MinInt64)
+		var gpus []int64
 		for _, k := range streamKeys {
-			if k.stream == ws && k.pid != pid {
-				if g := lastLaunched(k, t); g >= 0 && launchTime(g) > bestAt {
-					best, bestAt = k, launchTime(g)
-				}
+			if k.stream == ws {
+				gpus = append(gpus, k.pid)
 			}
 		}
-		return best
+		gpu := recordedGPU(pid, waiting == streamKey{pid, ws}, gpus, func(gpu int64) (int64, bool) {
+			if g := lastLaunched(streamKey{gpu, ws}, t); g >= 0 {
+				return launchTime(g), true
+			}
+			return 0, false
+		})
+		return streamKey{gpu, ws}
 	}
 	sawSync := false
 	waitRecorded := map[int32]bool{} // stream-wait calls a "Stream Wait Event" record explains

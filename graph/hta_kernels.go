@@ -168,10 +168,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	type recLaunch struct{ ev, gpu int64 }
 	prevLaunchByRecordCorr := map[int64]recLaunch{}
 	if record >= 0 {
-		// The wait's record names the stream the event was recorded on (wait_on_stream) but not its GPU. HTA
-		// takes the waiting side's, which a copy between GPUs contradicts: ATen records an event on one GPU's
-		// current stream and makes the other GPU's wait on it, both usually stream 7, so the wait looked like
-		// one on its own stream (an invalid graph), or took the waiting GPU's kernel before it as the source.
+		// The record's GPU: by default recordedGPU's (HTA: the waiting side's).
 		type sk struct{ corr, stream, gpu, waitStream int64 }
 		recStream := map[int64]sk{}
 		for r := 0; r < n; r++ {
@@ -216,20 +213,16 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 			rc := recs[int(i)-len(launches)]
 			gpu := rc.gpu
 			if !g.opts.Compat {
-				// By default: the waiting GPU's stream when it has had work launched on it and is not the
-				// waiting stream itself (an event recorded on the stream that waits for it is no wait),
-				// else the GPU whose stream of that id had work launched last.
-				gpu = -1
-				if _, ok := maxLaunch[gs{rc.gpu, rc.stream}]; ok && rc.stream != rc.waitStream {
-					gpu = rc.gpu
-				} else {
-					best := int64(-1)
-					for k, id := range maxLaunch {
-						if k.stream == rc.stream && k.gpu != rc.gpu && id > best {
-							best, gpu = id, k.gpu
-						}
+				var gpus []int64
+				for k := range maxLaunch {
+					if k.stream == rc.stream {
+						gpus = append(gpus, k.gpu)
 					}
 				}
+				gpu = recordedGPU(rc.gpu, rc.stream == rc.waitStream, gpus, func(gpu int64) (int64, bool) {
+					id, ok := maxLaunch[gs{gpu, rc.stream}]
+					return id, ok // launch ids follow the launches' times
+				})
 			}
 			if id, ok := maxLaunch[gs{gpu, rc.stream}]; ok {
 				prevLaunchByRecordCorr[rc.corr] = recLaunch{f.EvIdx[launches[id].row], gpu}
@@ -535,6 +528,26 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	}
 	_ = b
 	return nil
+}
+
+// recordedGPU is the GPU of the stream an awaited event was recorded on: a wait's record names that
+// stream's id but not its GPU, and a copy between GPUs records an event on one GPU's current stream and
+// makes the other's wait on it, both usually stream 7 (HTA takes the waiting GPU's: an invalid graph, a
+// wait on its own stream). It is the waiting GPU's stream of that id when that is not the waiting stream
+// itself (no wait) and had work launched by the record (last reports the latest launch time on a GPU's
+// stream of the id, and whether there is one), else the other GPU among gpus whose stream launched last
+// (-1 none).
+func recordedGPU(waitGPU int64, onWaitingStream bool, gpus []int64, last func(gpu int64) (int64, bool)) int64 {
+	if _, ok := last(waitGPU); ok && !onWaitingStream {
+		return waitGPU
+	}
+	best, bestAt := int64(-1), int64(math.MinInt64)
+	for _, gpu := range gpus {
+		if at, ok := last(gpu); ok && gpu != waitGPU && at > bestAt {
+			best, bestAt = gpu, at
+		}
+	}
+	return best
 }
 
 // permute returns xs sorted by key with numpy's quicksort (ArgsortQuick), as pandas' sort_values does.
