@@ -794,3 +794,16 @@ func TestCriticalPathReviewR66(t *testing.T) {
 		ctWantRows(t, db.SQL, `SELECT name, duration_us FROM hotspots(top := 2, aggregate := `+agg+`)`, [][]string{{"k1", "1000"}, {"aten::after", "45"}})
 	}
 }
+
+// TestCriticalPathReviewR66EmptyCompatWindow: testdata's out_of_order traces span 0.13 µs; HTA's whole-µs
+// times (start rounded up, end down) make compat's whole-trace window end 1 µs before it starts. Its
+// summary reported window_us -1; the window is empty: 0 µs, with no CPCR or busy bound (0 / 0). Default
+// mode keeps the ns window.
+func TestCriticalPathReviewR66EmptyCompatWindow(t *testing.T) {
+	for _, name := range []string{"before_fix_trace.json", "after_fix_trace.json"} {
+		db := ctOpen(t, filepath.Join("..", "testdata", "traces", "out_of_order", name))
+		ctWantRows(t, db.SQL, `SELECT coalesce(bound_by, 'NULL'), path_length_us, window_us, coalesce(cpcr::VARCHAR, 'NULL'), coalesce(busy_bound::VARCHAR, 'NULL')
+			FROM critical_path_summary(annotation := '', compat := true)`, [][]string{{"NULL", "0", "0", "NULL", "NULL"}})
+		ctWantRows(t, db.SQL, `SELECT window_us FROM critical_path_summary(annotation := '') LIMIT 1`, [][]string{{"0.13"}})
+	}
+}

@@ -569,7 +569,9 @@ func summaryTable(g *graph.CPGraph, tr cpTrace, edges []int32, weights []int64, 
 		reached = max(reached, g.NodeTS[g.G.Dst[e]])
 	}
 	s.pathLen, s.edges = pathLen, len(edges)
-	s.window = end - g.WindowStart
+	// HTA's whole-µs times round each event inward (compat), so a window shorter than a µs can end before
+	// it starts: it is empty, not -1 µs long
+	s.window = max(0, end-g.WindowStart)
 	s.busy = graph.BusyBoundOf(g.Source, g.WindowStart, g.WindowEnd, end)
 	return s.table(tr)
 }
