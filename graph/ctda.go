@@ -125,9 +125,10 @@ type PathStep struct {
 	// GPU nodes: the parts of [Lo, Hi] none of the node's own events covers. An aggregated GPU node
 	// spans every kernel its launcher issued, and the stream can sit idle between them for longer
 	// than they run (hta/negative_queue_length_values_check: 23 ms of kernels over 109 ms). Launcher:
-	// the launcher's busy time in the gaps before kernels launched only after the gap began, up to
-	// the launch (the stream waited for the CPU to issue them: aggregate=false's path runs through
-	// those CPU nodes); Idle: the rest (a kernel gap, as between the nodes of aggregate=false).
+	// the gaps before kernels launched only after the gap began, up to the launch (the stream waited
+	// for the host to issue them, inside the launcher's events or between them: aggregate=false's path
+	// runs through those CPU nodes and the edges between them); Idle: the rest (a kernel gap, as
+	// between the nodes of aggregate=false).
 	// Hi − Lo − Launcher − Idle is the GPU work.
 	Launcher, Idle int64
 	// Named: the frame row naming the counted span (namingRow over [Lo, Hi]): a node ending in a
@@ -1840,8 +1841,8 @@ func (c *CDG) coveredPair(first, second int32, lo, hi int64, fn func(row int32, 
 }
 
 // gpuSpanParts splits [lo, hi] of a GPU node's span: own, the time its events cover; launcher, the
-// launcher's busy time inside the gaps that waited for a launch (PathStep.Launcher), which lies in
-// [wlo, whi].
+// time of the gaps that waited for a launch (PathStep.Launcher), whose part the launcher was busy in
+// lies in [wlo, whi].
 func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher, wlo, whi int64) {
 	nd := c.Nodes[node]
 	type iv struct{ s, e int64 }
@@ -1866,6 +1867,13 @@ func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher, wlo, whi in
 	if len(waits) == 0 || nd.Launcher < 0 {
 		return own, 0, 0, 0
 	}
+	// The stream waited for the host for the whole of each wait, inside the launcher's events or
+	// between them (time the trace does not show: the Python between two launches), as the event-level
+	// path's edges between the launcher's calls count it; [wlo, whi] is where the launcher was busy
+	// (its events name the time), or the waits' extent when it never was.
+	for _, w := range waits {
+		launcher += w.e - w.s
+	}
 	k := 0
 	wlo, whi = hi, lo
 	c.pieces(nd.Launcher, func(s, e int64, _ int32, busy bool) {
@@ -1873,11 +1881,12 @@ func (c *CDG) gpuSpanParts(node int32, lo, hi int64) (own, launcher, wlo, whi in
 			k++
 		}
 		for j := k; busy && j < len(waits) && waits[j].s < e; j++ {
-			from, to := max(s, waits[j].s), min(e, waits[j].e)
-			launcher += to - from
-			wlo, whi = min(wlo, from), max(whi, to)
+			wlo, whi = min(wlo, max(s, waits[j].s)), max(whi, min(e, waits[j].e))
 		}
 	})
+	if wlo >= whi {
+		wlo, whi = waits[0].s, waits[len(waits)-1].e
+	}
 	return own, launcher, wlo, whi
 }
 

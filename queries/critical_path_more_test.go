@@ -807,3 +807,30 @@ func TestCriticalPathReviewR66EmptyCompatWindow(t *testing.T) {
 		ctWantRows(t, db.SQL, `SELECT window_us FROM critical_path_summary(annotation := '') LIMIT 1`, [][]string{{"0.13"}})
 	}
 }
+
+// TestCTDAAggregatedWaitForLaunch (review r66 #2): a stream that waited for its next launch waited for the
+// host for the whole of that time, whether the launching thread was in a traced call or not (a Python frame
+// with no operator under it: the time between two launches). In one Python frame (0-26 µs) the thread launched
+// k1 (call 1-5, kernel 6-9) and k2 (call 20-25, kernel 26-30). The event-level path (aggregate := false) is
+// the frame, launch 1, the frame's 15 µs, launch 2 (25 µs cpu_bound), 1 µs of launch overhead and k2. The
+// aggregated GPU node spans 6-30 µs; the stream waited 9-25 µs for k2's launch. Only the 5 µs of launch 2
+// counted as the launcher's time, the 11 µs before it as kernel-kernel overhead (cpu_bound 10,
+// kernel-kernel 12); now the wait is the host's: cpu_bound 21, kernel-kernel 1 (k2 started 1 µs after its
+// enqueue), GPU 7 (the node's own time, k1 included).
+func TestCTDAAggregatedWaitForLaunch(t *testing.T) {
+	db := ctOpenJSON(t, "wait_for_launch.json", `{"traceEvents":[
+{"ph":"X","cat":"python_function","name":"train.py(10): step","pid":100,"tid":100,"ts":0,"dur":26},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":1,"dur":4,"args":{"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":6,"dur":3,"args":{"stream":7,"device":0,"correlation":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":20,"dur":5,"args":{"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":26,"dur":4,"args":{"stream":7,"device":0,"correlation":2}}]}`)
+	q := func(agg string) string {
+		return `SELECT bound_by, duration_us, path_length_us FROM critical_path_summary(annotation := '', algorithm := 'ctda', aggregate := ` + agg + `) ORDER BY 1`
+	}
+	ctWantRows(t, db.SQL, q("false"), [][]string{{"cpu_bound", "25", "30"}, {"gpu_compute_bound", "4", "30"},
+		{"gpu_kernel_launch_overhead", "1", "30"}})
+	ctWantRows(t, db.SQL, q("true"), [][]string{{"cpu_bound", "21", "30"}, {"gpu_compute_bound", "7", "30"},
+		{"gpu_kernel_kernel_overhead", "1", "30"}, {"gpu_kernel_launch_overhead", "1", "30"}})
+	ctWantRows(t, db.SQL, `SELECT src_node = dst_node, weight_us FROM critical_path(annotation := '', algorithm := 'ctda') WHERE bound_by = 'cpu_bound' ORDER BY seq`,
+		[][]string{{"true", "5"}, {"true", "16"}})
+}
