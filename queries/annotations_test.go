@@ -133,3 +133,34 @@ func TestGPUKernelsWithAnnotationsSameInterval(t *testing.T) {
 		ctWantRows(t, db, q, c.want)
 	}
 }
+
+// TestGPUKernelsWithAnnotationsZeroLength (review r67 #1): a zero-length GPU event lies in the annotations
+// holding its instant. Annotations outer [0, 100) and inner [50, 60) µs; memsets of 0 µs at 50 and 51 and a
+// kernel [50, 51). The memset at 50 took outer (an interval overlap of [50, 50) and [50, 60) is empty), the one
+// at 51 inner; both are inner now. Compat keeps HTA's overlap (HTA 0.6.1's pandas IntervalIndex.overlaps, as
+// the reviewer ran it: outer, inner, inner).
+func TestGPUKernelsWithAnnotationsZeroLength(t *testing.T) {
+	db := ctOpenJSON(t, "zero_length.json", `{"traceEvents":[
+	{"ph":"X","cat":"gpu_user_annotation","name":"outer","pid":0,"tid":7,"ts":0,"dur":100,"args":{}},
+	{"ph":"X","cat":"gpu_user_annotation","name":"inner","pid":0,"tid":7,"ts":50,"dur":10,"args":{}},
+	{"ph":"X","cat":"gpu_memset","name":"Memset at 50","pid":0,"tid":7,"ts":50,"dur":0,"args":{"stream":7,"device":0,"correlation":1}},
+	{"ph":"X","cat":"gpu_memset","name":"Memset at 51","pid":0,"tid":7,"ts":51,"dur":0,"args":{"stream":7,"device":0,"correlation":2}},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":50,"dur":1,"args":{"stream":7,"device":0,"correlation":3}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaMemsetAsync","pid":1,"tid":1,"ts":40,"dur":1,"args":{"correlation":1}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaMemsetAsync","pid":1,"tid":1,"ts":42,"dur":1,"args":{"correlation":2}},
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":44,"dur":1,"args":{"correlation":3}}]}`).SQL
+	db.SetMaxOpenConns(1)
+	q := `SELECT name, coalesce(annotation_name, '-') FROM gpu_kernels_with_annotations ORDER BY name`
+	for _, c := range []struct {
+		compat bool
+		want   [][]string
+	}{
+		{false, [][]string{{"Memset at 50", "inner"}, {"Memset at 51", "inner"}, {"k", "inner"}}},
+		{true, [][]string{{"Memset at 50", "outer"}, {"Memset at 51", "inner"}, {"k", "inner"}}},
+	} {
+		if _, err := db.Exec(fmt.Sprintf(`SET VARIABLE hta_compat = %v`, c.compat)); err != nil {
+			t.Fatal(err)
+		}
+		ctWantRows(t, db, q, c.want)
+	}
+}

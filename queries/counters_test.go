@@ -1074,3 +1074,17 @@ func TestLaunchPerThreadStream(t *testing.T) {
 		[][]string{{"aten::mm", "k", "18"}})
 	ctWantRows(t, db, `SELECT name FROM trace_stats WHERE value > 0`, nil)
 }
+
+// TestTimeBlockedZeroSpan (review r67 #3): a rank whose events span no time (a 0 µs launch and its 0 µs kernel,
+// both at 5 µs) has no relative duration: NULL, as temporal_breakdown's percentages of it; compat keeps HTA's
+// NaN (0 / 0 in pandas).
+func TestTimeBlockedZeroSpan(t *testing.T) {
+	db := ctOpenJSON(t, "zero_span.json", `{"traceEvents":[
+	{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":5,"dur":0,"args":{"correlation":1}},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":0,"args":{"stream":7,"device":0,"correlation":1}}]}`)
+	q := `SELECT stream, duration_at_max_queue_length_us, CASE WHEN isnan(relative_duration_at_max_queue_length) THEN 'nan'
+		       ELSE coalesce(relative_duration_at_max_queue_length::VARCHAR, 'NULL') END
+		FROM time_blocked_on_full_queue(max_queue_length := 1, hta_compat := %v)`
+	ctWantRows(t, db.SQL, fmt.Sprintf(q, false), [][]string{{"7", "0", "NULL"}})
+	ctWantRows(t, db.SQL, fmt.Sprintf(q, true), [][]string{{"7", "0", "nan"}})
+}

@@ -30,7 +30,8 @@ WHERE args_check.args_ok
 ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU event with the leaf gpu_user_annotation covering it: among
--- the annotations on the same GPU lane (pid, tid) whose [ts, end) overlaps the event's [ts, end), the shortest
+-- the annotations on the same GPU lane (pid, tid) whose [ts, end) overlaps the event's [ts, end) (a zero-length
+-- event's: those holding its instant; compat: HTA's overlap, none at an annotation's start), the shortest
 -- (ties: the later start, then the later event; compat: HTA's order, the last in the file up to 16 annotations). GPU events are the work temporal_breakdown counts: kernels, memcpy
 -- and memset on a stream (hta_frame.gpu_work), with or without a correlation id; no cuda_sync record. Compat
 -- (HTA 0.6.1): HTA's GPU side (hta_frame.gpu_side), so Stream Sync, Event Sync, Context Sync and Stream Wait
@@ -90,8 +91,11 @@ lanes AS (
 ),
 best AS (
     SELECT l.trace_id, l.ev_idx, arg_min({'idx': a.ev_idx, 'name': a.name}, a.pick) AS ann
+    -- a zero-length event lies in the annotations holding its instant: [50, 60) holds one at 50 (HTA's interval
+    -- overlap finds none there, so the event at an annotation's start took the enclosing one: compat keeps that)
     FROM lanes l JOIN ranked a ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid
-                              AND a.ts < l.end_ts AND l.ts < a.end_ts
+                              AND a.ts < CASE WHEN l.end_ts > l.ts OR hta_compat() THEN l.end_ts ELSE l.ts + 1 END
+                              AND l.ts < a.end_ts
     GROUP BY l.trace_id, l.ev_idx
 )
 SELECT k.label, k.rank, k.ev_idx, k.name, k.cat, k.pid, k.tid, k.stream, k.ts, k.dur, k.kernel_type,

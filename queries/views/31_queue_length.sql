@@ -194,7 +194,9 @@ span AS (
     FROM _hta_frame_mode(_hta_mode(hta_compat, 'time_blocked_on_full_queue')) GROUP BY label, rank
 )
 SELECT b.label, b.rank, b.device, b.stream, b.duration_at_max_queue_length_us,
-       b.duration_at_max_queue_length_us / s.span_us AS relative_duration_at_max_queue_length
+       -- a rank whose events span no time has no ratio (HTA: NaN, kept in compat)
+       b.duration_at_max_queue_length_us / CASE WHEN s.span_us = 0 AND NOT _hta_mode(hta_compat, 'time_blocked_on_full_queue') THEN NULL ELSE s.span_us END
+           AS relative_duration_at_max_queue_length
 FROM blocked b JOIN span s USING (label, rank),
      (SELECT _num_check(TRY_CAST(max_queue_length AS DOUBLE) >= 1 AND TRY_CAST(max_queue_length AS DOUBLE) = trunc(TRY_CAST(max_queue_length AS DOUBLE)), 'time_blocked_on_full_queue: max_queue_length', max_queue_length, 'an integer >= 1')
       AS args_ok) args_check
