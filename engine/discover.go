@@ -73,10 +73,14 @@ func Discover(args []string) (files []string, fromDir []bool, repeated []LoadRes
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, nil, nil, fmt.Errorf("load %s: %w", a, ErrNoSuchPath)
+			named := a // by its absolute path, as every other load error names its file
+			if abs, aerr := filepath.Abs(a); aerr == nil {
+				named = abs
 			}
-			return nil, nil, nil, fmt.Errorf("load %s: %w", a, err)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, nil, nil, fmt.Errorf("load %s: %w", named, ErrNoSuchPath)
+			}
+			return nil, nil, nil, fmt.Errorf("load %s: %w", named, err)
 		}
 		if !st.IsDir() {
 			if !st.Mode().IsRegular() {

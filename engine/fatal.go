@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -46,19 +47,38 @@ func FatalError(db *DB, err error) error {
 	if !IsFatal(err) || db == nil || errors.As(err, &ce) { // (a CheckpointError says it all)
 		return err
 	}
-	return &fatalError{path: db.Path, cause: fatalCause(err.Error()), err: err}
+	fe := &fatalError{path: db.Path, cause: fatalCause(err.Error()), err: err}
+	var le *LoadError
+	if errors.As(err, &le) {
+		fe.file = le.Path
+	}
+	return fe
 }
 
 type fatalError struct {
 	path, cause string
+	file        string // the trace file whose load met the error ("" none)
 	err         error
 }
 
 func (e *fatalError) Error() string {
-	if e.path == "" {
-		return fmt.Sprintf("the in-memory database can no longer be used after a fatal error (%s): start tracesql again", e.cause)
+	load := ""
+	if e.file != "" {
+		load = "load " + e.file + ": " // the file is named, as every failed file is (review r68 #2)
 	}
-	return fmt.Sprintf("database %s can no longer be used in this run after a fatal error (%s); what was committed is kept (its write-ahead log %s.wal is replayed on the next open): run tracesql again once the cause is fixed", e.path, e.cause, e.path)
+	if e.path == "" {
+		return fmt.Sprintf("%sthe in-memory database can no longer be used after a fatal error (%s): start tracesql again", load, e.cause)
+	}
+	return fmt.Sprintf("%sdatabase %s can no longer be used in this run after a fatal error (%s); %s: run tracesql again once the cause is fixed", load, e.path, e.cause, committedWhere(e.path))
+}
+
+// committedWhere says where a database's committed work is after a fatal error: in its write-ahead log,
+// which the next open replays, or, when there is none (every commit checkpointed), in the file itself.
+func committedWhere(path string) string {
+	if _, err := os.Stat(path + ".wal"); err == nil {
+		return fmt.Sprintf("what was committed is kept (its write-ahead log %s.wal is replayed on the next open)", path)
+	}
+	return "what was committed before is kept in it"
 }
 
 func (e *fatalError) Unwrap() error { return e.err }
@@ -73,8 +93,8 @@ type CheckpointError struct {
 
 func (e *CheckpointError) Error() string {
 	if e.Loaded == 0 {
-		return fmt.Sprintf("checkpoint of %s failed (%s); what it holds is committed in its write-ahead log %s.wal, which the next open replays: run tracesql again once the cause is fixed",
-			e.Path, fatalCause(e.Err.Error()), e.Path)
+		return fmt.Sprintf("checkpoint of %s failed (%s); no file was loaded, and %s: run tracesql again once the cause is fixed",
+			e.Path, fatalCause(e.Err.Error()), committedWhere(e.Path))
 	}
 	return fmt.Sprintf("checkpoint of %s after the load failed (%s); the %d file(s) loaded are committed in its write-ahead log %s.wal, which the next open replays: run tracesql again once the cause is fixed",
 		e.Path, fatalCause(e.Err.Error()), e.Loaded, e.Path)

@@ -2,28 +2,42 @@ package engine
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestFatalError: DuckDB's fatal errors, as it words them, become one line naming the database, the
-// innermost cause and what is kept; other errors pass unchanged.
+// innermost cause and what is kept (in the write-ahead log when there is one, else in the file: review r68
+// #2 found a line pointing to a log that did not exist), and the trace file whose load met it; other
+// errors pass unchanged.
 func TestFatalError(t *testing.T) {
 	const checkpointFailed = `FATAL Error: Failed to create checkpoint because of error: FATAL Error: Failed to create checkpoint: IO Error: Could not write file "/m/t.duckdb": No space left on device`
 	const invalidated = "FATAL Error: Failed: database has been invalidated because of a previous fatal error. The database must be restarted prior to being used again.\nOriginal error: \"Failed to create checkpoint because of error: FATAL Error: Failed to create checkpoint: IO Error: Could not write file \"/m/t.duckdb\": No space left on device\""
 	cause := `Could not write file "/m/t.duckdb": No space left on device`
+	dir := t.TempDir()
+	withWAL, noWAL := filepath.Join(dir, "w.duckdb"), filepath.Join(dir, "n.duckdb")
+	if err := os.WriteFile(withWAL+".wal", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		path string
 		err  error
 		want []string // substrings of the message; nil: err unchanged
 	}{
-		{"invalidated", "/m/t.duckdb", errors.New(invalidated), []string{"database /m/t.duckdb can no longer be used", "(" + cause + ")", "/m/t.duckdb.wal"}},
-		{"checkpoint", "/m/t.duckdb", errors.New(checkpointFailed), []string{"(" + cause + ")"}},
+		{"invalidated", withWAL, errors.New(invalidated), []string{"database " + withWAL + " can no longer be used", "(" + cause + ")", withWAL + ".wal is replayed"}},
+		{"invalidated, no log", noWAL, errors.New(invalidated), []string{"(" + cause + ")", "what was committed before is kept in it"}},
+		{"load of a file", noWAL, &LoadError{Path: "/t/r0.json", Err: errors.New(invalidated)},
+			[]string{"load /t/r0.json: database " + noWAL + " can no longer be used", "(" + cause + ")"}},
+		{"checkpoint", withWAL, errors.New(checkpointFailed), []string{"(" + cause + ")"}},
 		{"in memory", "", errors.New(invalidated), []string{"the in-memory database can no longer be used", "(" + cause + ")"}},
-		{"checkpoint error kept", "/m/t.duckdb", &CheckpointError{Path: "/m/t.duckdb", Loaded: 2, Err: errors.New(checkpointFailed)},
-			[]string{"checkpoint of /m/t.duckdb after the load failed (" + cause + "); the 2 file(s) loaded are committed"}},
-		{"other error", "/m/t.duckdb", errors.New("Binder Error: no such column"), nil},
+		{"checkpoint error kept", withWAL, &CheckpointError{Path: withWAL, Loaded: 2, Err: errors.New(checkpointFailed)},
+			[]string{"checkpoint of " + withWAL + " after the load failed (" + cause + "); the 2 file(s) loaded are committed"}},
+		{"checkpoint error, nothing loaded", noWAL, &CheckpointError{Path: noWAL, Err: errors.New(checkpointFailed)},
+			[]string{"checkpoint of " + noWAL + " failed (" + cause + "); no file was loaded, and what was committed before is kept in it"}},
+		{"other error", withWAL, errors.New("Binder Error: no such column"), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

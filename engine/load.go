@@ -237,6 +237,8 @@ func (db *DB) Load(ctx context.Context, args []string, opts LoadOptions) (result
 				if t, ok := opts.swaps.taken[le.Path]; ok {
 					// Its older version is gone with no new one in its place: said, not left to be found.
 					failed[i] = fmt.Errorf("%w; its older version is no longer loaded either: %s took its rank %d before this file failed", err, t.by, t.rank)
+				} else if slices.Contains(slices.Collect(maps.Values(opts.replacing)), le.Path) {
+					failed[i] = fmt.Errorf("%w; its older version stays loaded", err)
 				}
 			}
 		}

@@ -74,7 +74,8 @@ func TestReplaceChangedFile(t *testing.T) {
 	}{
 		{"same rank, new content", 1, nil, ""},
 		{"another rank", 2, nil, ""},
-		{"truncated", -1, []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,`), "truncated JSON"},
+		// (review r68 #6: the line says what the database still holds)
+		{"truncated", -1, []byte(`{"traceEvents":[{"ph":"X","cat":"c","name":"n","pid":1,`), "at byte 55; its older version stays loaded"},
 		{"rank of another file", 0, nil, "rank 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

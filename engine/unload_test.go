@@ -95,3 +95,31 @@ func TestUserTablesKeepTheirRows(t *testing.T) {
 		t.Errorf("the file loaded again got trace id %d, which the kept rows (id %d) could name", again, first)
 	}
 }
+
+// TestOrphanRowsKeepTheirID (review r68 #1): rows of tracesql's tables whose traces row is gone (the user's
+// DELETE FROM traces; a load killed while DuckDB wrote its commit, whose write-ahead log replays the big
+// tables' full row groups without the traces row) keep their id from the next file: the next load took the
+// orphans' id, and its trace held both files' events (its kernels doubled).
+func TestOrphanRowsKeepTheirID(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	if _, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, []string{"../testdata/traces/recorded/control"}, LoadOptions{Label: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	orphan := queryInt(t, db, `SELECT trace_id FROM traces WHERE label = 'b'`)
+	mustExec(t, db, `DELETE FROM traces WHERE label = 'b'`)
+	res, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "c"})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("load c: %+v, %v", res, err)
+	}
+	if int64(res[0].TraceID) <= orphan {
+		t.Errorf("c got trace id %d, the orphan rows hold %d", res[0].TraceID, orphan)
+	}
+	a := queryInt(t, db, `SELECT count(*) FROM events WHERE trace_id = (SELECT trace_id FROM traces WHERE label = 'a')`)
+	if c := queryInt(t, db, `SELECT count(*) FROM events WHERE trace_id = ?`, res[0].TraceID); c != a {
+		t.Errorf("c (the same file as a) has %d events, a %d", c, a)
+	}
+}
