@@ -123,3 +123,47 @@ func TestOrphanRowsKeepTheirID(t *testing.T) {
 		t.Errorf("c (the same file as a) has %d events, a %d", c, a)
 	}
 }
+
+// TestRemoveOrphanRows (review r68 #1): rows whose trace id is above every id traces holds (a load killed
+// while DuckDB wrote its commit replays the big tables' full row groups without their traces row; the same
+// as a DELETE FROM traces of the last trace) are removed from every table of tracesql's, and only those: the
+// kept trace's rows stay, and a user's table keeps its rows.
+func TestRemoveOrphanRows(t *testing.T) {
+	ctx := context.Background()
+	db := openTestDB(t)
+	if _, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(ctx, []string{"../testdata/traces/recorded/control"}, LoadOptions{Label: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, `CREATE TABLE mine AS SELECT trace_id, name FROM kernels`)
+	mine := queryInt(t, db, `SELECT count(*) FROM mine`)
+	if n, id, err := db.RemoveOrphanRows(ctx); err != nil || n != 0 || id != -1 {
+		t.Fatalf("nothing to remove: got %d rows from id %d, %v", n, id, err)
+	}
+	a := queryInt(t, db, `SELECT trace_id FROM traces WHERE label = 'a'`)
+	b := queryInt(t, db, `SELECT trace_id FROM traces WHERE label = 'b'`)
+	aEvents := queryInt(t, db, `SELECT count(*) FROM events WHERE trace_id = ?`, a)
+	bRows := queryInt(t, db, `SELECT count(*) FROM events WHERE trace_id = ?`, b) + queryInt(t, db, `SELECT count(*) FROM _hta_frame_default WHERE trace_id = ?`, b)
+	mustExec(t, db, `DELETE FROM traces WHERE label = 'b'`)
+	n, id, err := db.RemoveOrphanRows(ctx)
+	if err != nil || id != b || n < bRows {
+		t.Fatalf("removed %d rows from id %d (%v): want at least %d, from %d", n, id, err, bRows, b)
+	}
+	own, err := db.perFileTables(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range own {
+		if k := queryInt(t, db, fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id = ?`, sqlIdent(tb)), b); k != 0 {
+			t.Errorf("%s: %d rows of the orphaned trace left", tb, k)
+		}
+	}
+	if k := queryInt(t, db, `SELECT count(*) FROM events WHERE trace_id = ?`, a); k != aEvents {
+		t.Errorf("the kept trace has %d events, had %d", k, aEvents)
+	}
+	if k := queryInt(t, db, `SELECT count(*) FROM mine`); k != mine {
+		t.Errorf("the user's table has %d rows, had %d", k, mine)
+	}
+}

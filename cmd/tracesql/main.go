@@ -337,6 +337,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	defer db.Close()
+	if o.dbPath != "" && !o.readOnly && !createdDB {
+		if n, id, err := db.RemoveOrphanRows(lctx); err != nil {
+			fmt.Fprintf(stderr, "tracesql: warning: %s\n", oneLine(err))
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "tracesql: warning: removed %d row(s) of trace id %d and above from %s: no traces row names them (a load killed while it committed, or a DELETE FROM traces; .unload removes a trace set whole)\n", n, id, o.dbPath)
+		}
+	}
 	// discardNewDB removes the --db file this run created when nothing could be loaded into it, nor put in it
 	// by a statement: a failed run leaves no empty database behind (nor half a job: a failed file leaves
 	// nothing).
