@@ -102,13 +102,7 @@ func TestUserTablesKeepTheirRows(t *testing.T) {
 // orphans' id, and its trace held both files' events (its kernels doubled).
 func TestOrphanRowsKeepTheirID(t *testing.T) {
 	ctx := context.Background()
-	db := openTestDB(t)
-	if _, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Load(ctx, []string{"../testdata/traces/recorded/control"}, LoadOptions{Label: "b"}); err != nil {
-		t.Fatal(err)
-	}
+	db := twoSets(t)
 	orphan := queryInt(t, db, `SELECT trace_id FROM traces WHERE label = 'b'`)
 	mustExec(t, db, `DELETE FROM traces WHERE label = 'b'`)
 	res, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "c"})
@@ -130,13 +124,7 @@ func TestOrphanRowsKeepTheirID(t *testing.T) {
 // kept trace's rows stay, and a user's table keeps its rows.
 func TestRemoveOrphanRows(t *testing.T) {
 	ctx := context.Background()
-	db := openTestDB(t)
-	if _, err := db.Load(ctx, []string{"../testdata/traces/alexnet"}, LoadOptions{Label: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Load(ctx, []string{"../testdata/traces/recorded/control"}, LoadOptions{Label: "b"}); err != nil {
-		t.Fatal(err)
-	}
+	db := twoSets(t)
 	mustExec(t, db, `CREATE TABLE mine AS SELECT trace_id, name FROM kernels`)
 	mine := queryInt(t, db, `SELECT count(*) FROM mine`)
 	if n, id, err := db.RemoveOrphanRows(ctx); err != nil || n != 0 || id != -1 {
@@ -166,4 +154,16 @@ func TestRemoveOrphanRows(t *testing.T) {
 	if k := queryInt(t, db, `SELECT count(*) FROM mine`); k != mine {
 		t.Errorf("the user's table has %d rows, had %d", k, mine)
 	}
+}
+
+// twoSets opens a database holding trace set a (alexnet) and then b (recorded/control).
+func twoSets(t *testing.T) *DB {
+	t.Helper()
+	db := openTestDB(t)
+	for _, set := range []struct{ label, path string }{{"a", "../testdata/traces/alexnet"}, {"b", "../testdata/traces/recorded/control"}} {
+		if _, err := db.Load(context.Background(), []string{set.path}, LoadOptions{Label: set.label}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }
