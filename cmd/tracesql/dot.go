@@ -41,7 +41,7 @@ func init() {
 		"maxrows":  {".maxrows [N]", "rows the table format shows, the first and last halves (0: all; no N: show the current number)", (*session).dotMaxRows},
 		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
-		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories (--replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
+		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories as one trace set (--label before or after every path; --replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
 		"unload":   {".unload PATH... | --label L", "remove loaded files (a directory: its files) or a whole trace set from the database", (*session).dotUnload},
 		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
 		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
@@ -163,7 +163,7 @@ func (s *session) runDot(ctx context.Context, line string) error {
 		err = cmd.run(s, cctx, args)
 	}
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, errReported) && !errors.Is(err, errCancelled) {
-		err = &cancelledError{"." + name + " cancelled (Ctrl-C)"}
+		err = &cancelledError{msg: "." + name + " cancelled (Ctrl-C)"}
 	}
 	if s.out == cw {
 		s.out = cw.w
@@ -513,10 +513,14 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 	opts.Replace = false // asked for per .load, not carried over from the command line
 	var paths []string
 	labelled := false
+	pathsBeforeLabel := 0 // paths named before the first --label
 	// One .load is one trace set: a second --label would silently win over the first.
 	setLabel := func(l string) error {
 		if labelled && l != opts.Label {
 			return fmt.Errorf(".load: two labels, %q and %q: one .load loads one trace set (run .load once per label)", opts.Label, l)
+		}
+		if !labelled {
+			pathsBeforeLabel = len(paths)
 		}
 		opts.Label, labelled = l, true
 		return nil
@@ -548,6 +552,11 @@ func (s *session) dotLoad(ctx context.Context, args []string) error {
 	}
 	if len(paths) == 0 {
 		return fmt.Errorf("usage: .load PATH... [--label L] [--replace]")
+	}
+	// On the command line, --label between paths labels only the paths after it; one .load is one trace set,
+	// so the same words would put the paths before it under the label too: refused rather than read two ways.
+	if labelled && pathsBeforeLabel > 0 && pathsBeforeLabel < len(paths) {
+		return fmt.Errorf(".load: --label %s comes between paths (%s before it, %s after): one .load loads one trace set, so put --label before or after every path, or run .load once per label", opts.Label, paths[pathsBeforeLabel-1], paths[pathsBeforeLabel])
 	}
 	return loadTraces(ctx, s, paths, opts)
 }

@@ -594,6 +594,10 @@ func checkNCCLOffset(spec string) error {
 // loadTraces loads paths and prints one line per file loaded or skipped.
 func loadTraces(ctx context.Context, s *session, paths []string, opts engine.LoadOptions) error {
 	results, err := s.db.Load(ctx, paths, opts)
+	cancelled := err != nil && ctx.Err() != nil
+	if cancelled && opts.Progress != nil {
+		fmt.Fprint(s.errOut, "\r\033[K") // the progress line, cut short by Ctrl-C (and the ^C echoed on it)
+	}
 	loaded := 0
 	// Re-running a command on a --db of a whole job, or naming a job's directory twice: one line, not
 	// one per rank.
@@ -623,22 +627,23 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 			loaded++
 		}
 	}
+	if cancelled && loaded > 0 {
+		fmt.Fprintf(s.errOut, "tracesql: %d file(s) loaded before the cancel\n", loaded)
+	}
 	if loaded > 0 && len(s.sampleIDs) > 0 {
 		// (.unload keeps sampleIDs to the sample's files still loaded: an id it gave up may be a new file's)
 		// The bundled sample is there to show something until the user's own traces are in; kept
 		// beside them, it would be counted in every query over all traces.
-		if err := s.db.Unload(ctx, s.sampleIDs); err != nil {
+		// (after Ctrl-C too: the files loaded before it stay, so the sample goes as after a whole load)
+		if err := s.db.Unload(context.WithoutCancel(ctx), s.sampleIDs); err != nil {
 			s.reportErr(err)
 			return errReported
 		}
 		s.sampleIDs = nil
 		fmt.Fprintf(s.errOut, "tracesql: unloaded the bundled sample; the session holds the traces you load\n")
 	}
-	if err != nil && ctx.Err() != nil {
-		if loaded > 0 {
-			fmt.Fprintf(s.errOut, "tracesql: %d file(s) loaded before the cancel\n", loaded)
-		}
-		return &cancelledError{"load cancelled (Ctrl-C): the file it was loading left nothing behind"}
+	if cancelled {
+		return &cancelledError{"load cancelled (Ctrl-C): the file it was loading left nothing behind", opts.Progress != nil}
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.

@@ -444,6 +444,8 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: stdin:1: \.load: unknown flag --labl .*\n$`},
 		{name: ".load with two labels", stdin: ".load x.json --label a --label=b\n", args: []string{backwardJSON}, code: 1,
 			stderr: `^tracesql: stdin:1: \.load: two labels, "a" and "b": one \.load loads one trace set \(run \.load once per label\)\n$`},
+		{name: ".load with --label between paths", stdin: ".load x.json --label a y.json\n", args: []string{backwardJSON}, code: 1,
+			stderr: `^tracesql: stdin:1: \.load: --label a comes between paths \(x\.json before it, y\.json after\): one \.load loads one trace set, so put --label before or after every path, or run \.load once per label\n$`},
 		{name: "missing trace path", args: []string{traceDir + "/no_such_trace.json", "-c", "SELECT 1"}, code: 1,
 			stderr: `^tracesql: load /\S*/testdata/traces/no_such_trace\.json: no such file or directory\n$`},
 		// beside a good one, which is not loaded either (paths are checked first): the second line says so

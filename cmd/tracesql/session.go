@@ -81,8 +81,12 @@ var (
 	errCancelled = errors.New("query cancelled (Ctrl-C)")
 )
 
-// cancelledError is errCancelled said of what Ctrl-C stopped, when that was not a query.
-type cancelledError struct{ msg string }
+// cancelledError is errCancelled said of what Ctrl-C stopped, when that was not a query. lineCleared: the
+// line the terminal echoed ^C on was cleared already (a load's progress line), so no newline goes first.
+type cancelledError struct {
+	msg         string
+	lineCleared bool
+}
 
 func (e *cancelledError) Error() string { return e.msg }
 func (e *cancelledError) Unwrap() error { return errCancelled }
@@ -139,7 +143,8 @@ func (s *session) reportErr(err error) {
 	if s.where != "" {
 		where = s.where + ": "
 	}
-	if errors.Is(err, errCancelled) && s.terminal {
+	var cancelled *cancelledError
+	if errors.Is(err, errCancelled) && s.terminal && !(errors.As(err, &cancelled) && cancelled.lineCleared) {
 		fmt.Fprintln(s.errOut) // past the ^C the terminal echoed
 	}
 	fmt.Fprintf(s.errOut, "tracesql: %s%s\n", where, oneLine(err))
