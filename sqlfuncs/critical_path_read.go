@@ -229,7 +229,7 @@ func readFrame(ctx context.Context, db *sql.DB, traceID int64, compat bool, even
 		}
 		waitErr <- rows.Err()
 	}()
-	f, err := cpReadFrameColumns(ctx, db, cpFrameQuery(table), []any{traceID}, int(events))
+	f, err := cpReadFrameColumns(ctx, db, table, traceID, int(events))
 	if err == nil {
 		err = cpSortFrame(f)
 	}

@@ -9,9 +9,9 @@ import (
 	"tracesql/graph"
 )
 
-// cpReadFrameColumns reads cpFrameQuery's rows through database/sql (the build without Arrow).
-func cpReadFrameColumns(ctx context.Context, db *sql.DB, q string, args []any, sizeHint int) (*graph.Frame, error) {
-	rows, err := db.QueryContext(ctx, q, args...)
+// cpReadFrameColumns reads cpFrameQuery's rows of a trace through database/sql (the build without Arrow).
+func cpReadFrameColumns(ctx context.Context, db *sql.DB, table string, traceID int64, sizeHint int) (*graph.Frame, error) {
+	rows, err := db.QueryContext(ctx, cpFrameQuery(table), traceID)
 	if err != nil {
 		return nil, err
 	}
