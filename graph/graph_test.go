@@ -498,6 +498,43 @@ func TestHTAGraphLaunchKernels(t *testing.T) {
 	}
 }
 
+// TestHTALaunchDelayAtTie: a memset waits for its launch call on an idle stream and starts at the very instant the
+// next launch call onto that stream begins (hta/critical_path/cuda_event_sync_multi_stream, stream 28: 81 µs).
+// By default the start counts before the launch at one time, so the queue is empty when the memset starts and it
+// gets its launch-delay edge (15 µs); with the launch first, the new call looked queued ahead of it, and the
+// memset had no edge from its launch at all. HTA's order (compat) is numpy's quicksort, here the launch first.
+func TestHTALaunchDelayAtTie(t *testing.T) {
+	var b frameBuilder
+	b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 300)
+	b.cpu(1, "cpu_op", "aten::zero_", 60, 20)
+	memsetCall, memset := b.launch(1, "cudaMemsetAsync", 66, 10, 28, "Memset (Device)", 81, 1)
+	b.cpu(1, "cpu_op", "aten::mm", 80, 20)
+	b.launch(1, "cudaLaunchKernel", 81, 14, 28, "sgemm", 97, 123)
+	f := b.frame()
+	for _, c := range []struct {
+		compat bool
+		want   []string // launch-delay edges, "call -> GPU row (weight µs)"
+	}{{false, []string{"cudaMemsetAsync -> Memset (Device) (15)"}}, {true, nil}} {
+		g, err := BuildHTA(context.Background(), f, Options{Annotation: "ProfilerStep", Compat: c.compat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for e := range g.G.Src {
+			if g.G.Type[e] == EdgeLaunchDelay {
+				u, v := g.NodeRow[g.G.Src[e]], g.NodeRow[g.G.Dst[e]]
+				if f.EvIdx[u] != memsetCall || f.EvIdx[v] != memset {
+					t.Errorf("compat=%v: launch edge %s -> %s", c.compat, f.Syms[f.Name[u]], f.Syms[f.Name[v]])
+				}
+				got = append(got, fmt.Sprintf("%s -> %s (%d)", f.Syms[f.Name[u]], f.Syms[f.Name[v]], g.G.W[e]/1000))
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("compat=%v: launch-delay edges %q, want %q", c.compat, got, c.want)
+		}
+	}
+}
+
 // goldenCases reads testdata/name, {"cases": [...]} written by the generator script beside it, and fails the
 // test when it holds no case.
 func goldenCases[C any](t *testing.T, name string) []C {

@@ -16,7 +16,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 	for i, name := range f.Syms {
 		isGraphLaunch[i] = graphLaunchName.MatchString(name)
 	}
-	syncCat := symID(f.Syms, "cuda_sync")
+	syncCat, gpuAnnotationCat := symID(f.Syms, "cuda_sync"), symID(f.Syms, "gpu_user_annotation")
 	ctxSync, streamSync := symID(f.Syms, "Context Sync"), symID(f.Syms, "Stream Sync")
 	eventSync, swe := symID(f.Syms, "Event Sync"), symID(f.Syms, "Stream Wait Event")
 	record, swCall := symID(f.Syms, "cudaEventRecord"), symID(f.Syms, "cudaStreamWaitEvent")
@@ -73,19 +73,13 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		streamKeys = append(streamKeys, k)
 		return int32(len(streamKeys) - 1)
 	}
-	type qev struct {
-		ts     int64
-		row    int32
-		stream int32 // streamIndex; -1: NaN (a launch with no GPU row)
-		delta  int64
-	}
 	nLaunch := 0
 	for r := 0; r < n; r++ {
 		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
 			nLaunch++
 		}
 	}
-	qs := make([]qev, 0, 2*nLaunch+16)
+	qs := make([]queueChange, 0, 2*nLaunch+16)
 	launched := make([]bool, n) // GPU rows whose correlation a launch has
 	for r := 0; r < n; r++ {
 		if isLaunch[f.Name[r]] && f.IndexCorr[r] > 0 {
@@ -97,45 +91,53 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 				continue
 			}
 			for _, k := range ks {
-				qs = append(qs, qev{f.TS[r], int32(r), streamIndex(keyOf(k)), 1})
+				if !g.opts.Compat && (f.Cat[k] == syncCat || f.Cat[k] == gpuAnnotationCat) {
+					continue // as queue_length's default series: GPU work only
+				}
+				qs = append(qs, queueChange{f.TS[r], int32(r), k, streamIndex(keyOf(k)), 1})
 				launched[k] = true
 			}
 			if len(ks) == 0 {
-				qs = append(qs, qev{f.TS[r], int32(r), -1, 1}) // NaN stream: dropped by groupby
+				qs = append(qs, queueChange{f.TS[r], int32(r), -1, -1, 1}) // NaN stream: dropped by groupby
 			}
 		}
 	}
 	for r := 0; r < n; r++ {
 		if launched[r] {
-			qs = append(qs, qev{f.TS[r], int32(r), streamIndex(keyOf(int32(r))), -1})
+			qs = append(qs, queueChange{f.TS[r], int32(r), int32(r), streamIndex(keyOf(int32(r))), -1})
 		}
 	}
-	// pandas sorts the concatenation (launches, then GPU rows) with numpy's unstable quicksort; equal
-	// timestamps keep whatever order that leaves, so the same algorithm is replayed here.
-	qts := make([]int64, len(qs))
-	for i, q := range qs {
-		qts[i] = q.ts
-	}
-	qorder := ArgsortQuick(qts)
-	qlen := make([]int64, n)
-	for i := range qlen {
-		qlen[i] = math.MinInt64 // NaN
-	}
-	cum := make([]int64, len(streamKeys))
-	for _, qi := range qorder {
-		q := qs[qi]
-		if q.stream < 0 {
-			continue
+	// queueEmptied: the launch call runtimeEv found its stream's queue empty (1 after its +1), and so did GPU row
+	// r when it started (0 after its -1): HTA's condition for a launch-delay edge.
+	var queueEmptied func(runtimeEv int64, r int32) bool
+	if g.opts.Compat {
+		// pandas sorts the concatenation (launches, then GPU rows) with numpy's unstable quicksort; equal
+		// timestamps keep whatever order that leaves, so the same algorithm is replayed here.
+		qts := make([]int64, len(qs))
+		for i, q := range qs {
+			qts[i] = q.ts
 		}
-		cum[q.stream] += q.delta
-		qlen[q.row] = cum[q.stream]
-	}
-	qAt := func(ev int64) int64 {
-		r := row(ev)
-		if r < 0 {
-			return math.MinInt64
+		qorder := ArgsortQuick(qts)
+		qlen := make([]int64, n)
+		for i := range qlen {
+			qlen[i] = math.MinInt64 // NaN
 		}
-		return qlen[r]
+		cum := make([]int64, len(streamKeys))
+		for _, qi := range qorder {
+			q := qs[qi]
+			if q.stream < 0 {
+				continue
+			}
+			cum[q.stream] += int64(q.delta)
+			qlen[q.row] = cum[q.stream]
+		}
+		queueEmptied = func(runtimeEv int64, r int32) bool {
+			l := row(runtimeEv)
+			return l >= 0 && qlen[l] == 1 && qlen[r] == 0
+		}
+	} else {
+		atLaunch, atStart := defaultLaunchQueues(qs, len(streamKeys), n)
+		queueEmptied = func(_ int64, r int32) bool { return atLaunch[r] == 1 && atStart[r] == 0 }
 	}
 
 	// Launch table (HTA's runtime calls df): launch rows with index_correlation > 0 whose linked row is a
@@ -536,7 +538,7 @@ func (g *CPGraph) kernels(row func(int64) int32, addEdge func(u, v int32, t uint
 		launchAdded, kernelKernelAdded := false, false
 		idleAtLaunch := (!hasLast || g.NodeTS[last] < runtimeTS) && (!hasSync || g.NodeTS[syncEnd] < runtimeTS) &&
 			(g.opts.Compat || !busyOutside(stream, runtimeTS, f.TS[r]))
-		if qAt(runtimeEv) == 1 && qlen[r] == 0 && idleAtLaunch {
+		if queueEmptied(runtimeEv, r) && idleAtLaunch {
 			if rr := row(runtimeEv); rr >= 0 && g.startNode[rr] >= 0 {
 				addEdge(g.startNode[rr], s, EdgeLaunchDelay, false)
 				launchAdded = true
@@ -616,4 +618,61 @@ func permute[T any](xs []T, key func(T) int64) []T {
 		out[i] = xs[j]
 	}
 	return out
+}
+
+// queueChange is one change of a stream's launch queue: +1 at a launch call (row) for the GPU row gpu it
+// enqueued, -1 when GPU row gpu (= row) starts. stream: its index; -1 none (a launch with no GPU row).
+type queueChange struct {
+	ts       int64
+	row, gpu int32
+	stream   int32
+	delta    int32
+}
+
+// defaultLaunchQueues returns, per GPU row, its stream's launch queue after its launch's +1 (atLaunch) and after
+// its own start's -1 (atStart), math.MinInt32 where it has none. At one time a start counts before a launch, then
+// by event index (rows are in event-index order): the queue a GPU row finds when it starts holds no call made at
+// that instant. HTA's order there is numpy's unstable quicksort, mostly the launch first, which took a memset's
+// launch-delay edge away when the next launch call began as it started (its stream idle for 45 µs before).
+// streams is the number of stream indexes in qs; n the frame's row count.
+func defaultLaunchQueues(qs []queueChange, streams, n int) (atLaunch, atStart []int32) {
+	atLaunch, atStart = make([]int32, n), make([]int32, n)
+	for i := range atLaunch {
+		atLaunch[i], atStart[i] = math.MinInt32, math.MinInt32
+	}
+	// By time (the quicksort, faster here than a comparison sort of the changes), then each run of one time in
+	// the order above.
+	ts := make([]int64, len(qs))
+	for i, q := range qs {
+		ts[i] = q.ts
+	}
+	order := ArgsortQuick(ts)
+	tieOrder := func(a, b int32) int {
+		x, y := qs[a], qs[b]
+		return cmp.Or(cmp.Compare(x.delta, y.delta), cmp.Compare(x.row, y.row), cmp.Compare(x.gpu, y.gpu))
+	}
+	for lo := 0; lo < len(order); {
+		hi := lo + 1
+		for hi < len(order) && ts[order[hi]] == ts[order[lo]] {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(order[lo:hi], tieOrder)
+		}
+		lo = hi
+	}
+	queue := make([]int32, streams)
+	for _, i := range order {
+		q := qs[i]
+		if q.stream < 0 {
+			continue
+		}
+		queue[q.stream] += q.delta
+		if q.delta > 0 {
+			atLaunch[q.gpu] = queue[q.stream]
+		} else {
+			atStart[q.gpu] = queue[q.stream]
+		}
+	}
+	return atLaunch, atStart
 }
