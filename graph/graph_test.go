@@ -2,9 +2,11 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -535,6 +537,37 @@ func TestHTALaunchDelayAtTie(t *testing.T) {
 	}
 }
 
+// TestGPURowsByCorrelation: the GPU rows of a correlation id, in row order, from the dense lookup (ids close
+// together) and from the sorted fallback (ids spread wide, negative ones among them); CPU rows and -1 are none.
+func TestGPURowsByCorrelation(t *testing.T) {
+	for _, spread := range []int64{1, 1 << 40} {
+		var b frameBuilder
+		corrs := []int64{5, 3, 5, -1, 9, 3, 5, -7}
+		for i, c := range corrs {
+			k := b.add(0, 7, "kernel", "k", float64(i), 1, 7)
+			if c > 0 {
+				c *= spread
+			}
+			b.f.Corr[k] = c
+		}
+		cpu := b.cpu(1, "cuda_runtime", "cudaLaunchKernel", 0, 1)
+		b.f.Corr[cpu] = 3 * spread
+		rowsOf := gpuRowsByCorrelation(b.frame())
+		for _, c := range []struct {
+			corr int64
+			want []int32
+		}{{5, []int32{0, 2, 6}}, {3, []int32{1, 5}}, {9, []int32{4}}, {-7, []int32{7}}, {-1, nil}, {4, nil}, {0, nil}, {100, nil}} {
+			corr := c.corr
+			if corr > 0 {
+				corr *= spread
+			}
+			if got := rowsOf(corr); !slices.Equal(got, c.want) {
+				t.Errorf("spread %d: rows of %d = %v, want %v", spread, corr, got, c.want)
+			}
+		}
+	}
+}
+
 // goldenCases reads testdata/name, {"cases": [...]} written by the generator script beside it, and fails the
 // test when it holds no case.
 func goldenCases[C any](t *testing.T, name string) []C {
@@ -553,4 +586,32 @@ func goldenCases[C any](t *testing.T, name string) []C {
 		t.Fatalf("%s: no cases", name)
 	}
 	return golden.Cases
+}
+
+// TestArgsortStable: argsortStable sorts ascending with equal keys in index order, through the radix sort (keys
+// close together, negative ones included) and through the fallback (keys spanning nearly all of int64).
+func TestArgsortStable(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, c := range []struct {
+		n    int
+		span int64
+		base int64
+	}{{0, 1, 0}, {1, 1, 5}, {17, 3, -10}, {5000, 100, 1_700_000_000_000_000_000}, {5000, 1 << 40, -1 << 50}, {300, math.MaxInt64, 0}} {
+		keys := make([]int64, c.n)
+		for i := range keys {
+			keys[i] = c.base + rng.Int63n(c.span)
+			if c.span == math.MaxInt64 && i%2 == 0 {
+				keys[i] = -keys[i]
+			}
+		}
+		got := argsortStable(keys)
+		want := make([]int32, c.n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) })
+		if !slices.Equal(got, want) {
+			t.Errorf("n %d span %d: order differs from a stable sort", c.n, c.span)
+		}
+	}
 }
