@@ -697,6 +697,15 @@ func TestPotentialStragglers(t *testing.T) {
 	// them by rank number, which put it last.
 	dlrm := ctOpen(t, filepath.Join("..", "testdata", "traces", "dlrm_8ranks"))
 	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"7"}})
+	// NCCL kernels stay communication kernels by their name when a kernel_classes rule classes them otherwise, as
+	// in comm_kernels (review r70: the stragglers alone lost them, and found none).
+	commKernels := ctRows(t, dlrm.SQL, `SELECT count(*) FROM comm_kernels`)
+	if _, err := dlrm.SQL.Exec(`INSERT INTO kernel_classes VALUES (1, '^nccl', 'MEMORY', 'all')`); err != nil {
+		t.Fatal(err)
+	}
+	ctWantRows(t, dlrm.SQL, `SELECT count(*) FROM kernel_types WHERE kernel_type = 'COMMUNICATION'`, [][]string{{"0"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"7"}})
+	ctWantRows(t, dlrm.SQL, `SELECT count(*) FROM comm_kernels`, commKernels)
 	ctWantRows(t, dlrm.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 3) ORDER BY seq`, [][]string{{"7", "1"}, {"2", "1"}, {"6", "1"}})
 	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 3, hta_compat := true) ORDER BY seq`, [][]string{{"2"}, {"6"}, {"7"}})
 }

@@ -221,6 +221,44 @@ func TestSQTraceDiffGPULag(t *testing.T) {
 	}
 }
 
+// TestSQTraceDiffCompatGPUSteps: HTA's steps are every event named ProfilerStep#N, Kineto's GPU-lane copies too;
+// where the GPU copy of step 3 runs into CPU step 4, the CPU op under it, later in the file, is in step 3, and so is
+// the copy itself (review r70; HTA 0.6.1 run on this trace: iteration 3 holds ProfilerStep#3 twice, 130 µs, the op,
+// the launch and the kernel; iteration 4 only ProfilerStep#4). Default mode counts CPU steps only.
+func TestSQTraceDiffCompatGPUSteps(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	trace := `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":100,"tid":100,"ts":0,"dur":100},
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":100,"tid":100,"ts":100,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::cpu_in_gpu_step3","pid":100,"tid":100,"ts":160,"dur":5},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":60,"dur":5,"args":{"correlation":1001}},
+{"ph":"X","cat":"kernel","name":"k_late","pid":0,"tid":7,"ts":150,"dur":10,"args":{"device":0,"stream":7,"correlation":1001}},
+{"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#3","pid":0,"tid":7,"ts":150,"dur":30}]}`
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := sqDiffDB(t, "control", p, "test", p)
+	for _, c := range []struct {
+		compat bool
+		iter   int
+		want   string
+	}{
+		{true, 3, "ProfilerStep#3:2/130 aten::cpu_in_gpu_step3:1/5 cudaLaunchKernel:1/5 k_late:1/10 "},
+		{true, 4, "ProfilerStep#4:1/100 "},
+		{false, 3, "ProfilerStep#3:2/130 cudaLaunchKernel:1/5 k_late:1/10 "},
+		{false, 4, "ProfilerStep#4:1/100 aten::cpu_in_gpu_step3:1/5 "},
+	} {
+		got := ""
+		rows := sqDiff(t, sqConn(t, db, c.compat), fmt.Sprintf(`trace_diff('control', 'test', control_iteration := %d, test_iteration := %d)`, c.iter, c.iter))
+		for _, r := range rows {
+			got += fmt.Sprintf("%s:%d/%g ", r.name, r.cn, r.cd)
+		}
+		if got != c.want {
+			t.Errorf("compat %v, iteration %d: %s, want %s", c.compat, c.iter, got, c.want)
+		}
+	}
+}
+
 // sqNULL marks a NULL device_type in TestSQTraceDiffDefault.
 const sqNULL = "\x00NULL"
 
@@ -229,13 +267,13 @@ const sqNULL = "\x00NULL"
 func TestSQTraceDiffBadArguments(t *testing.T) {
 	db := sqDiffDB(t, "a", sqTestdata("sq_diff_a.json"), "b", sqTestdata("sq_diff_b.json"))
 	for _, c := range []struct{ q, want string }{
-		{`trace_diff('a', 'nosuch')`, "no trace set labelled nosuch (test_label)"},
-		{`ops_diff('nosuch', 'b')`, "ops_diff: no trace set labelled nosuch (control_label)"},
-		{`trace_diff('a', 'b', control_rank := 7)`, "trace set a has no rank 7"},
-		{`trace_diff('a', 'b', test_rank := 3)`, "trace set b has no rank 3"},
-		{`trace_diff('a', 'b', control_iteration := 999)`, "trace set a has no ProfilerStep#999"},
-		{`ops_diff('a', 'b', test_iteration := 999)`, "ops_diff: rank 0 of trace set b has no ProfilerStep#999"},
-		{`trace_diff('a', 'b', device_type := 'XPU')`, "device_type must be CPU, GPU or ALL, not XPU"},
+		{`trace_diff('a', 'nosuch')`, "no trace set labelled 'nosuch' (test_label)"},
+		{`ops_diff('nosuch', 'b')`, "ops_diff: no trace set labelled 'nosuch' (control_label)"},
+		{`trace_diff('a', 'b', control_rank := 7)`, "trace set 'a' has no rank 7"},
+		{`trace_diff('a', 'b', test_rank := 3)`, "trace set 'b' has no rank 3"},
+		{`trace_diff('a', 'b', control_iteration := 999)`, "trace set 'a' has no ProfilerStep#999"},
+		{`ops_diff('a', 'b', test_iteration := 999)`, "ops_diff: rank 0 of trace set 'b' has no ProfilerStep#999"},
+		{`trace_diff('a', 'b', device_type := 'XPU')`, "device_type must be CPU, GPU or ALL, not 'XPU'"},
 		// error(format(..., NULL)) raises nothing: these were empty results
 		{`trace_diff(NULL, 'b')`, "trace_diff: control_label is required"},
 		{`ops_diff('a', NULL)`, "ops_diff: test_label is required"},
@@ -315,7 +353,7 @@ func TestSQTraceDiffRanks(t *testing.T) {
 		{`SELECT string_agg(DISTINCT category, ',') FROM ops_diff('control', 'test')`, "unchanged"},
 		{`SELECT string_agg(DISTINCT category, ',') FROM ops_diff('control', 'test', control_rank := 5)`, "unchanged"},
 		{`SELECT string_agg(category, ',' ORDER BY category) FROM (SELECT DISTINCT category FROM ops_diff('control', 'test', hta_compat := true))`, "added,decreased,increased,unchanged"},
-		{`SELECT count(*)::VARCHAR FROM trace_diff('control', 'test', control_rank := 1)`, "trace_diff: trace set test has no rank 1 (test_rank, which defaults to control_rank)"},
+		{`SELECT count(*)::VARCHAR FROM trace_diff('control', 'test', control_rank := 1)`, "trace_diff: trace set 'test' has no rank 1 (test_rank, which defaults to control_rank)"},
 		{`SELECT count(*)::VARCHAR FROM trace_diff('other', 'test')`, "trace_diff: trace sets other and test have no rank in common"},
 	} {
 		var got string
@@ -353,7 +391,7 @@ func TestSQTraceDiffRankSteps(t *testing.T) {
 	db := sqDiffDB(t, "x", filepath.Join(dir, "x"), "y", filepath.Join(dir, "y"))
 	var n int
 	err := db.SQL.QueryRow(`SELECT count(*) FROM ops_diff('x', 'y', control_iteration := 5)`).Scan(&n)
-	if want := "ops_diff: rank 0 of trace set x has no ProfilerStep#5 (control_iteration)"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "ops_diff: rank 0 of trace set 'x' has no ProfilerStep#5 (control_iteration)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("control_iteration := 5: %v (%d rows), want an error containing %q", err, n, want)
 	}
 	for _, c := range []struct {

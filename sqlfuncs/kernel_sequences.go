@@ -128,7 +128,7 @@ func (o *overlayResult) FillRow(row duckdb.Row) (bool, error) {
 func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRequest) (OverlayResult, error) {
 	var res OverlayResult
 	if req.OutputDir == "" {
-		return res, errors.New("export_kernel_sequences_overlay: output_dir is empty")
+		return res, errors.New("export_kernel_sequences_overlay: output_dir is required (an empty string names no directory)")
 	}
 	req.OutputDir = expandHome(req.OutputDir)
 	if req.OperatorName == "" {

@@ -55,6 +55,9 @@ SELECT * FROM query(list_transform(
 CREATE OR REPLACE MACRO _arg_check(ok, what, v, rule) AS
     CASE WHEN ok IS NOT DISTINCT FROM false THEN error(format('{} must be {}, not {}', what, rule, v::VARCHAR)) ELSE true END;
 
+-- _quoted(v): v as SQL writes a string literal, for error messages ('' shows, and so do spaces around a name).
+CREATE OR REPLACE MACRO _quoted(v) AS '''' || replace(v::VARCHAR, '''', '''''') || '''';
+
 -- _num_check(ok, what, v, rule): _arg_check for a numeric parameter v, which must also be a finite number of a
 -- numeric type: NaN passed "num_kernels >= 0 AND num_kernels = trunc(num_kernels)" (DuckDB orders NaN above every
 -- number, and NaN = NaN), true became 1 and the string '0.5' a number. The macros read such a parameter as
@@ -65,7 +68,7 @@ CREATE OR REPLACE MACRO _num_check(ok, what, v, rule) AS
                                                   'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT', 'FLOAT', 'DOUBLE')
               AND NOT typeof(v) LIKE 'DECIMAL(%)'
              -- (a number in quotes read "must be between 0 and 1, not 0.5", as if its value were wrong)
-             THEN error(CASE WHEN typeof(v) = 'VARCHAR' THEN format('{} must be {}, given as a number, not the text ''{}''', what, rule, replace(v::VARCHAR, '''', ''''''))
+             THEN error(CASE WHEN typeof(v) = 'VARCHAR' THEN format('{} must be {}, given as a number, not the text {}', what, rule, _quoted(v))
                              ELSE format('{} must be {}, not {} ({})', what, rule, v::VARCHAR, typeof(v)) END)
          ELSE _arg_check(ok AND isfinite(TRY_CAST(v AS DOUBLE)), what, v, rule) END;
 

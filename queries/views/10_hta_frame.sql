@@ -9,7 +9,7 @@
 
 -- A value that is not a boolean is an error: 'banana' read as false ran every analysis in the mode not asked for.
 
--- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 bit-for-bit mode); any other value than a boolean is an error.
+-- @macro hta_compat  True when `SET VARIABLE hta_compat = true` is in effect (HTA 0.6.1 compatibility mode); any other value than a boolean is an error.
 CREATE OR REPLACE MACRO hta_compat() AS
     CASE WHEN getvariable('hta_compat') IS NULL THEN false
          -- (through VARCHAR, as _hta_mode: a number casts to BOOLEAN as "not zero", so 2 was compat mode)
@@ -475,6 +475,12 @@ SELECT * FROM _kernel_types_in(compat_mode, 0, 2147483647);
 -- @column kernel_type  COMPUTATION, COMMUNICATION, MEMORY or OTHER (first matching kernel_classes row)
 CREATE OR REPLACE VIEW kernel_types AS
 SELECT * FROM _kernel_types_mode(hta_compat());
+
+-- _comm_kernel(name, kernel_type): a communication kernel, as comm_kernels and potential_stragglers (default mode)
+-- count them: an NCCL kernel by its name, whatever kernel_classes says of it, or any kernel the rules class as
+-- COMMUNICATION (an edit of kernel_classes that reclassified NCCL kernels dropped them from the stragglers alone).
+CREATE OR REPLACE MACRO _comm_kernel(name, kernel_type) AS
+    regexp_matches(name, '^nccl(Dev)?Kernel') OR coalesce(kernel_type = 'COMMUNICATION', false);
 
 -- @view gpu_frame  hta_frame's GPU-side rows (stream != -1) with their kernel type.
 -- @column kernel_type  COMMUNICATION, MEMORY, COMPUTATION or OTHER (kernel_classes)

@@ -15,8 +15,8 @@
 -- (stream, name) whose duration/T varies most across ranks (mean over steps of the sample std); per step, the ranks
 -- whose (start − first start)/T is at least the num_candidates-th largest are flagged; ranks by flag count, then
 -- (default mode) the later mean start past each step's threshold, then rank number; the first num_candidates.
--- Default mode: communication kernels = kernel_type COMMUNICATION (kernel_classes: ncclDevKernel, RCCL, … — HTA only
--- knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
+-- Default mode: communication kernels as comm_kernels counts them (_comm_kernel: NCCL kernels by name, and every
+-- kernel_type COMMUNICATION: ncclDevKernel, RCCL, … — HTA only knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
 -- equally often go latest first (HTA: by rank number up to 16 ranks, so with num_candidates := 3 the latest rank came
 -- last, and in numpy's quicksort order above).
 -- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
@@ -54,7 +54,7 @@ long_comm AS (
     LEFT JOIN _kernel_types_mode(_hta_mode(hta_compat, 'potential_stragglers')) kt ON kt.name = d.name
     WHERE d.stream > 0 AND d.dur >= s.mean_iter * 0.01
       AND CASE WHEN _hta_mode(hta_compat, 'potential_stragglers') THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
-               ELSE d.iteration >= 0 AND kt.kernel_type = 'COMMUNICATION' END
+               ELSE d.iteration >= 0 AND _comm_kernel(d.name, kt.kernel_type) END
 ),
 last_comm AS (
     SELECT l.label, l.rank, l.stream, l.iteration, l.name,

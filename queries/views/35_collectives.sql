@@ -49,8 +49,8 @@ WITH k AS (
     FROM kernel_launches l
     JOIN traces t USING (trace_id)
     JOIN events e ON e.trace_id = l.trace_id AND e.ev_idx = l.ev_idx
-    WHERE l.cat_class = 'kernel'
-      AND (regexp_matches(l.name, '^nccl(Dev)?Kernel') OR l.name IN (SELECT name FROM kernel_types WHERE kernel_type = 'COMMUNICATION'))
+    LEFT JOIN kernel_types kt ON kt.name = l.name
+    WHERE l.cat_class = 'kernel' AND _comm_kernel(l.name, kt.kernel_type)
 ),
 -- The record_param_comms op of a launch: the latest to start on the launch's thread at or before it, if it
 -- holds the whole call (an ASOF join: a range join on the thread compared every launch with every op of it,

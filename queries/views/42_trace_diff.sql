@@ -46,6 +46,11 @@ CREATE OR REPLACE MACRO _sq_diff_name(compat, short, name) AS
          WHEN compat THEN name
          ELSE _sq_run_name(name) END;
 
+-- _hta_step_number(name): N of a name HTA reads as ProfilerStep#N (starting with ProfilerStep, then any space, '#',
+-- any space and digits), else NULL.
+CREATE OR REPLACE MACRO _hta_step_number(name) AS
+    CASE WHEN starts_with(name, 'ProfilerStep') THEN TRY_CAST(regexp_extract(name, '^ProfilerStep\s*#\s*(\d+)', 1) AS BIGINT) END;
+
 -- _sq_diff_ops(compat, lbl, rnk, iter): the ops of one side, one row per event, with device (CPU/GPU) and dur_us.
 CREATE OR REPLACE MACRO _sq_diff_ops(compat, lbl, rnk, iter) AS TABLE
 WITH side AS (
@@ -57,7 +62,8 @@ it AS (
     -- the side's first ProfilerStep (compat: the label's, HTA's symbol table being the whole set's); a trace
     -- without any compares as a whole (every event is in "iteration" -1)
     SELECT coalesce(iter, CASE WHEN compat
-                               THEN (SELECT min(p.step) FROM profiler_steps p JOIN traces t2 USING (trace_id) WHERE t2.label = lbl)
+                               THEN (SELECT min(_hta_step_number(e.name)) FROM events e JOIN traces t2 USING (trace_id)
+                                     WHERE t2.label = lbl AND _hta_step_number(e.name) IS NOT NULL)
                                ELSE (SELECT min(p.step) FROM profiler_steps p JOIN side s USING (trace_id)) END, -1) AS n
 ),
 base AS (
@@ -74,11 +80,17 @@ base AS (
     FROM events e JOIN side s USING (trace_id)
     WHERE e.dur IS NOT NULL AND e.cat IS NOT NULL AND e.cat <> 'Trace'
 ),
+-- compat: HTA's steps are every row named ProfilerStep#N, Kineto's GPU-lane copies (gpu_user_annotation) too, so
+-- that where the GPU copy of a step runs into the next CPU step, the CPU events under it, later in the file, are
+-- the GPU copy's step
 steps AS (
-    SELECT p.trace_id, p.ev_idx, p.step,
-           CASE WHEN compat THEN _hta_start(p.ts) ELSE p.ts END AS ts,
-           CASE WHEN compat THEN _hta_end(p.ts, p.end_ts - p.ts) ELSE p.end_ts END AS end_ts
+    SELECT p.trace_id, p.ev_idx, p.step, p.ts, p.end_ts
     FROM profiler_steps p JOIN side s USING (trace_id)
+    WHERE NOT compat
+    UNION ALL
+    SELECT b.trace_id, b.ev_idx, _hta_step_number(b.name), b.ts, b.ts + b.dur
+    FROM base b
+    WHERE compat AND _hta_step_number(b.name) IS NOT NULL
 ),
 contained AS (
     SELECT b.trace_id, b.ev_idx, arg_max(p.step, p.ev_idx) AS step
@@ -156,31 +168,31 @@ WITH sel AS (
                WHEN control_label IS NULL THEN error(fn || ': control_label is required (a trace set label, see .ranks)')
                WHEN test_label IS NULL THEN error(fn || ': test_label is required (a trace set label, see .ranks)')
                WHEN upper(coalesce(device_type, 'ALL')) NOT IN ('CPU', 'GPU', 'ALL')
-                   THEN error(format('{}: device_type must be CPU, GPU or ALL, not {}', fn, device_type))
+                   THEN error(format('{}: device_type must be CPU, GPU or ALL, not {}', fn, _quoted(device_type)))
                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label)
-                   THEN error(format('{}: no trace set labelled {} (control_label)', fn, control_label))
+                   THEN error(format('{}: no trace set labelled {} (control_label)', fn, _quoted(control_label)))
                WHEN NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label)
-                   THEN error(format('{}: no trace set labelled {} (test_label)', fn, test_label))
+                   THEN error(format('{}: no trace set labelled {} (test_label)', fn, _quoted(test_label)))
                WHEN control_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = control_rank)
-                   THEN error(format('{}: trace set {} has no rank {} (control_rank)', fn, control_label, control_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (control_rank)', fn, _quoted(control_label), control_rank))
                WHEN test_rank IS NOT NULL AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = test_rank)
-                   THEN error(format('{}: trace set {} has no rank {} (test_rank)', fn, test_label, test_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (test_rank)', fn, _quoted(test_label), test_rank))
                WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NULL
                     AND _sq_diff_rank(false, control_label, test_label, NULL, NULL) IS NULL
                    THEN error(format('{}: trace sets {} and {} have no rank in common: name control_rank and test_rank', fn, control_label, test_label))
                WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = test_rank)
-                   THEN error(format('{}: trace set {} has no rank {} (control_rank, which defaults to test_rank)', fn, control_label, test_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (control_rank, which defaults to test_rank)', fn, _quoted(control_label), test_rank))
                WHEN NOT _hta_mode(hta_compat, fn) AND test_rank IS NULL AND control_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = test_label AND t.rank = control_rank)
-                   THEN error(format('{}: trace set {} has no rank {} (test_rank, which defaults to control_rank)', fn, test_label, control_rank))
+                   THEN error(format('{}: trace set {} has no rank {} (test_rank, which defaults to control_rank)', fn, _quoted(test_label), control_rank))
                -- the iteration of the rank compared, which another rank of the set having it does not make up for
                WHEN NOT _sq_diff_has_step(hta_compat, control_label, test_label, control_rank, test_rank, control_iteration)
                    THEN error(format('{}: rank {} of trace set {} has no ProfilerStep#{} (control_iteration)', fn,
-                        _sq_diff_side_rank(hta_compat, control_label, test_label, control_rank, test_rank), control_label, control_iteration))
+                        _sq_diff_side_rank(hta_compat, control_label, test_label, control_rank, test_rank), _quoted(control_label), control_iteration))
                WHEN NOT _sq_diff_has_step(hta_compat, test_label, control_label, test_rank, control_rank, test_iteration)
                    THEN error(format('{}: rank {} of trace set {} has no ProfilerStep#{} (test_iteration)', fn,
-                        _sq_diff_side_rank(hta_compat, test_label, control_label, test_rank, control_rank), test_label, test_iteration))
+                        _sq_diff_side_rank(hta_compat, test_label, control_label, test_rank, control_rank), _quoted(test_label), test_iteration))
                ELSE upper(coalesce(device_type, 'ALL'))
            END AS dev,
            coalesce(use_short_name, false) AS short
