@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -158,10 +159,6 @@ func refuseOwnObjectChange(text string) error {
 // (the --db file, its write-ahead log, or one ATTACHed) or a loaded trace. Truncating the open database corrupts it,
 // and overwriting a trace breaks every later export that re-reads it; both are one mistyped -o away.
 func RefuseOwnFiles(ctx context.Context, db *sql.DB, path string) error {
-	target, err := os.Stat(path)
-	if err != nil {
-		return nil // nothing there yet: nothing to lose
-	}
 	rows, err := db.QueryContext(ctx, `
 		SELECT 'the database file' AS what, path FROM duckdb_databases() WHERE path IS NOT NULL
 		UNION ALL SELECT 'the database''s write-ahead log', path || '.wal' FROM duckdb_databases() WHERE path IS NOT NULL
@@ -176,9 +173,35 @@ func RefuseOwnFiles(ctx context.Context, db *sql.DB, path string) error {
 		if err := rows.Scan(&what, &p); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
-		if st, err := os.Stat(p); err == nil && os.SameFile(st, target) {
+		if sameFileLocation(path, p) {
 			return fmt.Errorf("write %s: that is %s; choose another file name", path, what)
 		}
 	}
 	return rows.Err()
+}
+
+// sameFileLocation reports whether paths a and b name one file: the same file when both exist, else the same
+// name in the same directory (symbolic links resolved), so that a database's write-ahead log, which exists only
+// between checkpoints, is recognised before DuckDB creates it (a result written there was replayed as the log
+// after a crash, and lost the committed work).
+func sameFileLocation(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	if errA == nil || errB == nil {
+		return false // one exists, the other not
+	}
+	resolved := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			return filepath.Join(dir, filepath.Base(abs))
+		}
+		return abs
+	}
+	return resolved(a) == resolved(b)
 }
