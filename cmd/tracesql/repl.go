@@ -152,6 +152,7 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	var buf stmtBuffer
 	var entry []string
 	markPastes := isTerminal(lineOut)
+	cancelledPaste := int64(0) // a paste whose statement Ctrl-C cancelled: its later lines are not run
 	for !s.quit {
 		if markPastes {
 			io.WriteString(lineOut, bracketOn)
@@ -180,8 +181,22 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			}
 			break
 		}
+		from := in.lineFrom.Load()
+		if from != 0 && from == cancelledPaste {
+			continue // the rest of a paste whose statement was cancelled
+		}
 		entry = append(entry, line)
-		if err := s.feed(ctx, &buf, line, false); err != nil {
+		if err := s.feed(ctx, &buf, line, false); errors.Is(err, errRestCancelled) {
+			// As in DuckDB's shell, Ctrl-C drops what else the line (or the paste) held: typed ahead, that
+			// was the terminal's to drop, but a DROP after the cancelled statement on its line still ran.
+			if from != 0 {
+				cancelledPaste = from
+			}
+			buf.Reset()
+			entry = entry[:0]
+			rl.SetPrompt(prompt)
+			continue
+		} else if err != nil {
 			return 1
 		}
 		if buf.Pending() == "" {
@@ -289,7 +304,11 @@ type pasteAwareStdin struct {
 	mu sync.Mutex // guards tabs and pieces: the listener and completer run on readline's goroutine
 
 	tabs   int
-	pieces []string // lines of bracketed pastes, each waiting for its pasteMark
+	pieces []pastedLine // lines of bracketed pastes, each waiting for its pasteMark
+	pastes int          // bracketed pastes queued so far (a paste's number tags its lines)
+	// lineFrom: the number of the paste whose text the line being edited took in (0: none), read when
+	// Readline returns it.
+	lineFrom atomic.Int64
 
 	ready   []byte // what readline gets next
 	carry   []byte // the end of the last read, which may be the start of a bracket
@@ -304,6 +323,7 @@ type pasteAwareStdin struct {
 
 // promptBegins and promptEnds bracket a Readline call (see pass).
 func (p *pasteAwareStdin) promptBegins() {
+	p.lineFrom.Store(0)
 	p.promptAt.Store(time.Now().UnixNano())
 	p.fresh.Store(true)
 	p.prompting.Store(true)
@@ -433,6 +453,7 @@ func (p *pasteAwareStdin) queuePaste() {
 	lines := strings.Split(text, "\n")
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.pastes++
 	for i, line := range lines {
 		if i > 0 {
 			p.ready = append(p.ready, '\r')
@@ -440,9 +461,15 @@ func (p *pasteAwareStdin) queuePaste() {
 		if line == "" {
 			continue
 		}
-		p.pieces = append(p.pieces, pastedText(line))
+		p.pieces = append(p.pieces, pastedLine{pastedText(line), p.pastes})
 		p.ready = utf8.AppendRune(p.ready, pasteMark)
 	}
+}
+
+// pastedLine is one line of a bracketed paste and the number of that paste.
+type pastedLine struct {
+	text  string
+	paste int
 }
 
 // pastedText drops the control characters of a pasted line but its tabs: inserted as they are, an
@@ -463,11 +490,15 @@ func (p *pasteAwareStdin) insertPaste(line []rune, pos int, key rune) ([]rune, i
 		return nil, 0, false
 	}
 	p.mu.Lock()
-	var text string
+	var piece pastedLine
 	if len(p.pieces) > 0 {
-		text, p.pieces = p.pieces[0], p.pieces[1:]
+		piece, p.pieces = p.pieces[0], p.pieces[1:]
 	}
 	p.mu.Unlock()
+	text := piece.text
+	if piece.paste > 0 {
+		p.lineFrom.Store(int64(piece.paste))
+	}
 	at := pos - 1
 	if at < 0 || at >= len(line) || line[at] != pasteMark {
 		return nil, 0, false

@@ -131,8 +131,8 @@ func TestREPLNulIsCtrlD(t *testing.T) {
 	if want := "a\x04b\x04" + string(pasteMark); string(got) != want {
 		t.Errorf("readline got %q, want %q", got, want)
 	}
-	if len(p.pieces) != 1 || p.pieces[0] != "xy" {
-		t.Errorf("pasted %q, want [xy]", p.pieces)
+	if len(p.pieces) != 1 || p.pieces[0] != (pastedLine{"xy", 1}) {
+		t.Errorf("pasted %v, want [{xy 1}]", p.pieces)
 	}
 	// At the prompt (raw mode) a NUL is Ctrl-Space: dropped (as Ctrl-D it ended the session), except in
 	// the read the prompt's raw mode brings at once, which holds the Ctrl-D typed while a statement ran.
@@ -411,5 +411,37 @@ func TestREPLCtrlCDuringLoadClearsProgress(t *testing.T) {
 	}
 	if strings.Contains(scr, "loading zbig") {
 		t.Errorf("the progress line stayed:\n%s", scr)
+	}
+}
+
+// TestREPLCtrlCDropsRestOfLine: Ctrl-C cancels the running statement and drops the statements after it on its line,
+// and the rest of a bracketed paste it came in (review r69: a DROP after the cancelled query still ran). A statement
+// typed afterwards runs as usual.
+func TestREPLCtrlCDropsRestOfLine(t *testing.T) {
+	const long = "SELECT sum(i) AS s FROM range(100000000000) t(i);"
+	for _, viaPaste := range []bool{false, true} {
+		t.Run(fmt.Sprintf("paste=%v", viaPaste), func(t *testing.T) {
+			s := startTmuxCLI(t, t.TempDir(), 150)
+			s.waitFor(`(?m)^tracesql>$`)
+			s.typeText("CREATE TABLE keep AS SELECT 1 AS a;")
+			s.key("Enter")
+			s.waitFor(`(?m)^tracesql>\n?.*\n?tracesql>$`)
+			if viaPaste {
+				s.paste(long + "\nDROP TABLE keep;\nSELECT 'after' AS pasted;\n")
+			} else {
+				s.typeText(long + " DROP TABLE keep;")
+				s.key("Enter")
+			}
+			time.Sleep(1500 * time.Millisecond)
+			s.key("C-c")
+			s.waitFor(`query cancelled \(Ctrl-C\)`)
+			time.Sleep(300 * time.Millisecond)
+			s.typeText("SELECT count(*) AS kept FROM keep;")
+			s.key("Enter")
+			scr := s.waitFor(`(?s)kept.*tracesql>\s*$`)
+			if !regexp.MustCompile(`│\s+1 │`).MatchString(scr) || strings.Contains(scr, "does not exist") || regexp.MustCompile(`│\s*pasted`).MatchString(scr) {
+				t.Errorf("after Ctrl-C the table is gone or the paste ran on:\n%s", scr)
+			}
+		})
 	}
 }

@@ -768,25 +768,34 @@ func TestPasteBrackets(t *testing.T) {
 			if string(got) != tc.wantInput {
 				t.Errorf("readline gets %q, want %q", got, tc.wantInput)
 			}
-			if !slices.Equal(p.pieces, tc.wantPieces) {
-				t.Errorf("queued %q, want %q", p.pieces, tc.wantPieces)
+			var texts []string
+			for _, piece := range p.pieces {
+				texts = append(texts, piece.text)
+				if piece.paste != 1 {
+					t.Errorf("piece %q of paste %d, want paste 1", piece.text, piece.paste)
+				}
+			}
+			if !slices.Equal(texts, tc.wantPieces) {
+				t.Errorf("queued %q, want %q", texts, tc.wantPieces)
 			}
 		})
 	}
 
 	// The listener replaces the mark readline just inserted, and leaves other keys alone.
-	p := &pasteAwareStdin{pieces: []string{"pasted", "lost"}}
+	// The line records the paste it took text from (the REPL drops the rest of a paste whose statement Ctrl-C
+	// cancelled).
+	p := &pasteAwareStdin{pieces: []pastedLine{{"pasted", 4}, {"lost", 4}}}
 	line := []rune("ab" + mark + "cd")
-	if _, _, ok := p.insertPaste(line, 3, 'x'); ok {
+	if _, _, ok := p.insertPaste(line, 3, 'x'); ok || p.lineFrom.Load() != 0 {
 		t.Error("a typed key changed the line")
 	}
 	out, pos, ok := p.insertPaste(line, 3, pasteMark)
-	if !ok || string(out) != "abpastedcd" || pos != 8 {
-		t.Errorf("insertPaste = %q, %d, %v; want \"abpastedcd\", 8, true", string(out), pos, ok)
+	if !ok || string(out) != "abpastedcd" || pos != 8 || p.lineFrom.Load() != 4 {
+		t.Errorf("insertPaste = %q, %d, %v, paste %d; want \"abpastedcd\", 8, true, paste 4", string(out), pos, ok, p.lineFrom.Load())
 	}
 	// In Ctrl-R search the mark is not in the line: nothing is inserted, and the piece is used up.
 	if _, _, ok := p.insertPaste([]rune("abcd"), 2, pasteMark); ok || len(p.pieces) != 0 {
-		t.Errorf("search mode: changed %v, pieces left %q", ok, p.pieces)
+		t.Errorf("search mode: changed %v, pieces left %v", ok, p.pieces)
 	}
 }
 

@@ -79,6 +79,9 @@ var (
 	errReported = errors.New("error already reported")
 	// errCancelled is a statement stopped by Ctrl-C.
 	errCancelled = errors.New("query cancelled (Ctrl-C)")
+	// errRestCancelled: feed stopped at a statement Ctrl-C cancelled at the REPL's prompt, already reported;
+	// the rest of its line is not run.
+	errRestCancelled = errors.New("the rest of the line was not run")
 )
 
 // cancelledError is errCancelled said of what Ctrl-C stopped, when that was not a query. lineCleared: the
@@ -512,6 +515,9 @@ func (s *session) feed(ctx context.Context, buf *stmtBuffer, line string, stopOn
 			s.reportErr(err)
 			if stopOnError || s.stopsOnCancel(err) {
 				return err
+			}
+			if errors.Is(err, errCancelled) {
+				return errRestCancelled // the REPL's prompt: the rest of the line goes too
 			}
 		}
 	}
