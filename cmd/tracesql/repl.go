@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -135,7 +137,32 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracesql: %v\n", err)
 		return 1
 	}
-	defer closeLineEditor(rl, in)
+	closeEditor := sync.OnceFunc(func() { closeLineEditor(rl, in) })
+	defer closeEditor()
+	markPastes := isTerminal(lineOut)
+	// SIGTERM or SIGHUP (a closed terminal window, a kill) ends the session as Ctrl-D does, its running
+	// statement cancelled, the terminal given back in the mode it came in (killed by the signal, the session
+	// left it raw, without echo, and marking pastes: the shell after it needed a reset).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var endedBy atomic.Int32 // the number of the signal that ended the session
+	sigs := make(chan os.Signal, 1)
+	if len(terminationSignals) > 0 {
+		signal.Notify(sigs, terminationSignals...)
+	}
+	defer signal.Stop(sigs)
+	go func() {
+		sig, ok := (<-sigs).(syscall.Signal)
+		if !ok {
+			return
+		}
+		endedBy.Store(int32(sig))
+		cancel()
+		if markPastes {
+			io.WriteString(lineOut, bracketOff)
+		}
+		closeEditor()
+	}()
 	if historyFile != "" {
 		// (again: should readline have rewritten the file after all, its new file has the umask's mode)
 		privateHistory(historyFile)
@@ -151,9 +178,8 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	fmt.Fprintln(rl.Stdout(), `Enter ".help" for usage hints; statements end with ";".`)
 	var buf stmtBuffer
 	var entry []string
-	markPastes := isTerminal(lineOut)
 	cancelledPaste := int64(0) // a paste whose statement Ctrl-C cancelled: its later lines are not run
-	for !s.quit {
+	for !s.quit && endedBy.Load() == 0 {
 		if markPastes {
 			io.WriteString(lineOut, bracketOn)
 		}
@@ -192,6 +218,9 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 			if from != 0 {
 				cancelledPaste = from
 			}
+			if h := historyLine(strings.Join(entry, "\n")); h != "" {
+				rl.SaveHistory(h) // (to run again, as any statement typed)
+			}
 			buf.Reset()
 			entry = entry[:0]
 			rl.SetPrompt(prompt)
@@ -208,6 +237,9 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		} else {
 			rl.SetPrompt(contPrompt)
 		}
+	}
+	if sig := endedBy.Load(); sig != 0 {
+		return 128 + int(sig) // as a shell reports a process the signal ended
 	}
 	return s.quitStatus(0)
 }

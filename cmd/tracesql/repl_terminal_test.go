@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -441,6 +442,44 @@ func TestREPLCtrlCDropsRestOfLine(t *testing.T) {
 			scr := s.waitFor(`(?s)kept.*tracesql>\s*$`)
 			if !regexp.MustCompile(`│\s+1 │`).MatchString(scr) || strings.Contains(scr, "does not exist") || regexp.MustCompile(`│\s*pasted`).MatchString(scr) {
 				t.Errorf("after Ctrl-C the table is gone or the paste ran on:\n%s", scr)
+			}
+		})
+	}
+}
+
+// TestREPLTerminationSignalRestoresTerminal: SIGTERM or SIGHUP at the prompt ends the session with the shell's
+// status for the signal (143, 129), and the terminal is back in the mode it came in (review r69: killed by the
+// signal, the session left it without echo or line editing, and asking for bracketed pastes).
+func TestREPLTerminationSignalRestoresTerminal(t *testing.T) {
+	for _, c := range []struct {
+		sig    syscall.Signal
+		status int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			s := startTmuxCLI(t, t.TempDir(), 120)
+			s.waitFor(`(?m)^tracesql>$`)
+			tty := strings.TrimSpace(s.tmux("display", "-p", "-t", "t", "#{pane_tty}"))
+			shell := strings.TrimSpace(s.tmux("display", "-p", "-t", "t", "#{pane_pid}"))
+			out, err := exec.Command("pgrep", "-P", shell).Output()
+			if err != nil {
+				t.Fatalf("no tracesql under the pane's shell %s: %v", shell, err)
+			}
+			pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, c.sig); err != nil {
+				t.Fatal(err)
+			}
+			s.waitFor(fmt.Sprintf(`EXIT=%d`, c.status))
+			modes, err := exec.Command("stty", "-a", "-F", tty).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []string{"icanon", "echo"} {
+				if !regexp.MustCompile(`(^|\s)` + mode + `(\s|$)`).Match(modes) {
+					t.Errorf("after %v the terminal lacks %s: %s", c.sig, mode, modes)
+				}
 			}
 		})
 	}

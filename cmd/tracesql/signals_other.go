@@ -2,4 +2,9 @@
 
 package main
 
+import "os"
+
 func ignoreFileSizeSignal() {}
+
+// terminationSignals: none that the session catches on this system.
+var terminationSignals []os.Signal

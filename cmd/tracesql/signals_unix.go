@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 )
@@ -11,3 +12,6 @@ import (
 // like a full disk, instead of killing the process without a word: DuckDB writes from threads Go does
 // not own, where the signal takes its default action.
 func ignoreFileSizeSignal() { signal.Ignore(syscall.SIGXFSZ) }
+
+// terminationSignals end an interactive session cleanly (repl): a closed terminal window's SIGHUP, a kill's SIGTERM.
+var terminationSignals = []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
