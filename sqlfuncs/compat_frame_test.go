@@ -46,22 +46,8 @@ func TestCompatFrameFromDefault(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	for _, pattern := range []string{"*/*.json", "*/*.json.gz"} {
-		m, err := filepath.Glob(filepath.Join("..", "testdata", "traces", pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
 	ctx := context.Background()
-	db, err := engine.Open(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Load(ctx, paths, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
-		t.Fatal(err)
-	}
+	db, paths := loadWithTestdata(t, paths)
 	rows, err := db.SQL.Query(`SELECT trace_id, path, events FROM traces ORDER BY trace_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +128,26 @@ func frameDiff(a, b *graph.Frame) string {
 		}
 	}
 	return ""
+}
+
+// loadWithTestdata returns an in-memory database (closed when the test ends) holding the traces of paths and every
+// testdata trace, ranked in file order, and the paths loaded.
+func loadWithTestdata(t *testing.T, paths []string) (*engine.DB, []string) {
+	t.Helper()
+	for _, pattern := range []string{"*/*.json", "*/*.json.gz"} {
+		m, err := filepath.Glob(filepath.Join("..", "testdata", "traces", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	db, err := engine.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Load(context.Background(), paths, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
+		t.Fatal(err)
+	}
+	return db, paths
 }

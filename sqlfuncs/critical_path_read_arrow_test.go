@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"tracesql/engine"
 	"tracesql/sqlfuncs"
 )
 
@@ -33,23 +32,8 @@ func TestHashedFrameRead(t *testing.T) {
 	if err := os.WriteFile(made, []byte(events), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	paths := []string{made}
-	for _, pattern := range []string{"*/*.json", "*/*.json.gz"} {
-		m, err := filepath.Glob(filepath.Join("..", "testdata", "traces", pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, m...)
-	}
 	ctx := context.Background()
-	db, err := engine.Open(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Load(ctx, paths, engine.LoadOptions{RankFrom: engine.RankIndex}); err != nil {
-		t.Fatal(err)
-	}
+	db, paths := loadWithTestdata(t, []string{made})
 	rows, err := db.SQL.Query(`SELECT trace_id, path FROM traces ORDER BY trace_id`)
 	if err != nil {
 		t.Fatal(err)
