@@ -150,7 +150,10 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 	if len(terminationSignals) > 0 {
 		signal.Notify(sigs, terminationSignals...)
 	}
-	defer signal.Stop(sigs)
+	defer func() {
+		signal.Stop(sigs)
+		close(sigs) // (ends the goroutine below)
+	}()
 	go func() {
 		sig, ok := (<-sigs).(syscall.Signal)
 		if !ok {
@@ -213,8 +216,8 @@ func (s *session) repl(ctx context.Context, stdout, stderr io.Writer) int {
 		}
 		entry = append(entry, line)
 		if err := s.feed(ctx, &buf, line, false); errors.Is(err, errRestCancelled) {
-			// As in DuckDB's shell, Ctrl-C drops what else the line (or the paste) held: typed ahead, that
-			// was the terminal's to drop, but a DROP after the cancelled statement on its line still ran.
+			// As DuckDB's shell does, Ctrl-C also drops the rest of the line and of the paste it came in (a
+			// DROP after the cancelled statement on its line still ran); keys typed ahead the terminal drops.
 			if from != 0 {
 				cancelledPaste = from
 			}
