@@ -610,7 +610,8 @@ type queueChange struct {
 // its own start's -1 (atStart), math.MinInt32 where it has none. At one time a start counts before a launch, then
 // by event index (rows are in event-index order): the queue a GPU row finds when it starts holds no call made at
 // that instant. HTA's order there is numpy's unstable quicksort, mostly the launch first, which took a memset's
-// launch-delay edge away when the next launch call began as it started (its stream idle for 45 µs before).
+// launch-delay edge away when the next launch call began as it started (it had waited 15 µs for its own call on an
+// idle stream).
 // streams is the number of stream indexes in qs; n the frame's row count.
 func defaultLaunchQueues(qs []queueChange, streams, n int) (atLaunch, atStart []int32) {
 	atLaunch, atStart = make([]int32, n), make([]int32, n)

@@ -24,23 +24,15 @@ import (
 // the strings, 59 ms with their hashes; the distinct strings 16 ms). Two strings of one hash, or a hash
 // the distinct strings lack, fall back to reading the strings.
 func cpReadFrameColumns(ctx context.Context, db *sql.DB, table string, traceID int64, sizeHint int) (*graph.Frame, error) {
-	type dictResult struct {
-		dict *cpSymbolDict
-		err  error
-	}
-	dictc := make(chan dictResult, 1)
-	go func() {
-		d, err := cpReadSymbolDict(ctx, db, table, traceID)
-		dictc <- dictResult{d, err}
-	}()
+	dictc := make(chan struct{})
 	var dict *cpSymbolDict
 	var dictErr error
-	dictDone := false
+	go func() {
+		dict, dictErr = cpReadSymbolDict(ctx, db, table, traceID)
+		close(dictc)
+	}()
 	waitDict := func() (*cpSymbolDict, error) {
-		if !dictDone {
-			r := <-dictc
-			dict, dictErr, dictDone = r.dict, r.err, true
-		}
+		<-dictc
 		return dict, dictErr
 	}
 	f, err := cpReadArrow(ctx, db, cpFrameHashedQuery(table), traceID, sizeHint, waitDict)
