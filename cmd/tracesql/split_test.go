@@ -300,3 +300,53 @@ func TestSplitArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestLeavesRulesUnchanged: the statements after which the session skips the check of the stored results
+// against kernel_classes are writes to a user's object named in them; anything that names kernel_classes
+// or a tracesql table, or that the reading cannot follow, is checked.
+func TestLeavesRulesUnchanged(t *testing.T) {
+	for _, c := range []struct {
+		stmt string
+		want bool
+	}{
+		{"INSERT INTO ins VALUES (1, 'a')", true},
+		{"insert or replace into main.ins SELECT * FROM kernel_classes", true},
+		{"INSERT OR IGNORE INTO \"my table\" VALUES (1)", true},
+		{"/* c */ -- d\n UPDATE ins SET a = 2 FROM kernel_classes", true},
+		{"DELETE FROM db.main.ins WHERE a = 1", true},
+		{"TRUNCATE TABLE ins", true},
+		{"COPY ins FROM 'x.csv'", true},
+		{"COPY (SELECT * FROM kernel_classes) TO 'k.csv'", true},
+		{"CREATE TABLE t AS SELECT * FROM kernel_classes", true},
+		{"CREATE OR REPLACE TEMP VIEW v AS SELECT 1", true},
+		{"CREATE MACRO m(x) AS x + 1", true},
+		{"CREATE TABLE IF NOT EXISTS t(a INT)", true},
+		{"CREATE UNIQUE INDEX i ON kernel_classes(priority)", true},
+
+		{"INSERT INTO kernel_classes VALUES (0, 'x', 'COMMUNICATION', 'all')", false},
+		{"INSERT INTO main.\"Kernel_Classes\" VALUES (0, 'x', 'COMMUNICATION', 'all')", false},
+		{"UPDATE o.kernel_classes SET priority = 1", false},
+		{"DELETE FROM kernel_classes", false},
+		{"DELETE FROM _trace_summary", false},
+		{"TRUNCATE kernel_classes", false},
+		{"COPY kernel_classes FROM 'rules.csv'", false},
+		{"COPY FROM DATABASE a TO b", false},
+		{"CREATE TEMP TABLE kernel_classes AS SELECT * FROM main.kernel_classes", false},
+		{"CREATE OR REPLACE TABLE kernel_classes(a INT)", false},
+		{"CREATE SCHEMA s", false},
+		{"CREATE TABLE IF EXISTS t(a INT)", false},
+		{"WITH x AS (SELECT 1) INSERT INTO ins SELECT * FROM x", false},
+		{"INSERT INTO 'ins.csv' VALUES (1)", false},
+		{"INSERT INTO", false},
+		{"DROP TABLE ins", false},
+		{"ALTER TABLE ins RENAME TO kernel_classes", false},
+		{"EXECUTE q", false},
+		{"COMMIT", false},
+		{"ATTACH 'o.duckdb' AS o", false},
+		{".load x.json", false},
+	} {
+		if got := leavesRulesUnchanged(c.stmt); got != c.want {
+			t.Errorf("leavesRulesUnchanged(%q) = %v, want %v", c.stmt, got, c.want)
+		}
+	}
+}
