@@ -42,9 +42,10 @@ func castReason(t *sqlType) string {
 }
 
 // imprecise reports the types the driver reads, but not as DuckDB shows them: TIME '24:00:00' comes as
-// midnight, and TIMESTAMPTZ in UTC where DuckDB's text is in the session's TimeZone.
+// midnight, TIMESTAMPTZ in UTC where DuckDB's text is in the session's TimeZone, and GEOMETRY as its WKB
+// bytes where DuckDB writes WKT (POINT (1 2)).
 func imprecise(t *sqlType) bool {
-	return t.is("TIME") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE")
+	return t.is("TIME") || t.is("TIMESTAMPTZ") || t.is("TIMESTAMP WITH TIME ZONE") || t.is("GEOMETRY")
 }
 
 // holdsImprecise reports an imprecise type below the top of t.
@@ -142,14 +143,14 @@ func holdsJSON(t *sqlType) bool {
 	return holds(t, func(x *sqlType) bool { return x.is("JSON") })
 }
 
-// unreadable reports types duckdb-go fails to scan: ones it has no name for (TIME_NS), and MAPs
+// unreadable reports types duckdb-go fails to scan: ones it has no name for (TIME_NS), VARIANT, and MAPs
 // with LIST, STRUCT, MAP or UNION keys (Go map keys must be comparable), at any depth.
 func unreadable(t *sqlType) bool {
 	if t == nil {
 		return false
 	}
 	// The driver reports TIME_NS without a name; DuckDB's own type text (duckdb_prepared_statements) names it.
-	if t.name == "" || t.name == "TIME_NS" || t.name == "MAP" && t.key != nil && (t.key.is("LIST") || t.key.is("STRUCT") || t.key.is("MAP") || t.key.is("UNION")) {
+	if t.name == "" || t.name == "TIME_NS" || t.name == "VARIANT" || t.name == "MAP" && t.key != nil && (t.key.is("LIST") || t.key.is("STRUCT") || t.key.is("MAP") || t.key.is("UNION")) {
 		return true
 	}
 	if unreadable(t.elem) || unreadable(t.key) {
@@ -551,7 +552,7 @@ func driverTextWarning(cts []*sql.ColumnType, cast []string) string {
 	if len(cols) > 1 {
 		what, them = "columns "+strings.Join(cols, ", ")+" are", "them"
 	}
-	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00), as this statement cannot be wrapped in a cast: cast in the statement (x::VARCHAR, also in a RETURNING list) or SELECT the rows", what, them)
+	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00, GEOMETRY as WKB bytes), as this statement cannot be wrapped in a cast: cast in the statement (x::VARCHAR, also in a RETURNING list) or SELECT the rows", what, them)
 }
 
 // typeNameOf returns DuckDB's name for the type of column i of stmt (duckdb-go reports the types

@@ -539,6 +539,9 @@ func TestExitCodes(t *testing.T) {
 		{name: "an unreadable type in a statement that cannot be wrapped", args: []string{backwardJSON, "--format", "csv", "-c",
 			"CREATE TABLE q(a TIME_NS); INSERT INTO q VALUES ('1:00') RETURNING a"}, code: 1,
 			stderr: `^tracesql: column "a": the DuckDB Go driver cannot read its type; cast it to VARCHAR\n$`},
+		{name: "VARIANT in a statement that cannot be wrapped", args: []string{backwardJSON, "--format", "csv", "-c",
+			"CREATE TABLE q(a VARIANT); INSERT INTO q VALUES (1) RETURNING a"}, code: 1,
+			stderr: `^tracesql: column "a": the DuckDB Go driver cannot read VARIANT; cast it to VARCHAR\n$`},
 		{name: ".report to a directory", args: []string{backwardJSON, "-c", ".report $TMP"}, code: 1,
 			stderr: `^tracesql: \.report: write \S+: is a directory\n$`},
 	}
@@ -715,6 +718,10 @@ func TestStatements(t *testing.T) {
 		{name: "types the driver cannot read are shown as DuckDB prints them", args: []string{backwardJSON, "--format", "csv", "-c",
 			"SELECT TIME '24:00:00' AS t, '12:34:56.123456789'::TIME_NS AS tn, MAP {[1,2]:'a'} AS m, 1 AS t -- a comment"},
 			stdout: "t,tn,m,t\n24:00:00,12:34:56.123456789,\"{[1, 2]=a}\",1\n"},
+		// r69 #5: VARIANT failed after the header with the driver's words; GEOMETRY printed its WKB bytes
+		{name: "VARIANT and GEOMETRY are shown as DuckDB prints them", args: []string{backwardJSON, "--format", "json", "-c",
+			"SELECT 'POINT(1 2)'::GEOMETRY AS g, ['POINT(1 2)'::GEOMETRY] AS gl, 1::VARIANT AS v, {'a': 2::VARIANT} AS vs"},
+			stdout: `[{"g":"POINT (1 2)","gl":["POINT (1 2)"],"v":"1","vs":"{'a': 2}"}]` + "\n"},
 		{name: "their table headers name their types", args: []string{backwardJSON, "-c", "SELECT '1:00'::TIME_NS AS tn, TIME '24:00:00' AS t"},
 			stdout: "┌──────────┬──────────┐\n│    tn    │    t     │\n│ time_ns  │   time   │\n├──────────┼──────────┤\n│ 01:00:00 │ 24:00:00 │\n└──────────┴──────────┘\n"},
 		{name: "a query with a JSON or TIME column runs once", args: []string{backwardJSON, "--format", "csv", "-c",
