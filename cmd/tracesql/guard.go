@@ -39,8 +39,10 @@ func (s *session) refuseCommittedOnlyRead(ctx context.Context, stmt string) erro
 		}
 	}
 	var found string
-	namesIn(stmt, func(name string) bool {
-		if backed[strings.ToLower(name)] {
+	namesIn(stmt, func(name string, called bool) bool {
+		// A macro is reached only by a call: a user's table, alias or CTE may have a macro's name (r69 #3:
+		// an UPDATE of a table named hotspots was refused). A view is reached by its bare name.
+		if kind, ok := backed[strings.ToLower(name)]; ok && (called || kind == backedView) {
 			found = name
 		}
 		return found == ""
@@ -62,17 +64,17 @@ var catalogKept = map[string]bool{"SELECT": true, "WITH": true, "FROM": true, "V
 	"EXPLAIN": true, "SET": true, "RESET": true, "BEGIN": true, "START": true, "COMMIT": true, "ROLLBACK": true,
 	"ABORT": true, "END": true}
 
-// namesIn calls visit with each identifier of the SQL text, until visit returns false. The SQL in a
-// query('…') literal is read too, and the name in a query_table('…') literal: through either, a
-// statement reaches the same tables, views and macros as if it named them.
-func namesIn(text string, visit func(name string) bool) bool {
+// namesIn calls visit with each identifier of the SQL text, and whether a '(' follows it (a call), until
+// visit returns false. The SQL in a query('…') literal is read too, and the name in a query_table('…')
+// literal: through either, a statement reaches the same tables, views and macros as if it named them.
+func namesIn(text string, visit func(name string, called bool) bool) bool {
 	for i := 0; i < len(text); i++ {
 		end, kind := queries.TokenEnd(text, i)
 		if end < 0 {
 			break
 		}
 		if name := queries.IdentName(text, i, end, kind); name != "" {
-			if !visit(name) {
+			if !visit(name, queries.ParenFollows(text, end+1)) {
 				return false
 			}
 			switch strings.ToLower(name) {
@@ -81,7 +83,7 @@ func namesIn(text string, visit func(name string) bool) bool {
 					return false
 				}
 			case "query_table":
-				if table, ok := sqlfuncs.LiteralArg(text, end+1); ok && !visit(strings.TrimSpace(table)) {
+				if table, ok := sqlfuncs.LiteralArg(text, end+1); ok && !visit(strings.TrimSpace(table), false) {
 					return false
 				}
 			}
@@ -103,27 +105,42 @@ func firstWord(stmt string) string {
 	return ""
 }
 
+// backedKind says whether a Go-backed name is a macro or a view.
+type backedKind int
+
+const (
+	backedMacro backedKind = iota
+	backedView
+)
+
 // goBackedNames returns the macros and views (lower-case names) whose SQL calls a Go table function,
 // directly or through other such macros and views.
-func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
+func goBackedNames(ctx context.Context, db *sql.DB) (map[string]backedKind, error) {
 	rows, err := db.QueryContext(ctx, `
-		SELECT lower(function_name), macro_definition FROM duckdb_functions()
+		SELECT lower(function_name), macro_definition, false FROM duckdb_functions()
 		WHERE function_type IN ('macro', 'table_macro') AND macro_definition IS NOT NULL
-		UNION ALL SELECT lower(view_name), sql FROM duckdb_views() WHERE NOT internal`)
+		UNION ALL SELECT lower(view_name), sql, true FROM duckdb_views() WHERE NOT internal`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	refs := map[string]map[string]bool{} // name → the identifiers its SQL uses
-	backed := map[string]bool{}
+	kinds := map[string]backedKind{}
+	backed := map[string]backedKind{}
 	for rows.Next() {
 		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
+		var view bool
+		if err := rows.Scan(&name, &def, &view); err != nil {
 			return nil, err
+		}
+		if view {
+			kinds[name] = backedView // (a view and a macro of one name: the view, reached without a call)
+		} else if _, ok := kinds[name]; !ok {
+			kinds[name] = backedMacro
 		}
 		// (the project's own macros hand query() SQL they build: not a call of a Go function in itself)
 		if err := sqlfuncs.RefuseInternalCall(def); err != nil && !errors.Is(err, sqlfuncs.ErrQueryBuilt) {
-			backed[name] = true
+			backed[name] = kinds[name]
 			continue
 		}
 		ids := refs[name]
@@ -131,8 +148,8 @@ func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 			ids = map[string]bool{}
 			refs[name] = ids
 		}
-		namesIn(def, func(name string) bool {
-			ids[strings.ToLower(name)] = true
+		namesIn(def, func(name string, _ bool) bool {
+			ids[strings.ToLower(name)] = true // (any mention: a definition that only names one is rare)
 			return true
 		})
 	}
@@ -142,12 +159,12 @@ func goBackedNames(ctx context.Context, db *sql.DB) (map[string]bool, error) {
 	for grew := true; grew; {
 		grew = false
 		for name, ids := range refs {
-			if backed[name] {
+			if _, ok := backed[name]; ok {
 				continue
 			}
 			for id := range ids {
-				if backed[id] {
-					backed[name], grew = true, true
+				if _, ok := backed[id]; ok {
+					backed[name], grew = kinds[name], true
 					break
 				}
 			}

@@ -1508,7 +1508,10 @@ func TestGoFunctionsRefusedInsideTransaction(t *testing.T) {
 		"COMMIT;\n" +
 		"SELECT round(max(path_length_us), 3) AS after FROM longest_path('g');\n" +
 		// a view made after the names behind Go functions were read (and kept for the statements after)
-		"CREATE VIEW late AS SELECT * FROM my_path;\nBEGIN;\nSELECT count(*) AS n FROM late;\nROLLBACK;\n"
+		"CREATE VIEW late AS SELECT * FROM my_path;\nBEGIN;\nSELECT count(*) AS n FROM late;\nROLLBACK;\n" +
+		// r69 #3: a macro's name that is no call of it (a table's, an alias, a CTE's) was refused too
+		"CREATE TABLE hotspots(us DOUBLE);\nBEGIN;\nUPDATE hotspots SET us = 2;\nSELECT 1 AS critical_path;\n" +
+		"WITH longest_path AS (SELECT 1 AS x) SELECT x AS cte FROM longest_path;\nROLLBACK;\n"
 	out, errOut, code := runCLI(t, stdin, "--db", dbPath, backwardJSON, "--format", "csv")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
@@ -1519,6 +1522,9 @@ func TestGoFunctionsRefusedInsideTransaction(t *testing.T) {
 	}
 	if _, err := fmt.Sscanf(out[strings.Index(out, "after\n"):], "after\n%g\n", &after); err != nil || math.Abs(after-before/2) > 0.002 {
 		t.Errorf("after COMMIT: %g, want half of %g (stdout %q, err %v)", after, before, out, err)
+	}
+	if !strings.HasSuffix(out, "critical_path\n1\ncte\n1\n") {
+		t.Errorf("stdout does not end with the statements over a table, alias and CTE of macros' names:\n%s", out)
 	}
 	for _, line := range []string{
 		"tracesql: stdin:7: longest_path reads the database as last committed (its Go functions run on a connection of their own), so it would not see this transaction's changes: COMMIT or ROLLBACK first\n",

@@ -46,7 +46,7 @@ type session struct {
 	sawBegin  bool    // a BEGIN or START (TRANSACTION) ran: later statements check for an open transaction
 	// goBacked caches goBackedNames between statements that cannot change the catalog's macros and
 	// views (reading and tokenising every definition cost 35 ms a statement inside a transaction)
-	goBacked map[string]bool
+	goBacked map[string]backedKind
 	// preparedCommands: per PREPAREd statement name, whether its EXECUTE answers with a status only
 	preparedCommands map[string]bool
 	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
