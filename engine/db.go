@@ -358,7 +358,7 @@ func (db *DB) install(ctx context.Context) error {
 // message often names only a column or a function inside it.
 func installTarget(stmt string) string {
 	target := ""
-	queries.DDLTargets(stmt, func(verb, kind, name string) {
+	queries.DDLTargets(stmt, func(verb, kind, name, _ string) {
 		if target == "" && verb == "create" {
 			target = kind + " " + name + ": "
 		}

@@ -35,7 +35,7 @@ func TestEveryObjectDocumented(t *testing.T) {
 	}
 	for _, dir := range []string{"schema", "views"} {
 		for _, stmt := range read(dir) {
-			DDLTargets(stmt, func(verb, _, name string) {
+			DDLTargets(stmt, func(verb, _, name, _ string) {
 				if verb == "create" && name[0] != '_' && !docs[name] {
 					t.Errorf("%s: %s has no -- @table/@view/@macro doc comment", dir, name)
 				}

@@ -19,7 +19,7 @@ const InstallTable = "_tracesql_install"
 var ownedObjects = sync.OnceValue(func() map[string]string {
 	m := map[string]string{InstallTable: "table"}
 	for _, src := range append(Schema(), Views()...) {
-		DDLTargets(src, func(verb, kind, name string) {
+		DDLTargets(src, func(verb, kind, name, _ string) {
 			if verb == "create" {
 				m[name] = kind
 			}
@@ -29,14 +29,18 @@ var ownedObjects = sync.OnceValue(func() map[string]string {
 })
 
 // DDLTargets calls visit with each catalog object that the SQL text creates, replaces, drops or alters:
-// verb "create", "drop" or "alter", kind "macro" (a FUNCTION too), "view" or "table", and its name,
-// lower-cased and without its schema; ALTER … RENAME TO a name creates that name. It also visits the
-// tables whose rows a statement writes, verb "write", kind "table": INSERT INTO, UPDATE, DELETE FROM,
-// TRUNCATE, MERGE INTO. Comments and quoted text are skipped; a "quoted" name counts.
-func DDLTargets(text string, visit func(verb, kind, name string)) {
+// verb "create", "drop" or "alter", kind "macro" (a FUNCTION too), "view" or "table", its name,
+// lower-cased, and the catalog and schema names written before it, lower-cased and joined by '.' ("" for
+// none, "x" for x.name, "x.main" for x.main.name); ALTER … RENAME TO a name creates that name (in the
+// altered object's schema). It also visits the tables whose rows a statement writes, verb "write", kind
+// "table": INSERT INTO, UPDATE, DELETE FROM, TRUNCATE, MERGE INTO. Comments and quoted text are skipped; a
+// "quoted" name counts.
+func DDLTargets(text string, visit func(verb, kind, name, qualifier string)) {
 	var words []string // the statement's identifiers since its last other token, lower-cased
+	var qual []string  // the catalog and schema names before the last of words
 	qualified := false // the last token was a '.' after a schema or catalog name
 	altered := ""      // the kind of the object the statement alters, which RENAME TO names anew
+	alteredQual := ""  // and its qualifier
 	head := true       // words start a statement (or follow a WITH clause's parenthesis), not a list
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -51,7 +55,10 @@ func DDLTargets(text string, visit func(verb, kind, name string)) {
 		case kind == TokenLineComment || kind == TokenBlockComment:
 		case name != "":
 			if qualified {
+				qual = append(qual, words[len(words)-1])
 				words = words[:len(words)-1] // main.x: the object is x
+			} else {
+				qual = nil
 			}
 			words = append(words, strings.ToLower(name))
 			qualified = false
@@ -60,16 +67,16 @@ func DDLTargets(text string, visit func(verb, kind, name string)) {
 			}
 			if verb, kind, ok := ddlTarget(words); ok {
 				if verb == "alter" {
-					altered = kind
+					altered, alteredQual = kind, strings.Join(qual, ".")
 				}
-				visit(verb, kind, words[len(words)-1])
-				words = nil
+				visit(verb, kind, words[len(words)-1], strings.Join(qual, "."))
+				words, qual = nil, nil
 			} else if len(words) == 3 && words[0] == "rename" && words[1] == "to" && altered != "" {
-				visit("create", altered, words[2])
-				words = nil
+				visit("create", altered, words[2], alteredQual)
+				words, qual = nil, nil
 			} else if head && writesRows(words) {
-				visit("write", "table", words[len(words)-1])
-				words = nil
+				visit("write", "table", words[len(words)-1], strings.Join(qual, "."))
+				words, qual = nil, nil
 			}
 		case c == '.' && len(words) > 0:
 			qualified = true
@@ -78,7 +85,7 @@ func DDLTargets(text string, visit func(verb, kind, name string)) {
 				altered = ""
 			}
 			head = c == ';' || c == ')'
-			words, qualified = nil, false
+			words, qual, qualified = nil, nil, false
 		}
 		i = end
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -126,19 +127,21 @@ func literalText(lit string) string {
 // an error when it would create, replace, drop or alter one of tracesql's own macros, views or tables
 // (queries.OwnedKind). The analyses call them, and the startup install leaves a --db file's objects as
 // they are when its version matches: a redefined _bool_arg returning NULL made every later
-// critical_path abort the process, in that file's every session.
-func RefuseUserStatement(text string) error {
-	if err := refuseOwnObjectChange(text); err != nil {
+// critical_path abort the process, in that file's every session. catalogs are the databases whose main
+// schema the analyses' unqualified names reach: tracesql's own and the one a USE made current. A name
+// qualified with another database or schema (an ATTACHed file's events) is the user's.
+func RefuseUserStatement(text string, catalogs ...string) error {
+	if err := refuseOwnObjectChange(text, catalogs); err != nil {
 		return err
 	}
 	return RefuseInternalCall(text)
 }
 
-func refuseOwnObjectChange(text string) error {
+func refuseOwnObjectChange(text string, catalogs []string) error {
 	var err error
-	queries.DDLTargets(text, func(verb, kind, name string) {
+	queries.DDLTargets(text, func(verb, kind, name, qualifier string) {
 		own, ok := queries.OwnedKind(name)
-		if err != nil || !ok || (own == "macro") != (kind == "macro") {
+		if err != nil || !ok || (own == "macro") != (kind == "macro") || !reachedUnqualified(qualifier, catalogs) {
 			return // tables and views share one namespace, macros another
 		}
 		if verb == "write" {
@@ -153,6 +156,21 @@ func refuseOwnObjectChange(text string) error {
 		err = fmt.Errorf("%s is one of tracesql's own %ss, which its analyses use: %s it would break them; give yours another name", name, own, what)
 	})
 	return err
+}
+
+// reachedUnqualified reports whether an object written with qualifier (DDLTargets': "", "x", "x.main") is one
+// that an unqualified name can reach: in the temporary schema, which DuckDB searches first, or in the main
+// schema of one of catalogs.
+func reachedUnqualified(qualifier string, catalogs []string) bool {
+	if qualifier == "" {
+		return true
+	}
+	first, schema, two := strings.Cut(qualifier, ".")
+	own := first == "temp" || slices.ContainsFunc(catalogs, func(c string) bool { return strings.EqualFold(c, first) })
+	if !two {
+		return own || first == "main"
+	}
+	return own && schema == "main"
 }
 
 // RefuseOwnFiles returns an error when writing to path would replace a file this session depends on: a database file

@@ -57,3 +57,37 @@ func TestRefuseInternalCall(t *testing.T) {
 		}
 	}
 }
+
+// TestRefuseUserStatementQualified: an object qualified with a database or schema that the analyses'
+// unqualified names do not reach is the user's (r69 #4: copying events into an ATTACHed file was refused as
+// a redefinition of tracesql's events); one in the temporary schema, in main, or in a catalog given as
+// reached (tracesql's own, the one a USE made current) is refused.
+func TestRefuseUserStatementQualified(t *testing.T) {
+	for _, tc := range []struct {
+		sql     string
+		refused bool
+	}{
+		{"CREATE TABLE x.events AS SELECT * FROM events", false},
+		{"CREATE OR REPLACE TABLE x.main.events AS SELECT 1", false},
+		{"CREATE TABLE s3.traces (a INT)", false},
+		{"DROP TABLE o.events", false},
+		{"CREATE MACRO x.critical_path() AS TABLE SELECT 1", false},
+		{"ALTER TABLE x.t RENAME TO kernels", false},
+		{"UPDATE x._trace_summary SET comp_ns = 0", false},
+		{"CREATE TABLE events (a INT)", true},
+		{"CREATE TABLE main.events (a INT)", true},
+		{"CREATE TABLE Home.events (a INT)", true},
+		{"CREATE TABLE home.main.events (a INT)", true},
+		{"CREATE TABLE used.events (a INT)", true},
+		{"CREATE TABLE temp.events (a INT)", true},
+		{"CREATE TABLE temp.main.events (a INT)", true},
+		{"CREATE TABLE home.s3.events (a INT)", false},
+		{"ALTER TABLE home.t RENAME TO kernels", true},
+		{"UPDATE main._trace_summary SET comp_ns = 0", true},
+	} {
+		err := RefuseUserStatement(tc.sql, "home", "used")
+		if (err != nil) != tc.refused {
+			t.Errorf("%s: refused %v (%v), want %v", tc.sql, err != nil, err, tc.refused)
+		}
+	}
+}

@@ -1721,3 +1721,23 @@ func TestOrphanRowsRemovedAtOpen(t *testing.T) {
 		t.Errorf("second open: %q", errOut)
 	}
 }
+
+// TestOwnNamesInOtherDatabases: a copy of tracesql's tables into an ATTACHed database is the user's (r69 #4);
+// once a USE makes that database current, the analyses' unqualified names reach it first, and an object there
+// with one of their names is refused as tracesql's own is.
+func TestOwnNamesInOtherDatabases(t *testing.T) {
+	other := filepath.Join(t.TempDir(), "other.duckdb")
+	stdin := "ATTACH '" + other + "' AS x;\nCREATE TABLE x.events AS SELECT * FROM events;\nCREATE SCHEMA s3;\n" +
+		"CREATE TABLE s3.traces(a INT);\nCREATE TABLE temp.events(a INT);\nUSE x;\nCREATE TABLE x.kernels(a INT);\n" +
+		"CREATE TABLE main.traces(a INT);\nSELECT count(*) AS n FROM x.events;\n"
+	out, errOut, code := runCLI(t, stdin, backwardJSON, "--format", "csv")
+	if code != 1 || !strings.HasPrefix(out, "n\n") || out == "n\n0\n" {
+		t.Errorf("exit %d, stdout %q: want 1 and the copied events counted", code, out)
+	}
+	want := "tracesql: stdin:5: events is one of tracesql's own tables, which its analyses use: redefining it would break them; give yours another name\n" +
+		"tracesql: stdin:7: kernels is one of tracesql's own views, which its analyses use: redefining it would break them; give yours another name\n" +
+		"tracesql: stdin:8: traces is one of tracesql's own tables, which its analyses use: redefining it would break them; give yours another name\n"
+	if errOut != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", errOut, want)
+	}
+}

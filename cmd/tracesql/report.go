@@ -450,7 +450,11 @@ func queryTable(ctx context.Context, conn *sql.Conn, q string) (*resultTable, er
 // appendQuery runs q and appends its rows to t (setting t.cols from the first result; a later result
 // must have the same columns).
 func appendQuery(ctx context.Context, conn *sql.Conn, q string, t *resultTable) error {
-	if err := sqlfuncs.RefuseUserStatement(q); err != nil {
+	var current string // (the database the section's unqualified names reach)
+	if err := conn.QueryRowContext(ctx, `SELECT current_database()`).Scan(&current); err != nil {
+		return err
+	}
+	if err := sqlfuncs.RefuseUserStatement(q, current); err != nil {
 		return err
 	}
 	rows, err := conn.QueryContext(ctx, q)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +46,9 @@ type session struct {
 	// goBacked caches goBackedNames between statements that cannot change the catalog's macros and
 	// views (reading and tokenising every definition cost 35 ms a statement inside a transaction)
 	goBacked map[string]backedKind
+	// usedCatalog is the database a USE made current ("" before one): the analyses' unqualified names reach
+	// its main schema first, so its objects of their names are refused as tracesql's own are
+	usedCatalog string
 	// preparedCommands: per PREPAREd statement name, whether its EXECUTE answers with a status only
 	preparedCommands map[string]bool
 	// screen, when stdout is a terminal, returns its width: tables shown there fit it.
@@ -211,7 +213,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 			err = errCancelled
 		}
 	}()
-	if err := sqlfuncs.RefuseUserStatement(stmt); err != nil {
+	if err := sqlfuncs.RefuseUserStatement(stmt, s.db.Catalog(), s.usedCatalog); err != nil {
 		return err
 	}
 	if err := s.refuseCommittedOnlyRead(qctx, stmt); err != nil {
@@ -309,94 +311,23 @@ func readsOnly(stmt string) bool {
 }
 
 // leavesRulesUnchanged reports a statement that writes only to a table, view or macro it names, and by
-// that name not kernel_classes nor one of tracesql's own (a leading '_'): an INSERT, UPDATE, DELETE,
-// TRUNCATE or COPY … FROM into a user's table, a CREATE of one, a COPY (query) TO a file. After such a
-// statement the stored results need no check against kernel_classes (engine.DB.SyncStored), which cost ~1.7 ms
-// a statement: 10,000 piped INSERTs into a user's table took 19.6 s instead of 3.3 s. Any statement it cannot
-// read this way (WITH …, EXECUTE, ALTER, DROP, ATTACH, USE, COMMIT, a dot command …) is checked.
+// that name not kernel_classes nor one of tracesql's own (a leading '_'): an INSERT, UPDATE, DELETE or
+// TRUNCATE of a user's table, a CREATE of one (queries.DDLTargets reads which). After such a statement the
+// stored results need no check against kernel_classes (engine.DB.SyncStored), which cost ~1.7 ms a
+// statement: 10,000 piped INSERTs into a user's table took 19.6 s instead of 3.3 s. Any other statement
+// (COPY, EXECUTE, ALTER, DROP, ATTACH, USE, COMMIT, a dot command …) is checked.
 func leavesRulesUnchanged(stmt string) bool {
-	words := leadingTokens(stmt, 12)
-	next := func(want ...string) bool {
-		if len(words) > 0 && slices.Contains(want, strings.ToUpper(words[0])) {
-			words = words[1:]
-			return true
-		}
+	switch statementKeyword(stmt) {
+	case "INSERT", "UPDATE", "DELETE", "TRUNCATE", "CREATE":
+	default:
 		return false
 	}
-	// userTarget reads a (qualified) name at the start of words: whether it names an object that is neither
-	// kernel_classes nor tracesql's own.
-	userTarget := func() bool {
-		last := ""
-		for {
-			if len(words) == 0 || words[0] == "" || words[0] == "." || words[0] == "(" {
-				return false
-			}
-			last, words = words[0], words[1:]
-			if len(words) == 0 || words[0] != "." {
-				break
-			}
-			words = words[1:]
-		}
-		return !strings.EqualFold(last, "kernel_classes") && !strings.HasPrefix(last, "_")
-	}
-	switch {
-	case next("INSERT"):
-		next("OR")
-		next("REPLACE", "IGNORE")
-		return next("INTO") && userTarget()
-	case next("UPDATE"):
-		return userTarget()
-	case next("DELETE"):
-		return next("FROM") && userTarget()
-	case next("TRUNCATE"):
-		next("TABLE")
-		return userTarget()
-	case next("COPY"):
-		if next("FROM") {
-			return false // COPY FROM DATABASE a TO b
-		}
-		if next("(") {
-			return true // COPY (query) TO file
-		}
-		return userTarget()
-	case next("CREATE"):
-		if next("OR") && !next("REPLACE") {
-			return false
-		}
-		next("TEMP", "TEMPORARY")
-		next("UNIQUE")
-		if next("INDEX") {
-			return true // an index changes no rows
-		}
-		if !next("TABLE", "VIEW", "MACRO", "FUNCTION", "SEQUENCE", "TYPE") {
-			return false
-		}
-		if next("IF") && !(next("NOT") && next("EXISTS")) {
-			return false
-		}
-		return userTarget()
-	}
-	return false
-}
-
-// leadingTokens returns up to n tokens of stmt past comments and white space: identifiers as their names
-// (a "quoted" one unquoted), any other single byte as itself, and "" for a string literal or a token
-// not closed.
-func leadingTokens(stmt string, n int) []string {
-	var toks []string
-	for i := queries.SkipBlanks(stmt, 0); i < len(stmt) && len(toks) < n; i = queries.SkipBlanks(stmt, i+1) {
-		end, kind := queries.TokenEnd(stmt, i)
-		if end < 0 {
-			return append(toks, "")
-		}
-		if name := queries.IdentName(stmt, i, end, kind); name != "" || kind != queries.TokenOther {
-			toks = append(toks, name)
-		} else {
-			toks = append(toks, stmt[i:i+1])
-		}
-		i = end
-	}
-	return toks
+	targets, unchanged := 0, true
+	queries.DDLTargets(stmt, func(_, _, name, _ string) {
+		targets++
+		unchanged = unchanged && name != "kernel_classes" && !strings.HasPrefix(name, "_")
+	})
+	return unchanged && targets > 0
 }
 
 // checkCompatVariable refuses a SET VARIABLE hta_compat to anything but a boolean when it is set (DuckDB
@@ -429,7 +360,7 @@ func (s *session) checkCompatVariable(ctx context.Context, before sql.NullString
 func (s *session) keepHomeOnPath(ctx context.Context) error {
 	home := s.db.Catalog()
 	var path string
-	if err := s.db.SQL.QueryRowContext(ctx, `SELECT current_setting('search_path')`).Scan(&path); err != nil || home == "" {
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT current_setting('search_path'), current_database()`).Scan(&path, &s.usedCatalog); err != nil || home == "" {
 		return err
 	}
 	entry := quoteIdent(home) + ".main"
