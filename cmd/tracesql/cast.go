@@ -552,7 +552,7 @@ func driverTextWarning(cts []*sql.ColumnType, cast []string) string {
 	if len(cols) > 1 {
 		what, them = "columns "+strings.Join(cols, ", ")+" are", "them"
 	}
-	return fmt.Sprintf("warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00, GEOMETRY as WKB bytes), as this statement cannot be wrapped in a cast: cast in the statement (x::VARCHAR, also in a RETURNING list) or SELECT the rows", what, them)
+	return fmt.Sprintf("tracesql: warning: %s shown as the DuckDB Go driver reads %s, which can differ from DuckDB's text (JSON re-encoded, TIMESTAMPTZ in UTC, TIME 24:00:00 as 00:00:00, GEOMETRY as WKB bytes), as this statement cannot be wrapped in a cast: cast in the statement (x::VARCHAR, also in a RETURNING list) or SELECT the rows", what, them)
 }
 
 // typeNameOf returns DuckDB's name for the type of column i of stmt (duckdb-go reports the types

@@ -331,9 +331,7 @@ func (s *session) dotTables(ctx context.Context, args []string) error {
 			return err
 		}
 		if n == 0 {
-			if strings.HasSuffix(args[0], ";") {
-				fmt.Fprintf(s.errOut, "note: no name matches %q (a dot command ends at the end of its line, with no ;)\n", args[0])
-			}
+			s.noteNoMatch(args[0])
 			return nil
 		}
 	}
@@ -392,9 +390,19 @@ func (s *session) dotSchema(ctx context.Context, args []string) error {
 		return err
 	}
 	if n == 0 && len(args) == 1 {
-		return fmt.Errorf(".schema: no table, view or macro named like %q (.tables lists them)", args[0])
+		s.noteNoMatch(args[0])
 	}
 	return nil
+}
+
+// noteNoMatch says on stderr that a .tables or .schema pattern matched nothing. Not an error (DuckDB's shell
+// prints nothing), so that a script goes on and exits 0 as there; .tables and .schema answered differently.
+func (s *session) noteNoMatch(pattern string) {
+	if strings.HasSuffix(pattern, ";") {
+		fmt.Fprintf(s.errOut, "note: no name matches %q (a dot command ends at the end of its line, with no ;)\n", pattern)
+		return
+	}
+	fmt.Fprintf(s.errOut, "note: no table, view or macro named like %q (.tables lists them)\n", pattern)
 }
 
 func (s *session) dotMode(_ context.Context, args []string) error {
@@ -890,10 +898,13 @@ func (s *session) dotChart(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: .chart SQL")
 	}
-	stmt := strings.TrimSuffix(strings.TrimSpace(args[0]), ";")
-	if semi, _ := queries.StatementEnd(stmt, 0); semi >= 0 && strings.TrimSpace(strings.Trim(stmt[semi:], "; \t")) != "" {
+	stmt := strings.TrimSpace(args[0])
+	if semi, _ := queries.StatementEnd(stmt, 0); semi >= 0 {
 		// (all ran and only the first was drawn: a CREATE beside it ran unseen, a second result was lost)
-		return fmt.Errorf(".chart takes one statement: run the others on their own")
+		if more, tail := splitStatements(stmt[semi+1:]); len(more) > 0 || !queries.OnlyComments(tail) {
+			return fmt.Errorf(".chart takes one statement: run the others on their own")
+		}
+		stmt = stmt[:semi] // (and what follows it: ';'s and comments)
 	}
 	saved := s.format
 	s.format = "bar"

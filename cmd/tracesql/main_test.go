@@ -699,6 +699,9 @@ func TestStatements(t *testing.T) {
 		{name: "bar prints BIGINT and HUGEINT exactly", args: []string{backwardJSON, "-c",
 			".chart SELECT 9223372036854775807 AS big, 170141183460469231731687303715884105727::HUGEINT AS huge"},
 			stdout: "big\n1 │BAR40 9223372036854775807\n\nhuge\n1 │BAR40 170141183460469231731687303715884105727\n"},
+		{name: ".chart with comments after its ;", args: []string{backwardJSON, "-c",
+			".chart SELECT 'a' AS x, 1 AS v; -- trailing\n.chart SELECT 'b' AS x, 1 AS v;; /* c */ ;"},
+			stdout: "v\na │BAR40 1\nv\nb │BAR40 1\n"},
 		{name: ".chart passes its SQL verbatim", args: []string{backwardJSON, "-c",
 			".chart SELECT 'a  b' AS x, 1 AS v FROM kernels WHERE name NOT LIKE '%zz%' LIMIT 1;"},
 			stdout: "v\na  b │BAR40 1\n"},
@@ -769,7 +772,7 @@ func TestStatements(t *testing.T) {
 			PREPARE Foo AS SELECT j FROM t WHERE i = 0; EXECUTE Foo; PREPARE n AS SELECT j FROM t WHERE i = $1::INT; EXECUTE n(1);
 			CREATE TABLE r AS SELECT 1 AS returning; CREATE MACRO m() AS TABLE SELECT 1 AS "returning"`},
 			stdout: "j,p\n\"{\"\"a\"\":12345678901234567000,\"\"z\"\":1}\",1\ncalls\n1\nj\n\"{\"\"z\"\":1,\"\"a\"\":12345678901234567891}\"\nj\n\"{\"\"z\"\":1,\"\"a\"\":12345678901234567891}\"\n",
-			stderr: `^warning: column "j" \(JSON\) is shown as the DuckDB Go driver reads it, .*\n$`},
+			stderr: `^tracesql: warning: column "j" \(JSON\) is shown as the DuckDB Go driver reads it, .*\n$`},
 		// r37 #1, #2: RETURNING cannot be wrapped: its rows are printed, with a warning for the columns the
 		// driver reads its own way; a column named Count is the RETURNING's data, not a status
 		{name: "RETURNING prints its rows and warns about driver-read columns", args: []string{backwardJSON, "--format", "csv", "-c",
@@ -777,7 +780,7 @@ func TestStatements(t *testing.T) {
 			PREPARE u AS UPDATE t SET "Count" = 8 RETURNING *; EXECUTE u;
 			DELETE FROM t WHERE "Count" IN (SELECT 1 AS "returning"); DELETE FROM t RETURNING "Count" + 1 AS r`},
 			stdout: "Count\n7\nCount,x\n8,\"{\"\"a\"\":2,\"\"b\"\":1}\"\nr\n9\n",
-			stderr: `^warning: column "x" \(JSON\) is shown as the DuckDB Go driver reads it, .*\(x::VARCHAR, also in a RETURNING list\).*\n$`},
+			stderr: `^tracesql: warning: column "x" \(JSON\) is shown as the DuckDB Go driver reads it, .*\(x::VARCHAR, also in a RETURNING list\).*\n$`},
 		{name: ".unload of the bundled sample, then .load: the loaded file stays", stdin: ".unload --label sample\n.load " + backwardJSON + "\nSELECT count(*) AS n FROM traces;\nSELECT count(*) > 0 AS e FROM events;\n",
 			args: []string{"--format", "csv"}, stdout: "n\n1\ne\ntrue\n", stderr: "^unloaded 1 file\\(s\\)\n$"},
 		{name: "--rank-from index", args: []string{dlrmDir, "--rank-from", "index", "--format", "csv", "-c",
