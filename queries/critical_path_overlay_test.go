@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -407,5 +409,56 @@ func TestCPOverlayFlowsAtTheirEvents(t *testing.T) {
 	}
 	if flows == 0 || atEvent != flows {
 		t.Errorf("%d of %d flow endpoints at their event's start or end", atEvent, flows)
+	}
+}
+
+// TestCPOverlayFlowsAtNodeTimes: the flow arrows are placed at the graph's node times, as critical_path's rows
+// give them, not rebuilt from the raw event's ts and dur (r72 #3, #4): a B event has no dur (its end arrow sat
+// at its start, 289 µs back in time), a "ts" string was written as 0, and a negative time ending in .25 µs was
+// written half a µs early. Each trace's path: a launch delay 20 → 50 µs, a sync dependency from K2's end (less
+// the 1 µs that keeps an arrow inside its kernel) to the sync's end, a dependency on to the next op.
+func TestCPOverlayFlowsAtNodeTimes(t *testing.T) {
+	for _, c := range []struct {
+		trace  string
+		exact  []string // default mode: "s ts → f ts" per flow, in id order
+		compat []string
+	}{
+		{"begin_end.json",
+			[]string{"1700000000000020 → 1700000000000050", "1700000000000699 → 1700000000000710", "1700000000000710 → 1700000000000720"},
+			[]string{"1700000000000020 → 1700000000000050", "1700000000000699 → 1700000000000710", "1700000000000710 → 1700000000000720"}},
+		{"string_ts.json",
+			[]string{"1700000000000020 → 1700000000000050", "1700000000000699 → 1700000000000710", "1700000000000710 → 1700000000000720"},
+			[]string{"1700000000000020 → 1700000000000050", "1700000000000699 → 1700000000000710", "1700000000000710 → 1700000000000720"}},
+		{"negative_ts.json",
+			[]string{"-979.750 → -949.750", "-300.750 → -289.750", "-289.750 → -279.750"},
+			[]string{"-979 → -949", "-300 → -289", "-289 → -279"}},
+	} {
+		db := ctOpen(t, "../testdata/traces/overlay_cases/"+c.trace).SQL
+		for _, compat := range []bool{false, true} {
+			want := c.exact
+			if compat {
+				want = c.compat
+			}
+			var path string
+			if err := db.QueryRow(`SELECT path FROM export_critical_path_overlay(output_dir := ?, hta_compat := ?)`, t.TempDir(), compat).Scan(&path); err != nil {
+				t.Fatal(err)
+			}
+			flows := map[string][2]string{}
+			for _, e := range ovRead(t, path).events {
+				if ovIsFlow(e) {
+					id, f := fmt.Sprint(e["id"]), flows[fmt.Sprint(e["id"])]
+					f[map[any]int{"s": 0, "f": 1}[e["ph"]]] = fmt.Sprint(e["ts"])
+					flows[id] = f
+				}
+			}
+			var got []string
+			for i := range len(flows) {
+				f := flows[strconv.Itoa(i)]
+				got = append(got, f[0]+" → "+f[1])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, compat %v: flows\n%q\nwant\n%q", c.trace, compat, got, want)
+			}
+		}
 	}
 }

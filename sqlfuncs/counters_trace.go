@@ -361,11 +361,14 @@ func appendTS(b []byte, ns int64, compat, float bool) []byte {
 		}
 		return b
 	}
-	us, frac := ns/1000, ns%1000
-	if frac < 0 {
-		us, frac = us-1, frac+1000
+	// The sign, then the magnitude: -979,750 ns is -979.750 µs (a floored -980 and the remainder .250 wrote
+	// -980.250, half a µs early).
+	mag := uint64(ns)
+	if ns < 0 {
+		b, mag = append(b, '-'), -mag
 	}
-	b = strconv.AppendInt(b, us, 10)
+	us, frac := mag/1000, mag%1000
+	b = strconv.AppendUint(b, us, 10)
 	if frac != 0 {
 		b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 	}

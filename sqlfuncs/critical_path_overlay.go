@@ -16,7 +16,6 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"tracesql/graph"
-	"tracesql/internal/decimal"
 )
 
 // _cp_overlay (public macro export_critical_path_overlay, queries/views/51_critical_path_overlay.sql)
@@ -52,6 +51,8 @@ type ovResult struct {
 type ovFlow struct {
 	src, dst           int64 // ev_idx of the endpoints' events
 	srcStart, dstStart bool
+	srcTS, dstTS       int64 // ns: the endpoints' node times, as critical_path's rows show them
+	srcDur, dstDur     int64 // ns: the endpoints' events' durations
 	weight             int64 // µs, truncated (HTA writes int(weight))
 	critical           bool
 	typ                uint8
@@ -74,6 +75,7 @@ func ovFlows(g *graph.CPGraph, o ovOptions) []ovFlow {
 		u, v := g.G.Src[e], g.G.Dst[e]
 		return ovFlow{src: g.EvIdx(g.NodeRow[u]), dst: g.EvIdx(g.NodeRow[v]),
 			srcStart: g.NodeStart[u], dstStart: g.NodeStart[v],
+			srcTS: g.NodeTS[u], dstTS: g.NodeTS[v], srcDur: g.F.Dur[g.NodeRow[u]], dstDur: g.F.Dur[g.NodeRow[v]],
 			weight: g.G.W[e] / 1000, critical: onPath[e], typ: g.G.Type[e]}
 	}
 	var out []ovFlow
@@ -223,9 +225,9 @@ func ovEvents(ctx context.Context, dec *rawDecoder, w *bufio.Writer, critical ma
 			return fmt.Errorf("critical-path event %d or %d is not in the trace file (was the file changed after loading?)", fl.src, fl.dst)
 		}
 		for k, ph := range [2]string{"s", "f"} {
-			ep, start := se, fl.srcStart
+			ep, start, ts, dur := se, fl.srcStart, fl.srcTS, fl.srcDur
 			if k == 1 {
-				ep, start = de, fl.dstStart
+				ep, start, ts, dur = de, fl.dstStart, fl.dstTS, fl.dstDur
 			}
 			buf = buf[:0]
 			buf = append(buf, `{"ph":"`...)
@@ -237,7 +239,7 @@ func ovEvents(ctx context.Context, dec *rawDecoder, w *bufio.Writer, critical ma
 			buf = append(buf, `,"tid":`...)
 			buf = ovAppendRaw(buf, ep.tid)
 			buf = append(buf, `,"ts":`...)
-			buf = ovAppendFlowTS(buf, ep, start, o.Exact)
+			buf = ovAppendFlowTS(buf, ep, start, ts, dur, o.Exact)
 			buf = append(buf, `,"cat":"critical_path","name":"critical_path","args":{"weight":`...)
 			buf = strconv.AppendInt(buf, fl.weight, 10)
 			buf = append(buf, `,"critical":`...)
@@ -273,26 +275,26 @@ func ovAppendRaw(buf []byte, raw json.RawMessage) []byte {
 	return append(buf, raw...)
 }
 
-// ovAppendFlowTS writes a flow event's ts: the event's ts (start node) or ts+dur (end node, minus
-// min(1 µs, dur) for a GPU event, args.device >= 0, so the arrow ends inside the kernel). exact: in
-// ns, written as µs with three decimals; else as HTA, truncated to an integer, with integer
-// arithmetic when both numbers are integers, float64 otherwise (as Python).
-func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start, exact bool) []byte {
-	if exact {
-		ts, err := decimal.MicrosToNanos(ep.ts)
-		dur := int64(0)
-		if err == nil && ep.dur != nil {
-			dur, err = decimal.MicrosToNanos(ep.dur)
+// ovAppendFlowTS writes a flow event's ts: its node's time, nodeTS (the event's start, or its end for an end
+// node, minus min(1 µs, dur) for a GPU event, args.device >= 0, so the arrow ends inside the kernel). exact:
+// in ns, written as µs with three decimals. Else as HTA, from the raw event's ts and dur, truncated to an
+// integer, with integer arithmetic when both numbers are integers, float64 otherwise (as Python); where
+// they are no numbers (a "ts" string, a B event's end, which has no dur), from nodeTS truncated. (The raw
+// fields drew a B/E event's end at its start, and a string ts at 0.)
+func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start bool, nodeTS, dur int64, exact bool) []byte {
+	tsF, tsErr := strconv.ParseFloat(string(ep.ts), 64)
+	durF, durErr := 0.0, error(nil)
+	if ep.dur != nil {
+		durF, durErr = strconv.ParseFloat(string(ep.dur), 64)
+	}
+	if exact || tsErr != nil || durErr != nil || !start && ep.dur == nil {
+		if !start && ep.gpu {
+			nodeTS -= min(1000, dur)
 		}
-		if err == nil {
-			if !start {
-				ts += dur
-				if ep.gpu {
-					ts -= min(1000, dur)
-				}
-			}
-			return appendTS(buf, ts, false, false)
+		if exact {
+			return appendTS(buf, nodeTS, false, false)
 		}
+		return strconv.AppendInt(buf, nodeTS/1000, 10)
 	}
 	tsI, tsIsInt := ovJSONInt(ep.ts)
 	durI, durIsInt := ovJSONInt(ep.dur)
@@ -308,11 +310,6 @@ func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start, exact bool) []byte {
 			v -= min(1, durI)
 		}
 		return strconv.AppendInt(buf, v, 10)
-	}
-	tsF, _ := strconv.ParseFloat(string(ep.ts), 64)
-	durF := 0.0
-	if ep.dur != nil {
-		durF, _ = strconv.ParseFloat(string(ep.dur), 64)
 	}
 	v := tsF
 	if !start {

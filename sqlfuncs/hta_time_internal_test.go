@@ -23,3 +23,28 @@ func TestHTAWholeMicros(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendTS: default mode writes exact µs with three decimals, the sign in front of the magnitude (r72 #4:
+// -979,750 ns came out -980.250, half a µs early); compat writes HTA's truncated whole µs.
+func TestAppendTS(t *testing.T) {
+	for _, c := range []struct {
+		ns            int64
+		compat, float bool
+		want          string
+	}{
+		{1700000000000050250, false, false, "1700000000000050.250"},
+		{1000, false, false, "1"},
+		{0, false, false, "0"},
+		{-979750, false, false, "-979.750"},
+		{-250, false, false, "-0.250"},
+		{-1000, false, false, "-1"},
+		{-9223372036854775808, false, false, "-9223372036854775.808"},
+		{9223372036854775807, false, false, "9223372036854775.807"},
+		{1500, true, false, "1"},
+		{1500, true, true, "1.0"},
+	} {
+		if got := string(appendTS(nil, c.ns, c.compat, c.float)); got != c.want {
+			t.Errorf("appendTS(%d, compat %v, float %v) = %s, want %s", c.ns, c.compat, c.float, got, c.want)
+		}
+	}
+}
