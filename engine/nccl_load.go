@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -62,7 +63,23 @@ func IsNCCLProfile(path string) bool {
 	if ncclSniffCat.Match(head) {
 		return true
 	}
-	return whole && len(bytes.TrimSpace(t[1:])) == 0 && ncclFileName.MatchString(filepath.Base(path))
+	return whole && ncclFileName.MatchString(filepath.Base(path)) && ncclEmptyDump(t[1:])
+}
+
+// ncclEmptyDump reports what follows the '[' of a plugin file that holds no event: nothing (a dump killed
+// before its first event) or the "{}]" that the plugin's finalize writes (a communicator that ran no
+// operation; it was taken for a Chrome trace and refused, r72 #7).
+func ncclEmptyDump(rest []byte) bool {
+	rest = bytes.TrimSpace(rest)
+	if len(rest) == 0 {
+		return true
+	}
+	rest, ok := bytes.CutPrefix(rest, []byte("{"))
+	if !ok {
+		return false
+	}
+	rest, ok = bytes.CutPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte("}"))
+	return ok && string(bytes.TrimSpace(rest)) == "]"
 }
 
 // loadNCCLFile loads one plugin file in its own transaction. Its trace_id is drawn from the same
@@ -98,9 +115,8 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 		return res, err
 	}
 	ivs := buildNCCLIntervals(raw, &quirks)
-	if len(ivs) == 0 {
-		return res, errors.New("NCCL profiler-plugin file holds no events")
-	}
+	// (a file with no events, a communicator that ran no operation, loads as its nccl_traces row: its rank
+	// and communicator come from its name)
 	rank, comm, err := ncclIdentity(path, ivs)
 	if err != nil {
 		return res, err
@@ -132,6 +148,17 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 	}
 	traceID := int(nextID)
 	res.TraceID = traceID
+	// (r72 #1: a second file of one communicator rank, another run's dump beside this one's, was numbered into
+	// the same sequence of operations: both files' clock offsets came out milliseconds off, without a word)
+	var other string
+	switch err := db.SQL.QueryRowContext(ctx, `SELECT path FROM nccl_traces WHERE label = ? AND comm_hash = ? AND rank = ?
+		AND trace_id <> ? ORDER BY trace_id LIMIT 1`, opts.Label, comm, rank, replaces).Scan(&other); {
+	case err == nil:
+		return res, fmt.Errorf("rank %d of communicator %s is already loaded from %s in trace set %q: two NCCL profiler files of one communicator rank (another run's dump?) cannot be aligned as one; load it under another --label, or remove the other (.unload)",
+			rank, comm, other, opts.Label)
+	case !errors.Is(err, sql.ErrNoRows):
+		return res, err
+	}
 	var replaceTables []string
 	if replaces >= 0 {
 		if replaceTables, err = db.perFileTables(ctx); err != nil {
@@ -300,9 +327,13 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 	if err != nil {
 		return err
 	}
-	// An offset for a rank with no plugin file would be kept and change nothing: a mistyped rank.
+	// An offset for a rank with no plugin file would be kept and change nothing: a mistyped rank. RANK is the
+	// Kineto rank of the file's process, as the NCCL views apply it (a clock is per process); in a
+	// sub-communicator the file's own rank differs (r72 #2: the check took that one, and the override was then
+	// refused for the right rank, or accepted for a wrong one and ignored).
 	var ranks []int
-	q, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT rank FROM nccl_traces WHERE label = ? ORDER BY rank`, label)
+	q, err := db.SQL.QueryContext(ctx, `SELECT DISTINCT coalesce(m.kineto_rank, n.rank) AS r FROM nccl_traces n
+		LEFT JOIN _nccl_trace_map m USING (trace_id) WHERE n.label = ? ORDER BY r`, label)
 	if err != nil {
 		return fmt.Errorf("--nccl-clock-offset: %w", err)
 	}
@@ -323,7 +354,7 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 		case len(ranks) == 0:
 			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file loaded, whose times it would shift", spec, label)
 		case r.Rank >= 0 && !slices.Contains(ranks, r.Rank):
-			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file of rank %d (its ranks: %s)", spec, label, r.Rank, rankList(ranks))
+			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file of a process of rank %d (its files' Kineto ranks, nccl_clock_alignment.kineto_rank: %s)", spec, label, r.Rank, rankList(ranks))
 		}
 	}
 	tx, err := db.SQL.BeginTx(ctx, nil)
@@ -356,6 +387,11 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 	return tx.Commit()
 }
 
+// MaxNCCLClockOffset bounds a clock offset's size: one beyond int64's range once added to a plugin time broke
+// every NCCL view with DuckDB's overflow error, in every later session of the --db file that stored it (r72 #5).
+// (_nccl_overrides refuses the same for the table's rows.)
+const MaxNCCLClockOffset = 1 << 62
+
 // NCCLClockOffset is one entry of a --nccl-clock-offset spec: Offset ns for Rank (-1: every rank).
 type NCCLClockOffset struct {
 	Rank   int
@@ -374,6 +410,9 @@ func ParseNCCLClockOffset(spec string) ([]NCCLClockOffset, error) {
 		off, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("--nccl-clock-offset %q: want NS or RANK=NS,… (integer nanoseconds added to plugin times)", spec)
+		}
+		if off > MaxNCCLClockOffset || off < -MaxNCCLClockOffset {
+			return nil, fmt.Errorf("--nccl-clock-offset %q: %d ns is out of range (at most ±2^62 ns, 146 years: plugin times moved by it must stay in BIGINT)", spec, off)
 		}
 		rank := -1
 		if per {

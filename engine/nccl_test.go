@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,7 +187,6 @@ func TestNCCLBadFiles(t *testing.T) {
 		// Under the plugin's file name, content that is not the plugin's is read (and refused) as a Chrome trace.
 		{"hello_1_0.json", `[{"hello": "world"}]`, "not a Chrome trace"},
 		{"junk_1_0.json", "[\n{\"name\": \"Group API\", \"cat\": \"GROUP_API\", \"ph\": \"b\", \"id\": 0, \"pid\": 1, \"tid\": 1, \"ts\": 1.0}\n<<garbage>>", "expected"},
-		{"empty_1_0.json", "[\n{}]\n", "not a Chrome trace"},
 		// ranks are INTEGER columns: one that does not fit is named, not DuckDB's conversion error
 		{"bigrank.json", strings.Replace(text, `"Rank": 0`, `"Rank": 99999999999`, 1), "Rank 99999999999 is out of range"},
 		{"bigname_4242_99999999999.json", strings.Replace(text, `"Rank": 0`, `"Rank": "zero"`, 1), "99999999999 in the file name is out of range"},
@@ -222,7 +223,7 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 		t.Errorf("an offset with no plugin file loaded: %v", err)
 	}
 	mustLoad(t, db, "../testdata/nccl/dlrm")
-	if err := db.SetNCCLClockOffset(ctx, "trace", "1,9=-5"); err == nil || !strings.Contains(err.Error(), "no NCCL profiler file of rank 9 (its ranks: 0-7)") {
+	if err := db.SetNCCLClockOffset(ctx, "trace", "1,9=-5"); err == nil || !strings.Contains(err.Error(), "no NCCL profiler file of a process of rank 9 (its files' Kineto ranks, nccl_clock_alignment.kineto_rank: 0-7)") {
 		t.Errorf("an offset for a rank with no plugin file: %v", err)
 	}
 	if err := db.SetNCCLClockOffset(ctx, "trace", "1,2=-5"); err != nil {
@@ -250,7 +251,7 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 		ORDER BY label, rank NULLS FIRST) FROM nccl_clock_override`)); got != "other:1:*=99 trace:*:*=7 trace:1:*=5 trace:2:*=6 trace:3:*=33" {
 		t.Errorf("after 1=5,2=6: %s", got)
 	}
-	for _, bad := range []string{"", "x", "1=", "a=3", "-1=4"} {
+	for _, bad := range []string{"", "x", "1=", "a=3", "-1=4", "4611686018427387905", "2=-4611686018427387905"} {
 		if err := db.SetNCCLClockOffset(ctx, "trace", bad); err == nil || !strings.Contains(err.Error(), "--nccl-clock-offset") {
 			t.Errorf("spec %q: err %v", bad, err)
 		}
@@ -314,5 +315,105 @@ func TestNCCLBareOddBytes(t *testing.T) {
 				t.Errorf("Algorithm = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestNCCLEmptyAndDuplicateFiles: a communicator that ran no operation leaves "[\n{}]" under the plugin's name,
+// which loads as its nccl_traces row with no intervals (r72 #7: it was refused as "not a Chrome trace"); a
+// second file of one communicator rank in a trace set (another run's dump) is refused, naming both, and
+// leaves the database as it was (r72 #1: both loaded and were aligned as one sequence).
+func TestNCCLEmptyAndDuplicateFiles(t *testing.T) {
+	db := openTestDB(t)
+	mustLoad(t, db, ncclQuirkFile)
+	dir := t.TempDir()
+	idle := filepath.Join(dir, "nccl_777_3.json")
+	if err := os.WriteFile(idle, []byte("[\n{}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !IsNCCLProfile(idle) {
+		t.Error("an idle communicator's dump is not taken for a plugin file")
+	}
+	if _, _, err := loadWarn(t, db, idle); err != nil {
+		t.Fatalf("load of an idle communicator's dump: %v", err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_traces WHERE comm_hash = '777' AND rank = 3 AND intervals = 0`); n != 1 {
+		t.Errorf("%d nccl_traces rows for it, want 1 with no intervals", n)
+	}
+	for _, body := range []string{"[{}", "[{}]x", "[{\"a\": 1}]"} {
+		p := filepath.Join(dir, "nccl_778_0.json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if IsNCCLProfile(p) {
+			t.Errorf("%q taken for a plugin file", body)
+		}
+	}
+
+	data, err := os.ReadFile(ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(dir, "run2_4242_0.json")
+	if err := os.WriteFile(second, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := filepath.Abs(ncclQuirkFile)
+	_, _, err = loadWarn(t, db, second)
+	if err == nil || !strings.Contains(err.Error(), "rank 0 of communicator 4242 is already loaded from "+first+` in trace set "trace"`) || !strings.Contains(err.Error(), second) {
+		t.Errorf("second file of rank 0: %v", err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_traces`); n != 2 {
+		t.Errorf("%d nccl_traces rows, want 2", n)
+	}
+	if _, _, err := loadWarn(t, db, second); err == nil {
+		t.Error("loaded the second time")
+	}
+	if _, err := db.Load(context.Background(), []string{second}, LoadOptions{Label: "run2"}); err != nil {
+		t.Errorf("under another label: %v", err)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM nccl_traces WHERE label = 'run2'`); n != 1 {
+		t.Errorf("under another label: %d rows, want 1", n)
+	}
+}
+
+// TestNCCLClockOffsetKinetoRank: an offset's RANK is the Kineto rank of the file's process, the rank the NCCL views
+// apply it by (a clock is per process). In a sub-communicator the plugin file's own rank differs (r72 #2: files of
+// communicator ranks 0 and 1 in processes of global ranks 4 and 5: 4= was refused, 0= accepted and ignored).
+// Offsets beyond ±2^62 ns are refused, also as the table's rows (r72 #5: they overflowed in every NCCL view).
+func TestNCCLClockOffsetKinetoRank(t *testing.T) {
+	dir := t.TempDir()
+	for r, global := range []int{4, 5} {
+		data, err := os.ReadFile(fmt.Sprintf("../testdata/nccl/warmup/kineto/rank%d.json", r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var trace map[string]any
+		if err := json.Unmarshal(data, &trace); err != nil {
+			t.Fatal(err)
+		}
+		info := trace["distributedInfo"].(map[string]any)
+		info["rank"], info["world_size"] = global, 8
+		out, _ := json.Marshal(trace)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", global)), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := openTestDB(t)
+	mustLoad(t, db, dir, "../testdata/nccl/warmup/plugin")
+	ctx := context.Background()
+	if err := db.SetNCCLClockOffset(ctx, "trace", "0=-1000000000"); err == nil || !strings.Contains(err.Error(), "Kineto ranks, nccl_clock_alignment.kineto_rank: 4-5)") {
+		t.Errorf("an offset for communicator rank 0: %v", err)
+	}
+	if err := db.SetNCCLClockOffset(ctx, "trace", "4=-1000000000"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(queryText(t, db, `SELECT string_agg(rank || ':' || kineto_rank || ':' || offset_ns || ':' || source, ' ' ORDER BY rank) FROM nccl_clock_alignment`)); got != "0:4:-1000000000:override 1:5:-2000000000:estimated" {
+		t.Errorf("alignment: %s", got)
+	}
+	if _, err := db.SQL.ExecContext(ctx, `INSERT INTO nccl_clock_override VALUES ('trace', 5, NULL, -9223372036854775808)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, `SELECT count(*) FROM nccl_collectives`); err == nil || !strings.Contains(err.Error(), "offset_ns -9223372036854775808, out of range") {
+		t.Errorf("an out-of-range row: %v", err)
 	}
 }

@@ -119,7 +119,7 @@ func parseArgs(args []string, helpOut io.Writer) (*options, error) {
 	fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(Formats, ", "))
 	fs.Var(labelFlag{&o.label, &labels}, "label", "label of the trace paths that follow it, or of all of them when it comes last (several sets may share a db)")
 	fs.StringVar(&o.rankFrom, "rank-from", "auto", "rank discovery: auto (distributedInfo.rank, then file name, then file order), file, index")
-	fs.StringVar(&o.ncclOffset, "nccl-clock-offset", "", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,...); overrides the estimate")
+	fs.Var(offsetSpecFlag{&o.ncclOffset}, "nccl-clock-offset", "NCCL profiler-plugin clock offset, ns added to plugin times (NS or RANK=NS,..., RANK the Kineto rank of the file's process; repeatable); overrides the estimate")
 	fs.BoolVar(&o.replace, "replace", false, "a trace file changed since --db loaded it replaces its older version (default: an error); one an older tracesql loaded is loaded again")
 	fs.IntVar(&o.maxRows, "maxrows", 40, "rows shown by the table format before eliding the middle (0 = all)")
 	fs.BoolVar(&o.noHeader, "no-header", false, "csv, tsv and list output without the header line (as .headers off)")
@@ -580,6 +580,28 @@ func checkDBFlag(fs *flag.FlagSet, path string) error {
 	if given && path == "" {
 		return errors.New("--db: empty file name (leave --db out for an in-memory database)")
 	}
+	return nil
+}
+
+// offsetSpecFlag is --nccl-clock-offset: repeatable, its specs joined (0=5 then 1=6 is 0=5,1=6: a repeat kept
+// only the last, r72 #6); an empty one (an unset "$OFF") is an error, as --db's is.
+type offsetSpecFlag struct{ spec *string }
+
+func (f offsetSpecFlag) String() string {
+	if f.spec == nil {
+		return ""
+	}
+	return *f.spec
+}
+
+func (f offsetSpecFlag) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("empty (leave the flag out to keep the estimate)")
+	}
+	if *f.spec != "" {
+		v = *f.spec + "," + v
+	}
+	*f.spec = v
 	return nil
 }
 

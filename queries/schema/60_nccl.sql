@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS nccl_events (
 
 -- @table nccl_clock_override  Plugin→Kineto clock offsets set by hand (--nccl-clock-offset, or INSERT): they replace the estimate of nccl_clock_alignment (every row needs an offset; two rows for one label, rank and comm_hash must agree, else the NCCL views name them in an error).
 -- @column label      Trace set
--- @column rank       Rank it applies to; NULL = every rank
+-- @column rank       Kineto rank of the process whose files it applies to (nccl_clock_alignment.kineto_rank); NULL = every rank
 -- @column comm_hash  Communicator it applies to; NULL = every communicator
 -- @column offset_ns  Kineto time − plugin time, ns
 CREATE TABLE IF NOT EXISTS nccl_clock_override (label VARCHAR, rank INTEGER, comm_hash VARCHAR, offset_ns BIGINT);

@@ -77,6 +77,9 @@ SELECT * FROM nccl_clock_override
 QUALIFY CASE WHEN offset_ns IS NULL
                  THEN error(format('nccl_clock_override: the row for label {}, rank {}, comm_hash {} has no offset_ns: give one or delete the row',
                                    label, coalesce(rank::VARCHAR, 'NULL (every rank)'), coalesce(comm_hash, 'NULL (every communicator)')))
+             WHEN offset_ns NOT BETWEEN -4611686018427387904 AND 4611686018427387904
+                 THEN error(format('nccl_clock_override: the row for label {}, rank {}, comm_hash {} has offset_ns {}, out of range (at most ±2^62 ns): correct or delete the row',
+                                   label, coalesce(rank::VARCHAR, 'NULL (every rank)'), coalesce(comm_hash, 'NULL (every communicator)'), offset_ns))
              WHEN count(DISTINCT offset_ns) OVER (PARTITION BY label, rank, comm_hash) > 1
                  THEN error(format('nccl_clock_override: rows for label {}, rank {}, comm_hash {} disagree ({}): delete all but one',
                                    label, coalesce(rank::VARCHAR, 'NULL (every rank)'), coalesce(comm_hash, 'NULL (every communicator)'),
