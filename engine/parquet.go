@@ -475,13 +475,20 @@ func (db *DB) exportWhole(ctx context.Context, dir, sub, name string) (ParquetTa
 	return t, nil
 }
 
-// lossyColumns is the REPLACE clause that writes the columns Parquet cannot hold exactly as text:
-// DuckDB writes a HUGEINT or UHUGEINT as a DOUBLE, which loses digits past 2^53 and cannot be read
-// back into a UHUGEINT above 2^127. The import casts the text back to the manifest's type.
+// writtenAsText reports the column types Parquet cannot hold exactly, which the export writes as text: DuckDB
+// writes a HUGEINT or UHUGEINT as a DOUBLE, which loses digits past 2^53 and cannot be read back into a
+// UHUGEINT above 2^127, and a TIMETZ (at any depth) as its time in UTC, its offset lost (r71 #3: 12:34:56+03
+// came back 12:34:56+00, another instant).
+func writtenAsText(typ string) bool {
+	return typ == "HUGEINT" || typ == "UHUGEINT" || strings.Contains(typ, "TIME WITH TIME ZONE")
+}
+
+// lossyColumns is the REPLACE clause that writes the writtenAsText columns as text. The import casts the
+// text back to the manifest's type.
 func lossyColumns(cols []ParquetColumn) string {
 	var repl []string
 	for _, c := range cols {
-		if c.Type == "HUGEINT" || c.Type == "UHUGEINT" {
+		if writtenAsText(c.Type) {
 			repl = append(repl, fmt.Sprintf("%s::VARCHAR AS %s", sqlIdent(c.Name), sqlIdent(c.Name)))
 		}
 	}
@@ -670,8 +677,8 @@ var exactParquetTypes = map[string]bool{"BOOLEAN": true, "TINYINT": true, "SMALL
 	"UTINYINT": true, "USMALLINT": true, "UINTEGER": true, "UBIGINT": true, "FLOAT": true, "DOUBLE": true, "VARCHAR": true, "DATE": true}
 
 // checkFileColumns checks each file of t against the manifest's columns: the names in order (less the
-// rank of the partition directories), the type of each column of an exactly kept type (HUGEINT and
-// UHUGEINT are written as text), and one schema for all the files of t. DuckDB reads a list of files
+// rank of the partition directories), the type of each column of an exactly kept type (writtenAsText ones
+// are text), and one schema for all the files of t. DuckDB reads a list of files
 // with the first one's schema: a file lacking a column gave NULLs for every rank, one with ts as a
 // DOUBLE rounded every rank's ns away, and the same file later in the list was a "schema mismatch".
 func checkFileColumns(ctx context.Context, q queryer, dir string, t ParquetTable, names []string) error {
@@ -683,7 +690,7 @@ func checkFileColumns(ctx context.Context, q queryer, dir string, t ParquetTable
 		if t.Layout == "rank" && c.Name == "rank" {
 			continue
 		}
-		if c.Type == "HUGEINT" || c.Type == "UHUGEINT" {
+		if writtenAsText(c.Type) {
 			c.Type = "VARCHAR"
 		}
 		want = append(want, c)
@@ -877,8 +884,8 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 		list := strings.Join(cols, ", ")
 		file := sqlString(duckPath(filepath.Join(dir, filepath.FromSlash(f.Path))))
 		var differ int64
-		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM read_parquet(%[2]s) EXCEPT ALL SELECT %[1]s FROM %[3]s))
-			+ (SELECT count(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT ALL SELECT %[1]s FROM read_parquet(%[2]s)))`, list, file, sqlIdent(t.Name))
+		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT %[1]s FROM %[2]s EXCEPT ALL SELECT %[1]s FROM %[3]s))
+			+ (SELECT count(*) FROM (SELECT %[1]s FROM %[3]s EXCEPT ALL SELECT %[1]s FROM %[2]s))`, list, singleRead(file), sqlIdent(t.Name))
 		if err := conn.QueryRowContext(ctx, q).Scan(&differ); err != nil {
 			return nil, fmt.Errorf("rules %s: %w", t.Name, err)
 		}
@@ -888,7 +895,7 @@ func importRules(ctx context.Context, conn *sql.Conn, dir string, rules []Parque
 			if _, err := conn.ExecContext(ctx, "DELETE FROM "+sqlIdent(t.Name)); err != nil {
 				return nil, fmt.Errorf("rules %s: %w", t.Name, err)
 			}
-			if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM read_parquet(%s)", sqlIdent(t.Name), list, list, file)); err != nil {
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", sqlIdent(t.Name), list, list, singleRead(file))); err != nil {
 				return nil, fmt.Errorf("rules %s: %w", t.Name, err)
 			}
 			notes = append(notes, fmt.Sprintf("%s: took the export's %d rules (%d rows differ from this database's, which holds no trace yet)", t.Name, t.Rows, differ))
@@ -949,8 +956,8 @@ func importSettings(ctx context.Context, conn *sql.Conn, dir string, settings []
 		// traces' settings: the export's rows apply to the ranks the import brings only, a row for every
 		// rank (rank NULL, what --nccl-clock-offset NS writes) becoming one per rank brought. (It had
 		// moved the database's rank 0 from its estimated offset to the export's, without a word.)
-		src := fmt.Sprintf(`SELECT %[1]s FROM read_parquet(%[2]s)
-			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[3]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[3]d)`, list, file, firstID)
+		src := fmt.Sprintf(`SELECT %[1]s FROM %[2]s
+			WHERE label IN (SELECT label FROM traces WHERE trace_id >= %[3]d UNION SELECT label FROM nccl_traces WHERE trace_id >= %[3]d)`, list, singleRead(file), firstID)
 		perRank := slices.ContainsFunc(t.Columns, func(c ParquetColumn) bool { return c.Name == "rank" }) &&
 			slices.ContainsFunc(t.Columns, func(c ParquetColumn) bool { return c.Name == "label" })
 		held := fmt.Sprintf(`(SELECT label FROM traces WHERE trace_id < %[1]d UNION SELECT label FROM nccl_traces WHERE trace_id < %[1]d)`, firstID)
@@ -1073,7 +1080,7 @@ func importTables(ctx context.Context, conn *sql.Conn, dir string, man parquetMa
 		}
 		sel := fmt.Sprintf("* REPLACE (trace_id + %d AS trace_id)", offset)
 		if t.Layout == "single" {
-			src = fmt.Sprintf("read_parquet(%s)", src)
+			src = singleRead(src)
 		} else {
 			src = partitionedRead(src)
 			sel = fmt.Sprintf("* EXCLUDE (%s) REPLACE (trace_id + %d AS trace_id)", fileColumn, offset)
@@ -1162,7 +1169,7 @@ func createImported(ctx context.Context, conn *sql.Conn, t ParquetTable, src str
 		}
 		q = fmt.Sprintf("CREATE TABLE %s (%s)", sqlIdent(t.Name), strings.Join(cols, ", "))
 	} else {
-		sel, read := "*", fmt.Sprintf("read_parquet(%s)", src)
+		sel, read := "*", singleRead(src)
 		if t.Layout != "single" {
 			sel, read = "* EXCLUDE ("+fileColumn+")", partitionedRead(src)
 			if t.Layout == "rank" {
@@ -1184,6 +1191,14 @@ const fileColumn = "__tracesql_file"
 // partitionedRead reads the partitioned files src (an SQL list or glob) with each row's file name.
 func partitionedRead(src string) string {
 	return fmt.Sprintf("read_parquet(%s, hive_partitioning = false, filename = '%s')", src, fileColumn)
+}
+
+// singleRead reads the files src (an SQL string, list or glob) of a table exported whole: without hive
+// partitioning too, or a key=value directory above the export became a column, overwriting a column of that
+// name (r71 #1: under out/rank=7/ the NCCL clock override of rank 0 moved to rank 7; under label=prod/ a
+// user table's label column was rewritten) or failing the import.
+func singleRead(src string) string {
+	return fmt.Sprintf("read_parquet(%s, hive_partitioning = false)", src)
 }
 
 // rankOfFile is the SQL of a row's rank from its file's directory, rank=<r>, as typ (DuckDB writes a NULL
