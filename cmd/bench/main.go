@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	work := fs.String("o", filepath.Join(os.TempDir(), "tracesql-bench"), "work directory (inputs are generated once and reused)")
-	size := fs.String("size", "1GB-single,64x50MB", "comma-separated presets: 1GB-single, 64x50MB, 3GB-single")
+	size := fs.String("size", "1GB-single,64x50MB", "comma-separated presets: 1GB-single, 64x50MB, 3GB-single, quick")
 	quick := fs.Bool("quick", false, "smoke run: 2 ranks × 1 step of the repository's ns_resolution trace")
 	src := fs.String("src", "", "trace to inflate (default: ../shared/traces/hta/df_index_resolver, or testdata's ns_resolution with -quick)")
 	gz := fs.Bool("gzip", false, "generate .json.gz inputs")
@@ -110,6 +110,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: -hta-timeout must be positive, or 0 for none, not %s\n", *htaTimeout)
 		return 2
 	}
+	sizeGiven := false
+	fs.Visit(func(f *flag.Flag) { sizeGiven = sizeGiven || f.Name == "size" })
+	if *quick && sizeGiven {
+		// (-size was ignored, even a bad one)
+		fmt.Fprintf(stderr, "bench: -quick and -size cannot be combined (-quick is -size quick with testdata's ns_resolution as the default -src)\n")
+		return 2
+	}
 	cfg := config{workdir: *work, src: *src, gzip: *gz, timeout: *timeout, loadOnly: *loadOnly, htaTimeout: *htaTimeout, runs: *runs}
 	if *quick {
 		cfg.sizes = []preset{presets["quick"]}
@@ -117,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, s := range strings.Split(*size, ",") {
 			p, ok := presets[strings.TrimSpace(s)]
 			if !ok {
-				fmt.Fprintf(stderr, "bench: unknown -size %q (1GB-single, 64x50MB, 3GB-single)\n", s)
+				fmt.Fprintf(stderr, "bench: unknown -size %q (1GB-single, 64x50MB, 3GB-single, quick)\n", s)
 				return 2
 			}
 			cfg.sizes = append(cfg.sizes, p)
@@ -183,7 +190,9 @@ func printHeader(w io.Writer, cfg config) {
 	fmt.Fprintf(w, "machine: %d cores (%s), %.1f GB RAM, %s; DuckDB file database, memory_limit %s\n",
 		runtime.NumCPU(), cpuModel(), float64(memTotal())/1e9, runtime.Version(), memoryLimit())
 	fmt.Fprintf(w, "source: %s\n", filepath.Base(cfg.src))
-	if cfg.runs <= 1 {
+	if cfg.loadOnly {
+		fmt.Fprintf(w, "times: one run of each load (a load always runs once)\n\n")
+	} else if cfg.runs <= 1 {
 		fmt.Fprintf(w, "times: one run per step (tracesql and HTA alike); critical-path graphs built on every run\n\n")
 	} else {
 		fmt.Fprintf(w, "times: median of %d runs for a step whose first run takes under %s (tracesql and HTA alike), else one run; critical-path graphs built on every run\n\n",
@@ -216,8 +225,11 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 	}
 	steps := p.steps
 	if steps == 0 {
-		probeDir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("probe-v%d-%s", engine.InflateVersion, key))
-		probe, err := cached(ctx, cfg, probeDir, 1, 1)
+		// The probe is plain JSON whatever -gzip says: the presets size the JSON, not the file. (It was written
+		// as -gzip said, under one name for both, and its size taken ×10 for gzip: a -gzip run's probe sized a
+		// later plain run 7.4× too large, r71 #2; and ×10 made gzip inputs 26 % small.)
+		probeDir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("probe-plain-v%d-%s", engine.InflateVersion, key))
+		probe, err := cached(ctx, cfg.src, probeDir, 1, 1, false)
 		if err != nil {
 			return nil, err
 		}
@@ -226,9 +238,6 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 			return nil, err
 		}
 		one := st.Size()
-		if cfg.gzip {
-			one *= 10 // the presets size the JSON, not the file
-		}
 		steps = int((p.perRank + one/2) / one)
 		if steps < 1 {
 			steps = 1
@@ -236,10 +245,11 @@ func inputs(ctx context.Context, cfg config, p preset) ([]string, error) {
 	}
 	// The inflater's version is part of the name: inputs made by an older one are not reused.
 	dir := filepath.Join(cfg.workdir, "inputs", fmt.Sprintf("%s-r%d-s%d-gz%t-v%d-%s", p.name, p.ranks, steps, cfg.gzip, engine.InflateVersion, key))
-	return cached(ctx, cfg, dir, p.ranks, steps)
+	return cached(ctx, cfg.src, dir, p.ranks, steps, cfg.gzip)
 }
 
-func cached(ctx context.Context, cfg config, dir string, ranks, steps int) ([]string, error) {
+// cached returns the files of src inflated to ranks × steps in dir, inflating them when dir is not complete.
+func cached(ctx context.Context, src, dir string, ranks, steps int, gzip bool) ([]string, error) {
 	// .complete lists the files by name, relative to dir (a later run may name dir from elsewhere); a
 	// listed file that is gone (a tmp cleaner) regenerates the set.
 	done := filepath.Join(dir, ".complete")
@@ -258,7 +268,7 @@ func cached(ctx context.Context, cfg config, dir string, ranks, steps int) ([]st
 		}
 	}
 	os.RemoveAll(dir)
-	paths, err := engine.Inflate(ctx, cfg.src, engine.InflateOptions{Ranks: ranks, Steps: steps, Seed: 1, Gzip: cfg.gzip, OutDir: dir})
+	paths, err := engine.Inflate(ctx, src, engine.InflateOptions{Ranks: ranks, Steps: steps, Seed: 1, Gzip: gzip, OutDir: dir})
 	if err != nil {
 		return nil, err
 	}

@@ -185,6 +185,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-timeout", "-1m"}, []string{"bench: -timeout must be positive, not -1m0s"}},
 		{[]string{"-hta-timeout", "-1s"}, []string{"bench: -hta-timeout must be positive, or 0 for none, not -1s"}},
 		{[]string{"-runs", "0"}, []string{"bench: -runs must be at least 1, not 0"}},
+		{[]string{"-quick", "-size", "nonsense"}, []string{"bench: -quick and -size cannot be combined"}},
+		{[]string{"-size", "1GB-single,huge"}, []string{`bench: unknown -size "huge" (1GB-single, 64x50MB, 3GB-single, quick)`}},
 	} {
 		var out, errOut bytes.Buffer
 		args := append([]string{"-o", work, "-src", missing}, c.args...)
@@ -264,5 +266,37 @@ func TestInputsPerSource(t *testing.T) {
 	}
 	if _, text := made(a); !strings.Contains(text, "aten::addmm") {
 		t.Error("the rewritten source's old inputs were reused")
+	}
+}
+
+// TestProbeSizesPlainJSON: a preset sized by bytes takes its step count from a plain-JSON probe, whatever -gzip
+// says, so that a -gzip run and a plain one make inputs of one size (r71 #2: one probe name served both, its
+// size taken ×10 under -gzip: after a -gzip run, a plain one made 7.4× too many steps).
+func TestProbeSizesPlainJSON(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join("..", "..", "testdata", "traces", "call_stack", "backward_thread.json")
+	cfg := config{workdir: t.TempDir(), src: src}
+	probe, err := inputs(ctx, cfg, preset{name: "one", ranks: 1, steps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(probe[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := preset{name: "sized", ranks: 1, perRank: 3 * st.Size()}
+	var dirs []string
+	for _, gz := range []bool{true, false, true} {
+		cfg.gzip = gz
+		paths, err := inputs(ctx, cfg, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, filepath.Base(filepath.Dir(paths[0])))
+	}
+	for i, d := range dirs {
+		if !strings.HasPrefix(d, "sized-r1-s3-") {
+			t.Errorf("run %d (gzip %v): inputs %s, want 3 steps", i+1, i != 1, d)
+		}
 	}
 }
