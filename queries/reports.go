@@ -105,6 +105,8 @@ func SortReportFiles(f []ReportFile) {
 // lines are kept in the shown source only.
 func ParseReport(file, src string) ([]ReportSection, error) {
 	var out []ReportSection
+	// (as -f and .read: a file saved with a byte-order mark was "statement has no -- @title", r71 #6)
+	src = strings.TrimPrefix(src, "\ufeff")
 	if !strings.HasSuffix(src, "\n") {
 		src += "\n" // the end of the file ends a -- comment on its last line
 	}

@@ -61,6 +61,15 @@ y' AS s; -- a comment after the last ';'
 
 // TestParseReportLastLineComment: a -- comment on the last line of a file with no final newline is
 // closed by the end of the file.
+// TestParseReportBOM: a section file saved with a UTF-8 byte-order mark (Windows editors, PowerShell's Out-File)
+// reads as without it (r71 #6: "statement has no -- @title" about a file whose line 1 had one).
+func TestParseReportBOM(t *testing.T) {
+	got, err := ParseReport("f.sql", "\ufeff-- @title A\r\n-- @chart bar\r\n-- @x k\r\n-- @y v\r\nSELECT 1 AS v, 'a' AS k;\r\n")
+	if err != nil || len(got) != 1 || got[0].Title != "A" || got[0].Chart != "bar" {
+		t.Errorf("%+v, %v", got, err)
+	}
+}
+
 func TestParseReportLastLineComment(t *testing.T) {
 	got, err := ParseReport("f.sql", "-- @title A\nSELECT 1; -- no newline at the end")
 	if err != nil || len(got) != 1 || got[0].SQL != "SELECT 1" {

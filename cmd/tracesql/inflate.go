@@ -13,7 +13,6 @@ import (
 // benchmarks and scale tests.
 func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracesql inflate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	ranks := fs.Int("ranks", 1, "number of rank files to write")
 	steps := fs.Int("steps", 10, "ProfilerSteps per rank")
 	seed := fs.Uint64("seed", 1, "jitter seed (same seed, same bytes)")
@@ -23,6 +22,7 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(fs.Output(), "usage: tracesql inflate --ranks N --steps M [--seed S] [--gzip] -o DIR TRACE")
 		fs.PrintDefaults()
 	}
+	fs.SetOutput(io.Discard) // a bad flag is reported in one line below, as by the main command and report
 	if askedForHelp(args) {
 		fs.SetOutput(stdout)
 	}
@@ -31,8 +31,10 @@ func runInflate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err == flag.ErrHelp {
 			return 0
 		}
+		fmt.Fprintf(stderr, "tracesql: inflate: %v (tracesql inflate -h lists the flags)\n", err)
 		return 2
 	}
+	fs.SetOutput(stderr) // (the usage under what is missing, below)
 	var problem string
 	switch {
 	case *out == "":

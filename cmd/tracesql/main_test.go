@@ -348,6 +348,13 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: inflate: -o DIR is required\nusage: tracesql inflate`},
 		{name: "inflate without a trace", args: []string{"inflate", "-o", "$TMP/x"}, code: 2,
 			stderr: `^tracesql: inflate: no TRACE to inflate\nusage: tracesql inflate`},
+		// r71 #12: Go's unprefixed flag error and the whole usage, where the main command and report give one line
+		{name: "inflate with a bad flag value", args: []string{"inflate", "--ranks", "abc", "-o", "$TMP/x", backwardJSON}, code: 2,
+			stderr: `^tracesql: inflate: invalid value "abc" for flag -ranks: parse error \(tracesql inflate -h lists the flags\)\n$`},
+		{name: "export-parquet with an unknown flag", args: []string{"export-parquet", "--readonly", "-o", "$TMP/x", backwardJSON}, code: 2,
+			stderr: `^tracesql: export-parquet: flag provided but not defined: -readonly \(tracesql export-parquet -h lists the flags\)\n$`},
+		{name: "import-parquet with a flag missing its value", args: []string{"import-parquet", "$TMP/x", "--db"}, code: 2,
+			stderr: `^tracesql: import-parquet: flag needs an argument: -db \(tracesql import-parquet -h lists the flags\)\n$`},
 		{name: "inflate with two traces", args: []string{"inflate", "-o", "$TMP/x", backwardJSON, backwardJSON}, code: 2,
 			stderr: `^tracesql: inflate: one TRACE, not 2 \(\S+ …\)\nusage: tracesql inflate`},
 		{name: "bad --rank-from", args: []string{"--rank-from", "guess", backwardJSON, "-c", "SELECT 1"}, code: 2,

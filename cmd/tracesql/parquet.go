@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"tracesql/engine"
 )
@@ -18,7 +17,6 @@ import (
 // runParquet runs the export-parquet or import-parquet subcommand; cmd is its name.
 func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracesql "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	dbPath := fs.String("db", "", "database file (export: the source; import: the target, required)")
 	out := fs.String("o", "", "output directory (export, required; must not exist or be empty)")
 	label, labels := "trace", []string(nil)
@@ -36,6 +34,7 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		fmt.Fprintln(fs.Output(), "loads a directory written by export-parquet into the database F")
 		fmt.Fprintln(fs.Output(), "  -db string\n    \tdatabase file (the target, created if it does not exist)")
 	}
+	fs.SetOutput(io.Discard) // a bad flag is reported in one line below, as by the main command and report
 	if askedForHelp(args) {
 		fs.SetOutput(stdout)
 	}
@@ -44,11 +43,10 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 		if err == flag.ErrHelp {
 			return 0
 		}
-		if strings.HasPrefix(err.Error(), "--label ") { // flag reported its own errors, with the usage
-			fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
-		}
+		fmt.Fprintf(stderr, "tracesql: %s: %v (tracesql %s -h lists the flags)\n", cmd, err, cmd)
 		return 2
 	}
+	fs.SetOutput(stderr) // (the usage under what is missing, below)
 	if err := checkDBFlag(fs, *dbPath); err != nil {
 		fmt.Fprintf(stderr, "tracesql: %s: %v\n", cmd, err)
 		return 2
