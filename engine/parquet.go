@@ -277,10 +277,27 @@ func CheckExportDir(dir string) error {
 		return fail(err)
 	}
 	if len(ents) > 0 {
+		// (r71 #5: the staging directory of an export that was killed, hidden, made the directory look empty)
+		if len(ents) == 1 && strings.HasPrefix(ents[0].Name(), stagingPrefix) {
+			return fail(fmt.Errorf("holds only %s, left by an export that was stopped before it finished: remove it (rm -r) and export again", ents[0].Name()))
+		}
 		return fail(errors.New("directory is not empty (refusing to mix two exports)"))
 	}
 	return nil
 }
+
+// rewordedError is err with another message.
+type rewordedError struct {
+	msg string
+	err error
+}
+
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
+
+// stagingPrefix starts the name of the directory an export writes in before it moves its files into the
+// (empty) directory it was given.
+const stagingPrefix = ".tracesql-export.partial-"
 
 // moveUp moves the entries of the finished export in staging (a directory inside final) into final, the
 // manifest last, and removes staging. On failure the entries already moved go back, so final holds no
@@ -319,7 +336,13 @@ func moveUp(staging, final string) error {
 // manifest's tables; note (when not nil) gets one line per table of the user's that it leaves out.
 func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) (_ []ParquetTable, err error) {
 	final := filepath.Clean(dir) // "job.parquet/": its parent is ., not job.parquet
+	staging := ""                // the hidden directory the export is written in, once made
 	fail := func(err error) ([]ParquetTable, error) {
+		// DuckDB's error names the file it wrote in the staging directory: name it where it would have been
+		// (r71 #8).
+		if msg := err.Error(); staging != "" && strings.Contains(msg, staging) {
+			err = &rewordedError{strings.ReplaceAll(msg, staging, final), err}
+		}
 		return nil, fmt.Errorf("export parquet %s: %w", final, err)
 	}
 	if err := CheckExportDir(final); err != nil {
@@ -334,7 +357,7 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 	inPlace := false
 	if fi, serr := os.Stat(final); serr == nil && fi.IsDir() {
 		inPlace = true
-		dir, err = os.MkdirTemp(final, ".tracesql-export.partial-")
+		dir, err = os.MkdirTemp(final, stagingPrefix)
 	} else {
 		if created, err = outdir.Make(filepath.Dir(final)); err != nil {
 			return fail(err)
@@ -347,8 +370,14 @@ func (db *DB) ExportParquet(ctx context.Context, dir string, note func(string)) 
 	if err != nil {
 		os.Remove(dir)
 		outdir.RemoveEmpty(created)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			// (the error named the hidden staging directory, r71 #8)
+			err = fmt.Errorf("cannot create the directory: %w", pe.Err)
+		}
 		return fail(err)
 	}
+	staging = filepath.Clean(dir) // (as the COPY targets name it: MkdirTemp returns ./.x.partial-N)
 	defer func() {
 		if err == nil {
 			var rerr error

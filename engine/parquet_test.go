@@ -163,6 +163,14 @@ func TestParquetImportErrors(t *testing.T) {
 	if _, err := db.ExportParquet(ctx, dir, nil); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("export into a used directory: %v", err)
 	}
+	// an empty-looking directory that holds a killed export's staging (r71 #5: "not empty", about what ls shows empty)
+	killed := filepath.Join(t.TempDir(), "killed")
+	if err := os.MkdirAll(filepath.Join(killed, stagingPrefix+"123", "events"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExportParquet(ctx, killed, nil); err == nil || !strings.HasSuffix(err.Error(), ": holds only "+stagingPrefix+"123, left by an export that was stopped before it finished: remove it (rm -r) and export again") {
+		t.Errorf("export into a killed export's directory: %v", err)
+	}
 	before := tableFingerprints(t, db)
 	_, err := db.ImportParquet(ctx, dir, nil)
 	if err == nil || !strings.Contains(err.Error(), `rank 0 of trace set "trace" is already loaded`) || !strings.Contains(err.Error(), dir) {
