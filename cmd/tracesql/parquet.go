@@ -145,21 +145,11 @@ func runParquet(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if *dbPath != "" {
 		warnLoaderVersions(ctx, db, *dbPath, stderr)
 	}
-	for _, set := range groupByLabel(traces) {
-		warn := func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }
-		results, err := db.Load(ctx, set.paths, engine.LoadOptions{Label: set.label, RankFrom: rf, Warn: warn})
-		for _, r := range results {
-			if r.Skipped != "" { // as loadTraces reports them
-				fmt.Fprintf(stderr, "tracesql: %s: %s, skipped\n", r.Path, r.Skipped)
-			}
-		}
-		if err != nil {
-			for _, e := range loadErrors(err) {
-				fmt.Fprintf(stderr, "tracesql: %s\n", oneLine(e))
-			}
-			discardCreatedDB(ctx, db, created) // nothing loaded: no empty database left behind, as the main command
-			return 1
-		}
+	// (r71 #7: its own loop said neither that the export was not written nor that the files before the bad one
+	// had loaded into --db)
+	if !loadBeforeWriting(ctx, db, traces, rf, stderr, "export-parquet", *out) {
+		discardCreatedDB(ctx, db, created) // nothing loaded: no empty database left behind, as the main command
+		return 1
 	}
 	tables, err := db.ExportParquet(ctx, *out, func(note string) { fmt.Fprintf(stderr, "tracesql: %s\n", note) })
 	if err != nil {

@@ -247,3 +247,31 @@ func TestParquetCommandsUserTables(t *testing.T) {
 		})
 	}
 }
+
+// TestExportParquetLoadFailure: a trace that fails to load stops export-parquet as it stops report, and says the
+// export is not written and that the other files loaded (r71 #7: neither was said).
+func TestExportParquetLoadFailure(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "..", "testdata", "traces", "hta_cases", "aten_op_kernels_order.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{"r0.json": good, "r1.json": []byte(`{"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":1}`)} {
+		if err := os.MkdirAll(filepath.Join(dir, "mixed"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "mixed", name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out")
+	stdout, stderr, code := runCLI(t, "", "export-parquet", "-o", out, filepath.Join(dir, "mixed"))
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 1 || stdout != "" || len(lines) != 3 || !strings.HasPrefix(lines[0], "tracesql: load "+filepath.Join(dir, "mixed", "r1.json")+": ") ||
+		lines[1] != "tracesql: the other 1 file(s) loaded" || lines[2] != "tracesql: export-parquet: "+out+" not written, since not every trace loaded" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the export was written")
+	}
+}

@@ -48,6 +48,26 @@ func init() {
 		"write an HTML report of the loaded traces (charts and their SQL) to FILE; --reports-dir DIR adds sections", (*session).dotReport}
 }
 
+// loadBeforeWriting loads the trace sets of a subcommand that writes one output (report, export-parquet), as
+// the main command loads them, and returns false after saying, when one fails, that out is not written: as
+// -c runs no query then, an output of the files that did load would pass for the job's.
+func loadBeforeWriting(ctx context.Context, db *engine.DB, traces []tracePath, rf engine.RankFrom, stderr io.Writer, cmd, out string) bool {
+	s := &session{db: db, out: io.Discard, stdout: io.Discard, errOut: stderr, format: "table"}
+	opts := engine.LoadOptions{RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
+	if isTerminal(stderr) {
+		opts.Progress = progressPrinter(stderr)
+	}
+	for _, set := range groupByLabel(traces) {
+		opts.Label = set.label
+		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
+			s.reportErr(err)
+			fmt.Fprintf(stderr, "tracesql: %s: %s not written, since not every trace loaded\n", cmd, out)
+			return false
+		}
+	}
+	return true
+}
+
 // runReport is `tracesql report`: load (or open --db), render, write -o. Exit 0 even when sections
 // failed (each got a warning); 1 when nothing could be written; 2 for bad usage.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -119,11 +139,6 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *dbPath != "" {
 		warnLoaderVersions(ctx, db, *dbPath, stderr)
 	}
-	s := &session{db: db, out: io.Discard, stdout: io.Discard, errOut: stderr, format: "table"}
-	opts := engine.LoadOptions{RankFrom: rf, Warn: func(w string) { fmt.Fprintf(stderr, "tracesql: warning: %s\n", w) }}
-	if isTerminal(stderr) {
-		opts.Progress = progressPrinter(stderr)
-	}
 	if len(traces) == 0 && *dbPath == "" {
 		p, err := samplePath()
 		if err != nil {
@@ -134,14 +149,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		// Said, since the report would otherwise pass for one of the user's traces.
 		fmt.Fprintln(stderr, "tracesql: report: no traces or --db given: reporting on the bundled sample trace")
 	}
-	for _, set := range groupByLabel(traces) {
-		opts.Label = set.label
-		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
-			s.reportErr(err)
-			// As -c runs no query then: a report of the files that did load would pass for the job's.
-			fmt.Fprintf(stderr, "tracesql: report: %s not written, since not every trace loaded\n", *out)
-			return 1
-		}
+	if !loadBeforeWriting(ctx, db, traces, rf, stderr, "report", *out) {
+		return 1
 	}
 	if err := writeReportFile(ctx, db.SQL, *out, *title, secs, stderr); err != nil {
 		if ctx.Err() != nil {
