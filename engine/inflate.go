@@ -92,6 +92,10 @@ func Inflate(ctx context.Context, src string, opts InflateOptions) ([]string, er
 	if err != nil {
 		return nil, fmt.Errorf("inflate %s: %w", src, err)
 	}
+	if IsNCCLProfile(src) {
+		// (its events are no Chrome trace's: encoding/json's words about its quirks came out, r71 #4)
+		return nil, fmt.Errorf("inflate %s: an NCCL profiler-plugin file, not a Kineto trace: inflate replicates a Kineto trace's ProfilerSteps", src)
+	}
 	pf, err := parseFile(ctx, src, st.Size(), LoadOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("inflate %s: %w", src, err)
@@ -291,6 +295,7 @@ type wholeTrace struct {
 	lead     int64 // how long before the window the events leading into it start (leadsIn), ns
 	srcBytes int64 // size of the decompressed source JSON
 	subUS    bool  // some time has a fraction of a µs: else the copies' offsets are whole µs too
+	bare     bool  // the source holds NaN or ±Infinity outside strings, read as their holders (holdBareNumbers)
 	corrSpan int64 // ids are offset by copy·span
 	extSpan  int64
 	flowSpan int64
@@ -313,7 +318,9 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		}
 	}
 	raw = loaderStrings(raw)
-	tr := &wholeTrace{top: map[string]json.RawMessage{}, srcBytes: int64(len(raw))}
+	srcBytes := int64(len(raw))
+	raw, bare := holdBareNumbers(raw)
+	tr := &wholeTrace{top: map[string]json.RawMessage{}, srcBytes: srcBytes, bare: bare}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var evRaw []json.RawMessage
 	tok, err := dec.Token()
@@ -462,6 +469,61 @@ func readWholeTrace(path string) (*wholeTrace, error) {
 		}
 	}
 	return tr, nil
+}
+
+// bareNumbers are the values outside JSON that Python's json writes for floats (args such as {"alpha": NaN})
+// and the loader takes: encoding/json refused them, and inflate with them (r71 #4).
+var bareNumbers = []string{"-Infinity", "Infinity", "NaN"}
+
+// bareHolder is the JSON string that stands for a bare number while encoding/json reads and writes the
+// events (a NUL starts it: no trace's string is it).
+func bareHolder(lit string) string { return `"\u0000tracesql-` + lit + `"` }
+
+// holdBareNumbers replaces each bare number outside strings with its holder, and says whether there was one.
+func holdBareNumbers(raw []byte) ([]byte, bool) {
+	var out []byte // nil until the first change
+	done := 0      // raw[:done] is in out
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		case c == '"':
+			inString = true
+			continue
+		case c != 'N' && c != 'I' && c != '-':
+			continue
+		}
+		for _, lit := range bareNumbers {
+			if bytes.HasPrefix(raw[i:], []byte(lit)) {
+				out = append(append(out, raw[done:i]...), bareHolder(lit)...)
+				i += len(lit) - 1
+				done = i + 1
+				break
+			}
+		}
+	}
+	if out == nil {
+		return raw, false
+	}
+	return append(out, raw[done:]...), true
+}
+
+// restoreBare writes the bare numbers of b back in place of their holders.
+func (tr *wholeTrace) restoreBare(b []byte) []byte {
+	if !tr.bare {
+		return b
+	}
+	for _, lit := range bareNumbers {
+		b = bytes.ReplaceAll(b, []byte(bareHolder(lit)), []byte(lit))
+	}
+	return b
 }
 
 // loaderStrings rewrites what the loader takes and encoding/json refuses or reads otherwise, so that the
@@ -665,7 +727,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(bw, "  %s: %s,\n", key, v)
+		fmt.Fprintf(bw, "  %s: %s,\n", key, tr.restoreBare(v))
 	}
 	if _, ok := tr.top["distributedInfo"]; !ok {
 		fmt.Fprintf(bw, "  \"distributedInfo\": %s,\n", rankInfo(nil, rank, opts.Ranks))
@@ -685,6 +747,7 @@ func (tr *wholeTrace) writeRank(ctx context.Context, path string, rank int, opts
 		if err != nil {
 			return err
 		}
+		b = tr.restoreBare(b)
 		if !first {
 			bw.WriteString(",\n")
 		}

@@ -844,6 +844,39 @@ func TestInflateLoaderStrings(t *testing.T) {
 	}
 }
 
+// TestInflateBareNumbers: the NaN and ±Infinity that Python's json writes (args, metadata) and the loader takes are
+// copied as they are, outside strings, and left alone inside them (r71 #4: encoding/json refused the source); an
+// NCCL profiler-plugin file is named as such.
+func TestInflateBareNumbers(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "n.json")
+	text := `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":10,"dur":5,"args":{"alpha":NaN,"s":"NaN \" -Infinity"}},
+{"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":20,"dur":5,"args":{"x":-Infinity,"y":[Infinity]}}],
+"meta":{"v":NaN}}`
+	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, inf := openTestDB(t), openTestDB(t)
+	mustLoad(t, orig, src)
+	mustLoad(t, inf, paths...)
+	const q = `SELECT string_agg(name || ' ' || args::VARCHAR, '; ' ORDER BY ts) FROM events WHERE cat = 'cpu_op' AND step = 1`
+	if a, b := queryText(t, orig, q), queryText(t, inf, q); a != b || !strings.Contains(a, `"alpha":NaN`) || !strings.Contains(a, `NaN \" -Infinity`) {
+		t.Errorf("args of step 1: source %s, copy %s", a, b)
+	}
+	if got := queryText(t, inf, `SELECT (metadata->'meta')::VARCHAR FROM traces`); !strings.Contains(got, "NaN") {
+		t.Errorf("metadata of the copy: %s", got)
+	}
+	_, err = Inflate(context.Background(), "../testdata/nccl/quirks/nccl_4242_0.json", InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "o")})
+	if err == nil || !strings.Contains(err.Error(), "an NCCL profiler-plugin file, not a Kineto trace") {
+		t.Errorf("inflate of an NCCL file: %v", err)
+	}
+}
+
 // TestInflateLeadingFrames: CPU events that start before the step and end inside it (the Python frames of
 // the profiler.step() call that opened it) are copied with each step, so that every copy nests as the
 // source does (written once, the copies' events sat as many levels shallower). No .part file is left.
