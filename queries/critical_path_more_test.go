@@ -484,7 +484,8 @@ func TestCriticalPathWhatIfKeepsCausality(t *testing.T) {
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			db := ctOpen(t, "../testdata/traces/whatif_cases/"+c.file).SQL
-			q := `SELECT sum(weight_us), any_value(path_length_us), any_value(baseline_path_us) FROM critical_path_whatif(instance := 0, scale := 'name = ''K1''', factor := %v%s)`
+			// (a comment at the end of scale swallowed the parenthesis put around it: r72 #9)
+			q := `SELECT sum(weight_us), any_value(path_length_us), any_value(baseline_path_us) FROM critical_path_whatif(instance := 0, scale := 'name = ''K1'' -- the kernel', factor := %v%s)`
 			var got, length, base float64
 			if err := db.QueryRow(fmt.Sprintf(q, c.factor, "")).Scan(&got, &length, &base); err != nil {
 				t.Fatal(err)

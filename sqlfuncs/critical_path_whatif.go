@@ -63,7 +63,7 @@ func init() {
 		// (on a connection of its own, as every Go function's query: the session's variables and TEMP
 		// tables are not there, which the errors below say where they may be why)
 		const ownConnection = " (scale runs on a connection of its own: the session's variables and TEMP tables are not visible there; use literals and regular tables)"
-		rows, err := env.DB.QueryContext(ctx, `SELECT trace_id, ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+`)`, tr.id)
+		rows, err := env.DB.QueryContext(ctx, `SELECT trace_id, ev_idx FROM (SELECT * FROM events WHERE trace_id = ?) events WHERE (`+scale+"\n)", tr.id) // (the newline ends a -- comment in scale, which swallowed the ')')
 		if err != nil {
 			hint := ""
 			if strings.Contains(err.Error(), "does not exist") {

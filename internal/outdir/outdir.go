@@ -5,6 +5,7 @@ package outdir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,14 @@ func Make(dir string) (created []string, err error) {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		RemoveEmpty(created)
+		if errors.Is(err, fs.ErrExist) {
+			// MkdirAll's "mkdir d: file exists" about a path that ls shows: a link to nothing (r72 #9)
+			if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				if dest, rerr := os.Readlink(dir); rerr == nil {
+					return nil, fmt.Errorf("%s is a link to %s, which does not exist", dir, dest)
+				}
+			}
+		}
 		return nil, err
 	}
 	return created, nil

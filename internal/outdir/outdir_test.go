@@ -34,3 +34,16 @@ func TestMakeAndRemove(t *testing.T) {
 		t.Errorf("under a regular file: %v, %v", created, err)
 	}
 }
+
+// TestMakeDanglingLink: a directory named by a link to nothing is refused in words that say so (MkdirAll's were
+// "file exists", about what ls shows as there).
+func TestMakeDanglingLink(t *testing.T) {
+	root := t.TempDir()
+	link := filepath.Join(root, "out")
+	if err := os.Symlink(filepath.Join(root, "gone"), link); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Make(link); err == nil || err.Error() != link+" is a link to "+filepath.Join(root, "gone")+", which does not exist" {
+		t.Errorf("Make of a dangling link: %v", err)
+	}
+}
