@@ -737,8 +737,17 @@ func (s *session) dotRanks(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf(".ranks takes no arguments")
 	}
-	return s.runAll(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
-        round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`)
+	if err := s.runAll(ctx, `SELECT label, rank, trace_id, regexp_extract(path, '[^/]+$') AS file, events, device_type,
+        round((max_ts - min_ts) / 1e6, 3) AS span_ms FROM traces ORDER BY label, rank`); err != nil {
+		return err
+	}
+	// The NCCL profiler-plugin files loaded, when there are any, in a table of their own (r72 #9: not listed)
+	var n int
+	if err := s.db.SQL.QueryRowContext(ctx, `SELECT count(*) FROM nccl_traces`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	return s.runAll(ctx, `SELECT label, rank, comm_hash, trace_id, regexp_extract(path, '[^/]+$') AS nccl_file, intervals
+        FROM nccl_traces ORDER BY label, comm_hash, rank`)
 }
 
 // dotDescribe prints the documentation parsed from the SQL that defines NAME; for an undocumented

@@ -128,6 +128,7 @@ func TestGoldenDotCommands(t *testing.T) {
 		{"dot_tables", []string{alexnetDir, "-c", ".tables"}},
 		{"dot_schema_events", []string{alexnetDir, "-c", ".schema events"}},
 		{"dot_ranks_dlrm", []string{dlrmDir, "-c", ".ranks"}},
+		{"dot_ranks_nccl", []string{"../../testdata/nccl/warmup/kineto", "../../testdata/nccl/warmup/plugin", "--format", "csv", "-c", ".ranks"}},
 		{"dot_help", []string{backwardJSON, "-c", ".help"}},
 		{"chart_events", []string{alexnetDir, "--format", "bar", "-c", "SELECT cat_class, count(*) AS events, sum(dur) / 1e3 AS total_us FROM events GROUP BY 1 ORDER BY 2 DESC, 1"}},
 		{"dot_chart", []string{alexnetDir, "-c", ".chart SELECT rank, name, dur / 1e3 AS dur_us FROM kernels ORDER BY dur DESC LIMIT 5"}},
