@@ -462,3 +462,24 @@ func TestCPOverlayFlowsAtNodeTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestCPOverlayDuplicateArgs: an event whose args key is written twice gets args.critical in the last args, the
+// one the loader, Python and HTA read (r72 #8: it went into the first, and a viewer showed one critical event
+// fewer than the function counted).
+func TestCPOverlayDuplicateArgs(t *testing.T) {
+	db := ctOpen(t, "../testdata/traces/overlay_cases/duplicate_args.json").SQL
+	var path string
+	var critical int
+	if err := db.QueryRow(`SELECT path, critical_events FROM export_critical_path_overlay(output_dir := ?)`, t.TempDir()).Scan(&path, &critical); err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, e := range ovRead(t, path).events { // (encoding/json keeps a key's last value, as Python)
+		if args, _ := e["args"].(map[string]any); !ovIsFlow(e) && args != nil && fmt.Sprint(args["critical"]) == "1" {
+			marked++
+		}
+	}
+	if critical == 0 || marked != critical {
+		t.Errorf("%d events marked critical as a reader sees them, %d counted", marked, critical)
+	}
+}

@@ -290,9 +290,11 @@ type objField struct{ ks, ke, vs, ve int }
 
 type objFields []objField
 
+// find returns the member named key; of a key given twice, the last, as the loader, Python and HTA read it
+// (r72 #8: the overlay marked args.critical in the first of two args, which a viewer then did not show).
 func (l objFields) find(obj []byte, key string) (objField, bool) {
-	for _, f := range l {
-		if string(obj[f.ks:f.ke]) == key {
+	for i := len(l) - 1; i >= 0; i-- {
+		if f := l[i]; string(obj[f.ks:f.ke]) == key {
 			return f, true
 		}
 	}
