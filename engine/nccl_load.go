@@ -121,6 +121,10 @@ func (db *DB) loadNCCLFile(ctx context.Context, path string, opts LoadOptions) (
 	if err != nil {
 		return res, err
 	}
+	if r, c, found, _ := ncclEventIdentity(ivs); found && (r != rank || c != comm) && opts.Warn != nil {
+		// (r72 #9: a renamed copy loaded under the name's identity without a word)
+		opts.Warn(fmt.Sprintf("%s: its name says communicator %s rank %d, its events CommHash %s Rank %d: loaded as the name says (rename the file if the events are right)", path, comm, rank, c, r))
+	}
 	var unmatchedB, unmatchedE int
 	for _, iv := range ivs {
 		switch iv.status {
@@ -288,33 +292,44 @@ func ncclIdentity(path string, ivs []ncclInterval) (int, string, error) {
 		}
 		badName = fmt.Errorf("cannot tell the rank of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and %s in the file name is out of range (want at most %d)", clipStr(m[2]), maxRank)
 	}
+	rank, comm, found, err := ncclEventIdentity(ivs)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case found:
+		return rank, comm, nil
+	case badName != nil:
+		return 0, "", badName
+	}
+	return 0, "", errors.New("cannot tell the rank and communicator of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and the name is not <prefix>_<commHash>_<rank>.json")
+}
+
+// ncclEventIdentity returns the communicator and rank the file's first COLL/P2P event with both names.
+func ncclEventIdentity(ivs []ncclInterval) (rank int, comm string, found bool, err error) {
 	for _, iv := range ivs {
 		if iv.cat != "COLL" && iv.cat != "P2P" {
 			continue
 		}
-		var comm, rank string
+		var c, r string
 		for _, kv := range iv.args {
 			switch kv.key {
 			case "CommHash":
-				comm = strings.Trim(kv.json, `"`)
+				c = strings.Trim(kv.json, `"`)
 			case "Rank":
-				rank = kv.json
+				r = kv.json
 			}
 		}
-		if comm == "" {
+		if c == "" {
 			continue
 		}
-		r, err := strconv.ParseInt(rank, 10, 32)
-		if errors.Is(err, strconv.ErrRange) {
-			return 0, "", fmt.Errorf("event %d: Rank %s is out of range (want at most %d)", iv.evIdx, clipStr(rank), maxRank)
-		} else if err == nil {
-			return int(r), comm, nil
+		n, perr := strconv.ParseInt(r, 10, 32)
+		if errors.Is(perr, strconv.ErrRange) {
+			return 0, "", false, fmt.Errorf("event %d: Rank %s is out of range (want at most %d)", iv.evIdx, clipStr(r), maxRank)
+		} else if perr == nil {
+			return int(n), c, true, nil
 		}
 	}
-	if badName != nil {
-		return 0, "", badName
-	}
-	return 0, "", errors.New("cannot tell the rank and communicator of this NCCL profiler-plugin file: no COLL/P2P event with CommHash and Rank, and the name is not <prefix>_<commHash>_<rank>.json")
+	return 0, "", false, nil
 }
 
 // SetNCCLClockOffset overrides the estimated plugin→Kineto clock offset of a trace set (see the

@@ -417,3 +417,39 @@ func TestNCCLClockOffsetKinetoRank(t *testing.T) {
 		t.Errorf("an out-of-range row: %v", err)
 	}
 }
+
+// TestNCCLNameDisagreesWithEvents: a plugin file whose name says another communicator or rank than its events
+// loads as the name says, with a warning naming both (r72 #9: without a word).
+func TestNCCLNameDisagreesWithEvents(t *testing.T) {
+	data, err := os.ReadFile(ncclQuirkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"nccl_4242_0.json":          "",
+		"nccl_4242_0_copy_7_1.json": "its name says communicator 7 rank 1, its events CommHash 4242 Rank 0: loaded as the name says",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db := openTestDB(t)
+		_, warns, err := loadWarn(t, db, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range warns {
+			if strings.Contains(w, "its name says") {
+				got = append(got, w)
+			}
+		}
+		switch {
+		case want == "" && len(got) > 0:
+			t.Errorf("%s: warned %q", name, got)
+		case want != "" && (len(got) != 1 || !strings.Contains(got[0], want) || !strings.HasPrefix(got[0], p+": ")):
+			t.Errorf("%s: warnings %q, want one with %q", name, warns, want)
+		}
+	}
+}
