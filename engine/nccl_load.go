@@ -367,6 +367,11 @@ func (db *DB) SetNCCLClockOffset(ctx context.Context, label, spec string) error 
 	for _, r := range rows {
 		switch {
 		case len(ranks) == 0:
+			var others string // (r72 #9: that --label picks the set went unsaid)
+			db.SQL.QueryRowContext(ctx, `SELECT string_agg(DISTINCT label, ', ' ORDER BY label) FROM nccl_traces`).Scan(&others)
+			if others != "" {
+				return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file loaded, whose times it would shift (--label names the set; those with NCCL files: %s)", spec, label, others)
+			}
 			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file loaded, whose times it would shift", spec, label)
 		case r.Rank >= 0 && !slices.Contains(ranks, r.Rank):
 			return fmt.Errorf("--nccl-clock-offset %q: trace set %q has no NCCL profiler file of a process of rank %d (its files' Kineto ranks, nccl_clock_alignment.kineto_rank: %s)", spec, label, r.Rank, rankList(ranks))

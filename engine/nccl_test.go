@@ -223,6 +223,9 @@ func TestNCCLClockOffsetSpec(t *testing.T) {
 		t.Errorf("an offset with no plugin file loaded: %v", err)
 	}
 	mustLoad(t, db, "../testdata/nccl/dlrm")
+	if err := db.SetNCCLClockOffset(ctx, "other", "1"); err == nil || !strings.HasSuffix(err.Error(), `trace set "other" has no NCCL profiler file loaded, whose times it would shift (--label names the set; those with NCCL files: trace)`) {
+		t.Errorf("an offset for a set without plugin files, beside one with: %v", err)
+	}
 	if err := db.SetNCCLClockOffset(ctx, "trace", "1,9=-5"); err == nil || !strings.Contains(err.Error(), "no NCCL profiler file of a process of rank 9 (its files' Kineto ranks, nccl_clock_alignment.kineto_rank: 0-7)") {
 		t.Errorf("an offset for a rank with no plugin file: %v", err)
 	}
