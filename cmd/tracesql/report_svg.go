@@ -809,10 +809,17 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	var val [][]float64
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	width := math.Inf(1)
+	noLo, inverted := 0, 0 // rows left out for a NULL lo, bins whose lo is above their hi (r71 #9: unsaid)
 	for k, r := range rows {
 		bn := bin{lo: sp.num(t, r, sp.x[0]), hi: sp.num(t, r, sp.x[1])}
 		if math.IsNaN(bn.lo) {
+			if t.rows[r][sp.x[0]] == nil {
+				noLo++
+			}
 			continue
+		}
+		if bn.lo > bn.hi {
+			inverted++
 		}
 		if math.IsNaN(bn.hi) {
 			bn.hi, bn.open = bn.lo, true
@@ -885,7 +892,19 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal)}, nil
+	note := sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...))
+	if noLo > 0 {
+		nulls := fmt.Sprintf("%d row(s) whose %s is NULL.", noLo, t.cols[sp.x[0]])
+		if note == "" {
+			note = "Not drawn: " + nulls
+		} else {
+			note = strings.TrimSuffix(note, ".") + ", " + nulls
+		}
+	}
+	if inverted > 0 {
+		note = strings.TrimSpace(note + fmt.Sprintf(" %d bin(s) whose %s is above their %s, drawn between the two.", inverted, t.cols[sp.x[0]], t.cols[sp.x[1]]))
+	}
+	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal), Note: note}, nil
 }
 
 // numericXAxis draws a linear horizontal axis with nice ticks along the plot's bottom.

@@ -1470,3 +1470,26 @@ func TestReportHistogramOpenBin(t *testing.T) {
 		t.Error("no data fold labelled with the result's 3 rows")
 	}
 }
+
+// TestReportHistogramNotes: rows a histogram cannot draw (a NULL or NaN lo) and bins whose lo is above their hi
+// are said under it, as the other charts say what they leave out (r71 #9: they went unsaid).
+func TestReportHistogramNotes(t *testing.T) {
+	dir := t.TempDir()
+	sec := "-- @title Odd bins\n-- @chart histogram\n-- @x lo, hi\n-- @y n\n" +
+		"SELECT * FROM (VALUES (5.0, 1.0, 3), (1.0, 1.0, 2), (NULL, 2.0, 1), ('nan'::DOUBLE, 'inf'::DOUBLE, 4)) t(lo, hi, n);\n"
+	if err := os.WriteFile(filepath.Join(dir, "90_odd.sql"), []byte(sec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	if _, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<p class="note">Not drawn: 1 value(s) of lo that are not finite, 1 row(s) whose lo is NULL. 1 bin(s) whose lo is above their hi, drawn between the two.</p>`
+	if !strings.Contains(string(page), want) {
+		t.Errorf("no note %s", want)
+	}
+}
