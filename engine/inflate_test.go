@@ -813,22 +813,11 @@ func TestInflateStepsOnTwoThreads(t *testing.T) {
 // tab) are copied, not refused ("invalid character 'U' in string escape code"), and invalid UTF-8 reads as
 // in the source (encoding/json made one U+FFFD per byte, the loader one per run).
 func TestInflateLoaderStrings(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "s.json")
-	text := `{"traceEvents":[
+	orig, inf := inflatedPair(t, `{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
 {"ph":"X","cat":"cpu_op","name":"C:\Users\op","pid":1,"tid":1,"ts":10,"dur":5},
-{"ph":"X","cat":"cpu_op","name":"tab` + "\t" + `here \u00e9","pid":1,"tid":1,"ts":20,"dur":5},
-{"ph":"X","cat":"cpu_op","name":"bad` + "\xff\xfe" + `bytes","pid":1,"tid":1,"ts":30,"dur":5}]}`
-	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	paths, err := Inflate(context.Background(), src, InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "out")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	orig, inf := openTestDB(t), openTestDB(t)
-	mustLoad(t, orig, src)
-	mustLoad(t, inf, paths...)
+{"ph":"X","cat":"cpu_op","name":"tab`+"\t"+`here \u00e9","pid":1,"tid":1,"ts":20,"dur":5},
+{"ph":"X","cat":"cpu_op","name":"bad`+"\xff\xfe"+`bytes","pid":1,"tid":1,"ts":30,"dur":5}]}`)
 	names := func(db *DB) string {
 		var s string
 		if err := db.SQL.QueryRow(`SELECT string_agg(hex(name), ' ' ORDER BY ts) FROM events WHERE cat = 'cpu_op' AND step = 1`).Scan(&s); err != nil {
@@ -844,16 +833,10 @@ func TestInflateLoaderStrings(t *testing.T) {
 	}
 }
 
-// TestInflateBareNumbers: the NaN and ±Infinity that Python's json writes (args, metadata) and the loader takes are
-// copied as they are, outside strings, and left alone inside them (r71 #4: encoding/json refused the source); an
-// NCCL profiler-plugin file is named as such.
-func TestInflateBareNumbers(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "n.json")
-	text := `{"traceEvents":[
-{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
-{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":10,"dur":5,"args":{"alpha":NaN,"s":"NaN \" -Infinity"}},
-{"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":20,"dur":5,"args":{"x":-Infinity,"y":[Infinity]}}],
-"meta":{"v":NaN}}`
+// inflatedPair loads the trace text and its inflation to 1 rank × 2 steps into two databases.
+func inflatedPair(t *testing.T, text string) (orig, inf *DB) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src.json")
 	if err := os.WriteFile(src, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -861,9 +844,21 @@ func TestInflateBareNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, inf := openTestDB(t), openTestDB(t)
+	orig, inf = openTestDB(t), openTestDB(t)
 	mustLoad(t, orig, src)
 	mustLoad(t, inf, paths...)
+	return orig, inf
+}
+
+// TestInflateBareNumbers: the NaN and ±Infinity that Python's json writes (args, metadata) and the loader takes are
+// copied as they are, outside strings, and left alone inside them (r71 #4: encoding/json refused the source); an
+// NCCL profiler-plugin file is named as such.
+func TestInflateBareNumbers(t *testing.T) {
+	orig, inf := inflatedPair(t, `{"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":10,"dur":5,"args":{"alpha":NaN,"s":"NaN \" -Infinity"}},
+{"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":20,"dur":5,"args":{"x":-Infinity,"y":[Infinity]}}],
+"meta":{"v":NaN}}`)
 	const q = `SELECT string_agg(name || ' ' || args::VARCHAR, '; ' ORDER BY ts) FROM events WHERE cat = 'cpu_op' AND step = 1`
 	if a, b := queryText(t, orig, q), queryText(t, inf, q); a != b || !strings.Contains(a, `"alpha":NaN`) || !strings.Contains(a, `NaN \" -Infinity`) {
 		t.Errorf("args of step 1: source %s, copy %s", a, b)
@@ -871,7 +866,7 @@ func TestInflateBareNumbers(t *testing.T) {
 	if got := queryText(t, inf, `SELECT (metadata->'meta')::VARCHAR FROM traces`); !strings.Contains(got, "NaN") {
 		t.Errorf("metadata of the copy: %s", got)
 	}
-	_, err = Inflate(context.Background(), "../testdata/nccl/quirks/nccl_4242_0.json", InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "o")})
+	_, err := Inflate(context.Background(), "../testdata/nccl/quirks/nccl_4242_0.json", InflateOptions{Ranks: 1, Steps: 2, OutDir: filepath.Join(t.TempDir(), "o")})
 	if err == nil || !strings.Contains(err.Error(), "an NCCL profiler-plugin file, not a Kineto trace") {
 		t.Errorf("inflate of an NCCL file: %v", err)
 	}

@@ -1441,21 +1441,9 @@ func TestReportCancelledWritesNothing(t *testing.T) {
 // is labelled "≥ lo", drawn as wide as the other bins (not stretched to the longest value), and the data
 // fold says how many rows the result has.
 func TestReportHistogramOpenBin(t *testing.T) {
-	dir := t.TempDir()
-	sec := "-- @title Open bin\n-- @chart histogram\n-- @x lo, hi (µs)\n-- @y n (count)\n" +
-		"SELECT * FROM (VALUES (0.0, 1.0, 5), (1.0, 2.0, 3), (2.0, NULL, 7)) t(lo, hi, n);\n"
-	if err := os.WriteFile(filepath.Join(dir, "90_open.sql"), []byte(sec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "r.html")
-	if _, stderr, code := runCLI(t, "", "report", alexnetDir, "-o", out, "--reports-dir", dir); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, stderr)
-	}
-	page, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := rpParse(t, string(page))["Open bin"]
+	page := reportWithSection(t, "-- @title Open bin\n-- @chart histogram\n-- @x lo, hi (µs)\n-- @y n (count)\n"+
+		"SELECT * FROM (VALUES (0.0, 1.0, 5), (1.0, 2.0, 3), (2.0, NULL, 7)) t(lo, hi, n);\n")
+	s := rpParse(t, page)["Open bin"]
 	if len(s.charts) != 1 || len(s.charts[0].marks) != 3 {
 		t.Fatalf("section %+v", s)
 	}
@@ -1466,7 +1454,7 @@ func TestReportHistogramOpenBin(t *testing.T) {
 	if math.Abs(m[2].w-m[0].w) > 0.01 {
 		t.Errorf("the open bin is %.1f px wide, the others %.1f", m[2].w, m[0].w)
 	}
-	if !strings.Contains(string(page), "<summary>Data (3 rows)</summary>") {
+	if !strings.Contains(page, "<summary>Data (3 rows)</summary>") {
 		t.Error("no data fold labelled with the result's 3 rows")
 	}
 }
@@ -1474,10 +1462,19 @@ func TestReportHistogramOpenBin(t *testing.T) {
 // TestReportHistogramNotes: rows a histogram cannot draw (a NULL or NaN lo) and bins whose lo is above their hi
 // are said under it, as the other charts say what they leave out (r71 #9: they went unsaid).
 func TestReportHistogramNotes(t *testing.T) {
+	page := reportWithSection(t, "-- @title Odd bins\n-- @chart histogram\n-- @x lo, hi\n-- @y n\n"+
+		"SELECT * FROM (VALUES (5.0, 1.0, 3), (1.0, 1.0, 2), (NULL, 2.0, 1), ('nan'::DOUBLE, 'inf'::DOUBLE, 4)) t(lo, hi, n);\n")
+	want := `<p class="note">Not drawn: 1 value(s) of lo that are not finite, 1 row(s) whose lo is NULL. 1 bin(s) whose lo is above their hi, drawn between the two.</p>`
+	if !strings.Contains(page, want) {
+		t.Errorf("no note %s", want)
+	}
+}
+
+// reportWithSection writes the report of alexnet with one extra section file, sec, and returns the page.
+func reportWithSection(t *testing.T, sec string) string {
+	t.Helper()
 	dir := t.TempDir()
-	sec := "-- @title Odd bins\n-- @chart histogram\n-- @x lo, hi\n-- @y n\n" +
-		"SELECT * FROM (VALUES (5.0, 1.0, 3), (1.0, 1.0, 2), (NULL, 2.0, 1), ('nan'::DOUBLE, 'inf'::DOUBLE, 4)) t(lo, hi, n);\n"
-	if err := os.WriteFile(filepath.Join(dir, "90_odd.sql"), []byte(sec), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "90_extra.sql"), []byte(sec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "r.html")
@@ -1488,8 +1485,5 @@ func TestReportHistogramNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `<p class="note">Not drawn: 1 value(s) of lo that are not finite, 1 row(s) whose lo is NULL. 1 bin(s) whose lo is above their hi, drawn between the two.</p>`
-	if !strings.Contains(string(page), want) {
-		t.Errorf("no note %s", want)
-	}
+	return string(page)
 }
