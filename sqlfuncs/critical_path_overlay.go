@@ -282,18 +282,18 @@ func ovAppendRaw(buf []byte, raw json.RawMessage) []byte {
 // they are no numbers (a "ts" string, a B event's end, which has no dur), from nodeTS truncated. (The raw
 // fields drew a B/E event's end at its start, and a string ts at 0.)
 func ovAppendFlowTS(buf []byte, ep *ovEndpoint, start bool, nodeTS, dur int64, exact bool) []byte {
+	if !start && ep.gpu {
+		nodeTS -= min(1000, dur)
+	}
+	if exact {
+		return appendTS(buf, nodeTS, false, false)
+	}
 	tsF, tsErr := strconv.ParseFloat(string(ep.ts), 64)
 	durF, durErr := 0.0, error(nil)
 	if ep.dur != nil {
 		durF, durErr = strconv.ParseFloat(string(ep.dur), 64)
 	}
-	if exact || tsErr != nil || durErr != nil || !start && ep.dur == nil {
-		if !start && ep.gpu {
-			nodeTS -= min(1000, dur)
-		}
-		if exact {
-			return appendTS(buf, nodeTS, false, false)
-		}
+	if tsErr != nil || durErr != nil || !start && ep.dur == nil {
 		return strconv.AppendInt(buf, nodeTS/1000, 10)
 	}
 	tsI, tsIsInt := ovJSONInt(ep.ts)
