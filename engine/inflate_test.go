@@ -811,13 +811,16 @@ func TestInflateStepsOnTwoThreads(t *testing.T) {
 
 // TestInflateLoaderStrings: names the loader takes as written (a backslash that starts no escape, a raw
 // tab) are copied, not refused ("invalid character 'U' in string escape code"), and invalid UTF-8 reads as
-// in the source (encoding/json made one U+FFFD per byte, the loader one per run).
+// in the source: one U+FFFD per run, with or without an escape in the same string (r71 #10: the loader made
+// one per byte where the string had an escape).
 func TestInflateLoaderStrings(t *testing.T) {
 	orig, inf := inflatedPair(t, `{"traceEvents":[
 {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
 {"ph":"X","cat":"cpu_op","name":"C:\Users\op","pid":1,"tid":1,"ts":10,"dur":5},
 {"ph":"X","cat":"cpu_op","name":"tab`+"\t"+`here \u00e9","pid":1,"tid":1,"ts":20,"dur":5},
-{"ph":"X","cat":"cpu_op","name":"bad`+"\xff\xfe"+`bytes","pid":1,"tid":1,"ts":30,"dur":5}]}`)
+{"ph":"X","cat":"cpu_op","name":"bad`+"\xff\xfe"+`bytes","pid":1,"tid":1,"ts":30,"dur":5},
+{"ph":"X","cat":"cpu_op","name":"c`+"\xff\xfe"+`d \q","pid":1,"tid":1,"ts":40,"dur":5},
+{"ph":"X","cat":"cpu_op","name":"e`+"\xff\xfe"+`f \u00e9","pid":1,"tid":1,"ts":50,"dur":5}]}`)
 	names := func(db *DB) string {
 		var s string
 		if err := db.SQL.QueryRow(`SELECT string_agg(hex(name), ' ' ORDER BY ts) FROM events WHERE cat = 'cpu_op' AND step = 1`).Scan(&s); err != nil {
@@ -828,8 +831,11 @@ func TestInflateLoaderStrings(t *testing.T) {
 	if a, b := names(orig), names(inf); a != b || a == "" {
 		t.Errorf("names of step 1: source %s, copy %s", a, b)
 	}
-	if n := queryInt(t, inf, "SELECT count(*) FROM events WHERE cat = 'cpu_op'"); n != 6 {
-		t.Errorf("%d cpu_ops in 2 copies, want 6", n)
+	if got := queryText(t, orig, `SELECT string_agg(name, '|' ORDER BY ts) FROM events WHERE ts >= 30000 AND cat = 'cpu_op'`); got != "bad\uFFFDbytes|c\uFFFDd \\q|e\uFFFDf \u00e9\t\n" {
+		t.Errorf("names with invalid UTF-8: %q", got)
+	}
+	if n := queryInt(t, inf, "SELECT count(*) FROM events WHERE cat = 'cpu_op'"); n != 10 {
+		t.Errorf("%d cpu_ops in 2 copies, want 10", n)
 	}
 }
 
