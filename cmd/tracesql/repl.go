@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -592,8 +593,10 @@ func historyLine(text string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// completer completes table, view, macro and function names, SQL keywords, dot commands, .mode's
-// formats and file names (after .read, .load, .once, .output and .report, and inside a '…' string).
+// completer completes table, view, macro and function names, SQL keywords, dot commands and their
+// arguments (.mode's formats, on/off, command names after .help, object names after .describe, .schema
+// and .tables, SQL after .chart) and file names (after .read, .load, .once, .output, .report and
+// .unload, and inside a '…' string).
 type completer struct {
 	s      *session
 	pasted *pasteAwareStdin
@@ -603,11 +606,14 @@ var sqlKeywords = []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "L
 	"USING", "WITH", "AS", "AND", "OR", "NOT", "DESC", "HAVING", "DISTINCT", "COUNT", "CREATE TABLE", "DESCRIBE",
 	"SUMMARIZE", "INSERT INTO", "UPDATE", "QUALIFY", "OVER", "PARTITION BY"}
 
+// dotFlags are the flags of the dot commands that take any.
+var dotFlags = map[string][]string{"load": {"--label", "--replace"}, "unload": {"--label"}}
+
 // literalTab is the completion that inserts a tab character.
 var literalTab = [][]rune{{'\t'}}
 
 // fileArgCommands are the dot commands whose arguments are file or directory names.
-var fileArgCommands = map[string]bool{"read": true, "load": true, "once": true, "output": true, "report": true}
+var fileArgCommands = map[string]bool{"read": true, "load": true, "once": true, "output": true, "report": true, "unload": true}
 
 func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 	if c.pasted.takePastedTab() {
@@ -633,8 +639,18 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 			word, typed = *last, args[lastAt:]
 		}
 		switch name, _ := dotCommandName(cmd); {
+		case name == "chart":
+			return c.completeSQL(args)
 		case name == "mode":
 			return completeWords(Formats, word), utf8.RuneCountInString(typed)
+		case name == "headers" || name == "timer":
+			return completeWords([]string{"on", "off"}, word), utf8.RuneCountInString(typed)
+		case name == "help":
+			return completeWords(slices.Sorted(maps.Keys(dotCommands)), word), utf8.RuneCountInString(typed)
+		case name == "describe" || name == "schema" || name == "tables":
+			return completeWords(c.objectNames(word), word), utf8.RuneCountInString(typed)
+		case dotFlags[name] != nil && strings.HasPrefix(word, "-"):
+			return completeWords(dotFlags[name], word), utf8.RuneCountInString(typed)
 		case fileArgCommands[name] && typed == "~":
 			return [][]rune{{'/'}}, 1 // (completed as a path, ~ named its parent's entries too)
 		case fileArgCommands[name]:
@@ -642,6 +658,11 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 		}
 		return nil, 0
 	}
+	return c.completeSQL(text)
+}
+
+// completeSQL completes the last word of text, a statement being typed.
+func (c *completer) completeSQL(text string) ([][]rune, int) {
 	if at := openIdentifier(text); at >= 0 {
 		// "My Table: a name that needs its quotes, completed with the closing one
 		word := text[at+1:]
@@ -673,6 +694,36 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 		}
 	}
 	return completeWords(names, word), utf8.RuneCountInString(word)
+}
+
+// objectNames returns the tables, views and macros to offer for word after .describe, .schema and
+// .tables (documented analyses included, Go table functions such as critical_path among them), hiding
+// internal names as publicNames does. Names that need quotes are left out: those commands take a name
+// as typed.
+func (c *completer) objectNames(word string) []string {
+	var names []string
+	for _, d := range queries.Docs() {
+		names = append(names, d.Name)
+	}
+	rows, err := c.s.db.SQL.Query(`SELECT table_name FROM duckdb_tables() WHERE NOT internal
+        UNION SELECT view_name FROM duckdb_views() WHERE NOT internal
+        UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table_macro', 'macro') AND NOT internal`)
+	if err == nil {
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if rows.Scan(&n) == nil {
+				names = append(names, n)
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if plainIdentifier.MatchString(n) && !(strings.HasPrefix(n, "_") && !strings.HasPrefix(word, "_")) && !sqlfuncs.IsInternal(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // plainIdentifier matches the names SQL takes without quotes.

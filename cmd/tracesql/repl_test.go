@@ -448,6 +448,57 @@ func TestCompletionHidesInternals(t *testing.T) {
 	}
 }
 
+// TestCompletionDotArguments: the arguments of the dot commands complete (r69 #8): object names after
+// .describe, .schema and .tables (documented analyses and the user's own tables, not the internal ones),
+// on/off, command names after .help, flags after .load and .unload, and SQL after .chart.
+func TestCompletionDotArguments(t *testing.T) {
+	db := openReportDB(t, backwardJSON)
+	if _, err := db.SQL.Exec(`CREATE TABLE job_meta(rank INT); CREATE MACRO job_macro() AS TABLE SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	c := &completer{s: &session{db: db}}
+	for _, tc := range []struct {
+		line string
+		want []string // completions, the line as it reads after each
+		not  []string
+	}{
+		{line: ".describe critical_pa", want: []string{".describe critical_path", ".describe critical_path_summary", ".describe critical_path_whatif"}},
+		{line: ".describe kernel_break", want: []string{".describe kernel_breakdown"}},
+		{line: ".describe job_", want: []string{".describe job_macro", ".describe job_meta"}},
+		{line: ".desc temporal", want: []string{".desc temporal_breakdown"}},
+		{line: ".schema even", want: []string{".schema events"}},
+		{line: ".tables kernel_l", want: []string{".tables kernel_launch_stats", ".tables kernel_launches"}},
+		{line: ".describe _hta_fr", want: []string{".describe _hta_frame_default"}},
+		{line: ".describe ", not: []string{".describe _hta_frame_default", ".describe _cp_path", ".describe ts"}},
+		{line: ".headers o", want: []string{".headers off", ".headers on"}},
+		{line: ".timer of", want: []string{".timer off"}},
+		{line: ".help sch", want: []string{".help schema"}},
+		{line: ".load x.json --la", want: []string{".load x.json --label"}},
+		{line: ".load x.json --r", want: []string{".load x.json --replace"}},
+		{line: ".unload --", want: []string{".unload --label"}},
+		{line: ".chart SELECT * FROM temporal_brea", want: []string{".chart SELECT * FROM temporal_breakdown"}},
+	} {
+		cands, _ := c.Do([]rune(tc.line), len([]rune(tc.line)))
+		var got []string
+		for _, rest := range cands { // readline gets what follows the word typed so far
+			got = append(got, strings.TrimSpace(tc.line+string(rest)))
+		}
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q completes to %q, want %q among them", tc.line, got, w)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q offers %q", tc.line, w)
+			}
+		}
+		if len(tc.not) > 0 && len(got) == 0 {
+			t.Errorf("%q completes to nothing", tc.line)
+		}
+	}
+}
+
 // TestCompletionQuoting: a completed name reads back as the file or table it names. A file name with a
 // space completed to `.read my query.sql` (then "usage: .read FILE"), nothing completed inside '…' or
 // "…", a table that needs quotes to `FROM My Table`, and ~ was not the home directory.
