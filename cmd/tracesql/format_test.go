@@ -678,6 +678,39 @@ func TestTableFitsScreen(t *testing.T) {
 	}
 }
 
+// TestTableFitNarrowScreen (r69 #8): on a screen too narrow for the first and the last column, the first
+// columns and the "…" column are shown (a 30-cell screen got a 35-cell table that wrapped); where even
+// that does not fit, every column is (a 3-cell column was left out of an 89-cell table on a 40-cell
+// screen, hiding data and fitting no better).
+func TestTableFitNarrowScreen(t *testing.T) {
+	db := openTestDB(t)
+	show := func(q string, width int) string {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b bytes.Buffer
+		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	narrow := show(`SELECT 'aten::addmm with a long name' AS name, 'cpu_op' AS cat, 'X' AS ph, 123456789 AS ts, 10 AS dur, '{"a": "a long argument"}' AS args`, 30)
+	check(t, "30 cells", narrow, ""+
+		"┌──────────────┬─────────┬───┐\n"+
+		"│     name     │   cat   │ … │\n"+
+		"│   varchar    │ varchar │   │\n"+
+		"├──────────────┼─────────┼───┤\n"+
+		"│ aten::addmm… │ cpu_op  │ … │\n"+
+		"└──────────────┴─────────┴───┘\n"+
+		"6 columns (2 shown)\n")
+	const huge = `SELECT 123456789012345678901234567890123456789::HUGEINT AS h, 'abc' AS s, 123456789012345678901234567890123456789::HUGEINT AS h2`
+	if got, want := show(huge, 40), show(huge, 0); got != want {
+		t.Errorf("numbers wider than the screen: columns left out:\n%s\nwant every column:\n%s", got, want)
+	}
+}
+
 // TestTableFitKeepsNumbers: narrowing cuts text, never a number ("12345678901…" reads as a number).
 func TestTableFitKeepsNumbers(t *testing.T) {
 	db := openTestDB(t)

@@ -117,7 +117,8 @@ const minFitWidth = 12
 // (0 = any width). It narrows widths in place, the widest first, down to minFitWidth, a numeric column
 // (numeric[i]) no narrower than its values (floors[i]: a number cut with "…" reads as another
 // number), and returns the indexes of the columns to show, in order; when narrowing is not enough,
-// middle columns are left out and -1 marks the place of the "…" column that stands for them.
+// middle columns are left out and -1 marks the place of the "…" column that stands for them (the last
+// columns too, on a screen too narrow for the first and the last).
 func fitColumns(widths, floors []int, numeric []bool, screen int) []int {
 	all := make([]int, len(widths))
 	for i := range all {
@@ -174,6 +175,18 @@ func fitColumns(widths, floors []int, numeric []bool, screen int) []int {
 	}
 	if l > r {
 		return all // two columns that do not fit even alone: shown whole, wider than the screen
+	}
+	if used > screen {
+		// The two end columns alone are wider than the screen: the left ones and the "…" column, if
+		// they fit; else every column, since leaving some out would hide data and still not fit.
+		left, used = left[:0], 1+4
+		for i := 0; i < len(widths)-1 && used+widths[i]+3 <= screen; i++ {
+			left, used = append(left, i), used+widths[i]+3
+		}
+		if len(left) == 0 {
+			return all
+		}
+		return append(left, -1)
 	}
 	out := append(left, -1)
 	for k := len(right) - 1; k >= 0; k-- {
