@@ -892,15 +892,7 @@ func (sp *chartSpec) histogram(t *resultTable, rows []int) (chartOut, error) {
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	note := sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...))
-	if noLo > 0 {
-		nulls := fmt.Sprintf("%d row(s) whose %s is NULL.", noLo, t.cols[sp.x[0]])
-		if note == "" {
-			note = "Not drawn: " + nulls
-		} else {
-			note = strings.TrimSuffix(note, ".") + ", " + nulls
-		}
-	}
+	note := withNullRows(sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...)), noLo, t.cols[sp.x[0]])
 	if inverted > 0 {
 		note = strings.TrimSpace(note + fmt.Sprintf(" %d bin(s) whose %s is above their %s, drawn between the two.", inverted, t.cols[sp.x[0]], t.cols[sp.x[1]]))
 	}
@@ -984,7 +976,27 @@ func (sp *chartSpec) line(t *resultTable, rows []int, step bool) (chartOut, erro
 	b.WriteString(`</g>`)
 	sp.xAxisTitle(&b, h)
 	b.WriteString(`</svg>`)
-	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal), Note: sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...))}, nil
+	noX := 0
+	for _, r := range rows {
+		if t.rows[r][sp.x[0]] == nil {
+			noX++
+		}
+	}
+	note := withNullRows(sp.undrawableNote(t, rows, append([]int{sp.x[0]}, sp.y...)), noX, t.cols[sp.x[0]])
+	return chartOut{SVG: b.String(), Legend: legendOf(ser, pal), Note: note}, nil
+}
+
+// withNullRows adds to a chart's note the n rows left out because their column col, which places them on
+// the x axis, is NULL (a NULL y is a gap, as in a table, and not counted).
+func withNullRows(note string, n int, col string) string {
+	if n == 0 {
+		return note
+	}
+	nulls := fmt.Sprintf("%d row(s) whose %s is NULL.", n, col)
+	if note == "" {
+		return "Not drawn: " + nulls
+	}
+	return strings.TrimSuffix(note, ".") + ", " + nulls
 }
 
 // pie draws one slice per category (@x) sized by @y; rows with a value ≤ 0 cannot be a slice and are

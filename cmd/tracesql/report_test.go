@@ -1470,6 +1470,18 @@ func TestReportHistogramNotes(t *testing.T) {
 	}
 }
 
+// TestReportLineNullX: line and step charts say how many rows a NULL x left out (r71 #9: unsaid); a NULL y is
+// a gap, not counted.
+func TestReportLineNullX(t *testing.T) {
+	for _, chart := range []string{"line", "step"} {
+		page := reportWithSection(t, "-- @title Null x\n-- @chart "+chart+"\n-- @x t\n-- @y v\n"+
+			"SELECT * FROM (VALUES (1, 3), (NULL, 2), (NULL, 5), (4, NULL), (5, 1)) t(t, v);\n")
+		if want := `<p class="note">Not drawn: 2 row(s) whose t is NULL.</p>`; !strings.Contains(page, want) {
+			t.Errorf("%s chart: no note %s", chart, want)
+		}
+	}
+}
+
 // reportWithSection writes the report of alexnet with one extra section file, sec, and returns the page.
 func reportWithSection(t *testing.T, sec string) string {
 	t.Helper()
