@@ -693,10 +693,13 @@ func TestPotentialStragglers(t *testing.T) {
 		t.Errorf("compat, profiler_steps := [2]: %v", err)
 	}
 
-	// Ranks flagged equally often: the latest first (rank 7, which num_candidates := 1 names alone); HTA orders
-	// them by rank number, which put it last.
+	// Ranks flagged equally often: the latest first (rank 4, which num_candidates := 1 names alone); HTA orders
+	// them by rank number. The step's last all-reduce varies most; ranks 4, 5 and 7 start it last (collectives
+	// seq 8). Before the floor held for the collective, ranks 4 and 5, whose kernels are under it, were compared
+	// by an earlier all-reduce, and rank 7 was named.
 	dlrm := ctOpen(t, filepath.Join("..", "testdata", "traces", "dlrm_8ranks"))
-	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"7"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"4"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM comm_kernels WHERE seq = 8 ORDER BY ts DESC LIMIT 3`, [][]string{{"4"}, {"5"}, {"7"}})
 	// NCCL kernels stay communication kernels by their name when a kernel_classes rule classes them otherwise, as
 	// in comm_kernels (review r70: the stragglers alone lost them, and found none).
 	commKernels := ctRows(t, dlrm.SQL, `SELECT count(*) FROM comm_kernels`)
@@ -704,10 +707,67 @@ func TestPotentialStragglers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctWantRows(t, dlrm.SQL, `SELECT count(*) FROM kernel_types WHERE kernel_type = 'COMMUNICATION'`, [][]string{{"0"}})
-	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"7"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 1)`, [][]string{{"4"}})
 	ctWantRows(t, dlrm.SQL, `SELECT count(*) FROM comm_kernels`, commKernels)
-	ctWantRows(t, dlrm.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 3) ORDER BY seq`, [][]string{{"7", "1"}, {"2", "1"}, {"6", "1"}})
+	ctWantRows(t, dlrm.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 3) ORDER BY seq`, [][]string{{"4", "1"}, {"5", "1"}, {"7", "1"}})
 	ctWantRows(t, dlrm.SQL, `SELECT rank FROM potential_stragglers(num_candidates := 3, hta_compat := true) ORDER BY seq`, [][]string{{"2"}, {"6"}, {"7"}})
+}
+
+// stragglerRanks writes one trace per rank: ProfilerStep#s (10 ms each) per rank's steps, a 3 ms gemm, and per
+// step one all-reduce on stream 20 that starts at 5 ms + arrive[rank] µs and ends for every rank at 5 ms + end µs
+// (the ranks that came earlier wait for the last one). It returns the directory.
+func stragglerRanks(t *testing.T, steps map[int][]int, arrive map[int]int, end int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rank, ss := range steps {
+		var ev []string
+		corr := 1
+		for _, s := range ss {
+			base := s * 10000
+			at := base + 5000 + arrive[rank]
+			ev = append(ev,
+				fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":10000}`, s, base),
+				fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":5,"args":{"correlation":%d}}`, base+40, corr),
+				fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":%d,"dur":3000,"args":{"correlation":%d,"stream":7,"device":0}}`, base+50, corr),
+				fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":5,"args":{"correlation":%d}}`, at-20, corr+1),
+				fmt.Sprintf(`{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":20,"ts":%d,"dur":%d,"args":{"correlation":%d,"stream":20,"device":0}}`, at, base+5000+end-at, corr+1))
+			corr += 2
+		}
+		text := fmt.Sprintf(`{"distributedInfo":{"rank":%d,"world_size":%d},"traceEvents":[%s]}`, rank, len(steps), strings.Join(ev, ",\n"))
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank%d.json", rank)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestStragglerShortLateKernel (review r73 #1, #2): the rank that arrives last waits for no one, so its all-reduce
+// kernel is the shortest. HTA's 1% floor (here 100 µs of a 10 ms step) held for each rank's kernel and left the late
+// rank out, so a rank that waited was named; default mode holds it for the collective's longest kernel. A rank
+// alone in a step (profiling windows that do not line up) was flagged there, late against no one.
+func TestStragglerShortLateKernel(t *testing.T) {
+	all := map[int][]int{0: {1, 2, 3}, 1: {1, 2, 3}, 2: {1, 2, 3}, 3: {1, 2, 3}}
+	arrive := map[int]int{0: 0, 1: 10, 2: 500, 3: 30} // rank 2 is 500 µs late
+	for _, c := range []struct {
+		end           int // the collective's own time after the last arrival: rank 2's kernel lasts end - 500 µs
+		compat, deflt [][]string
+	}{
+		{520, [][]string{{"3", "2"}}, [][]string{{"2", "3"}}}, // 20 µs: under the floor, HTA names rank 3
+		{620, [][]string{{"2", "2"}}, [][]string{{"2", "3"}}}, // 120 µs: over it, both name rank 2 (compat: steps 1, 2)
+	} {
+		db := ctOpen(t, stragglerRanks(t, all, arrive, c.end))
+		ctWantRows(t, db.SQL, `SELECT step, last_rank, start_skew_us FROM collectives ORDER BY step`, [][]string{{"1", "2", "500"}, {"2", "2", "500"}, {"3", "2", "500"}})
+		ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1)`, c.deflt)
+		ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, hta_compat := true)`, c.compat)
+	}
+
+	// rank 0 profiled steps 1-5, rank 1 steps 4 and 5, 200 µs late in both
+	db := ctOpen(t, stragglerRanks(t, map[int][]int{0: {1, 2, 3, 4, 5}, 1: {4, 5}}, map[int]int{1: 200}, 700))
+	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1)`, [][]string{{"1", "2"}})
+	// num_candidates as large as the ranks: each is flagged in every step they share, the latest first
+	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 2)`, [][]string{{"1", "2"}, {"0", "2"}})
+	// (HTA: rank 0, flagged alone in steps 1-3; step 5 is left out as the last)
+	ctWantRows(t, db.SQL, `SELECT rank, flagged_steps FROM potential_stragglers(num_candidates := 1, hta_compat := true)`, [][]string{{"0", "3"}})
 }
 
 // TestCountersAllTraces: every analysis of this area runs without error on every trace directory of

@@ -16,8 +16,11 @@
 -- whose (start − first start)/T is at least the num_candidates-th largest are flagged; ranks by flag count, then
 -- (default mode) the later mean start past each step's threshold, then rank number; the first num_candidates.
 -- Default mode: communication kernels as comm_kernels counts them (_comm_kernel: NCCL kernels by name, and every
--- kernel_type COMMUNICATION: ncclDevKernel, RCCL, … — HTA only knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0), and ranks flagged
--- equally often go latest first (HTA: by rank number up to 16 ranks, so with num_candidates := 3 the latest rank came
+-- kernel_type COMMUNICATION: ncclDevKernel, RCCL, … — HTA only knows names starting with ncclKernel, quirk §7.8), step 0 counts (HTA skips iteration 0),
+-- the 1% floor holds for a (stream, step, name)'s longest kernel across ranks (HTA: for each rank's, which left out the
+-- late rank, whose kernel waits for no one and is the shortest), a step counts only where more ranks than
+-- num_candidates have the kernel or every rank that has it anywhere does (HTA flagged a rank alone in a step), and
+-- ranks flagged equally often go latest first (HTA: by rank number up to 16 ranks, so with num_candidates := 3 the latest rank came
 -- last, and in numpy's quicksort order above).
 -- Compat mode (HTA 0.6.1): names starting with ncclKernel, steps > 0. Where HTA raises (no step selected, fewer
 -- ranks than num_candidates) the result is empty / every rank is flagged.
@@ -52,7 +55,7 @@ long_comm AS (
     SELECT d.label, d.rank, d.stream, d.iteration, d.name, d.ts, d.dur, d.frame_part, d.ev_idx
     FROM df d JOIN span s USING (label)
     LEFT JOIN _kernel_types_mode(_hta_mode(hta_compat, 'potential_stragglers')) kt ON kt.name = d.name
-    WHERE d.stream > 0 AND d.dur >= s.mean_iter * 0.01
+    WHERE d.stream > 0 AND (d.dur >= s.mean_iter * 0.01 OR NOT _hta_mode(hta_compat, 'potential_stragglers'))
       AND CASE WHEN _hta_mode(hta_compat, 'potential_stragglers') THEN d.iteration > 0 AND starts_with(d.name, 'ncclKernel')
                ELSE d.iteration >= 0 AND _comm_kernel(d.name, kt.kernel_type) END
 ),
@@ -61,9 +64,13 @@ last_comm AS (
            arg_max(l.ts, (l.frame_part, l.ev_idx)) AS ts, arg_max(l.dur, (l.frame_part, l.ev_idx)) AS dur
     FROM long_comm l GROUP BY ALL
 ),
+-- default mode: the 1 % floor holds for the collective (its longest kernel across ranks), not for each rank's
+-- kernel; the rank that arrives last waits for no one, so its kernel is the shortest, and it fell under the floor
 metric AS (
     SELECT c.*, (c.ts - s.t_min) / s.mean_iter AS start_metric, c.dur / s.mean_iter AS duration
     FROM last_comm c JOIN span s USING (label)
+    QUALIFY _hta_mode(hta_compat, 'potential_stragglers')
+         OR max(c.dur) OVER (PARTITION BY c.label, c.stream, c.iteration, c.name) >= s.mean_iter * 0.01
 ),
 spread AS (
     SELECT label, stream, name, avg(sd) AS mean_sd
@@ -77,15 +84,19 @@ pick AS (
 cand AS (
     SELECT m.* FROM metric m JOIN pick p USING (label, stream, name)
 ),
+-- default mode counts a step only where more ranks than num_candidates have the kernel, or every rank that has
+-- it anywhere does: a rank alone in a step (profiling windows that do not line up) is late against no one
 threshold AS (
     SELECT label, iteration,
-           coalesce(list_sort(list(start_metric), 'DESC')[(SELECT k FROM k)], min(start_metric)) AS th
-    FROM cand GROUP BY ALL
+           coalesce(list_sort(list(start_metric), 'DESC')[(SELECT k FROM k)], min(start_metric)) AS th,
+           _hta_mode(hta_compat, 'potential_stragglers') OR count(*) > (SELECT k FROM k)
+               OR count(*) = (SELECT count(DISTINCT rank) FROM cand a WHERE a.label = cand.label) AS counted
+    FROM cand GROUP BY label, iteration
 ),
 flags AS (
-    SELECT c.label, c.rank, sum(CASE WHEN c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps,
+    SELECT c.label, c.rank, sum(CASE WHEN t.counted AND c.start_metric >= t.th THEN 1 ELSE 0 END)::BIGINT AS flagged_steps,
            -- per step, how far past that step's threshold: the metric itself grows with the step number
-           avg(c.start_metric - t.th) AS lateness
+           avg(CASE WHEN t.counted THEN c.start_metric - t.th END) AS lateness
     FROM cand c JOIN threshold t USING (label, iteration)
     GROUP BY ALL
 ),
