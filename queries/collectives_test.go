@@ -102,6 +102,25 @@ func TestCollectives(t *testing.T) {
 	})
 }
 
+// TestCollectiveBusFactor: nccl-tests' bus-bandwidth factors, on the whole buffer of a gather or scatter as on an
+// all-gather's (GatherGetBw, ScatterGetBw: (n−1)/n; they were 1, a bus bandwidth n/(n−1) too high, review r73 #3).
+func TestCollectiveBusFactor(t *testing.T) {
+	db := ctOpen(t)
+	for _, c := range []struct {
+		collective string
+		n          int
+		want       string
+	}{
+		{"allreduce", 4, "1.5"}, {"all_reduce", 2, "1"},
+		{"_allgather_base", 4, "0.75"}, {"all_gather", 2, "0.5"}, {"reduce_scatter_tensor", 4, "0.75"}, {"all_to_allv", 4, "0.75"},
+		{"gather", 4, "0.75"}, {"scatter", 2, "0.5"}, {"_gather_base", 4, "0.75"},
+		{"broadcast", 4, "1"}, {"reduce", 4, "1"}, {"send", 2, "1"}, {"recv", 2, "1"},
+		{"barrier", 4, "NULL"}, {"coalesced", 4, "NULL"}, {"allreduce", 0, "NULL"},
+	} {
+		ctWantRows(t, db.SQL, fmt.Sprintf(`SELECT _collective_busbw_factor('%s', %d)`, c.collective, c.n), [][]string{{c.want}})
+	}
+}
+
 // TestCollectivesMatchPluginSkew: on the DLRM job, whose Kineto traces (PyTorch 2.1) name no collective,
 // the skew of each collective's kernel starts and the rank whose kernel started last equal what the NCCL
 // profiler plugin's files say (nccl_rank_skew: its kernel start spread, and the rank that arrived last).

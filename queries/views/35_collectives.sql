@@ -12,13 +12,14 @@ CREATE OR REPLACE MACRO _torch_dtype_bytes(dt) AS
 
 -- _collective_busbw_factor(collective, n): nccl-tests' bus-bandwidth factor for n ranks, with the message size
 -- taken as the larger of the input and the output (the whole gathered or scattered buffer): all-reduce
--- 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; broadcast, reduce, send, recv, gather, scatter 1;
+-- 2(n−1)/n; all-gather, reduce-scatter, all-to-all, gather, scatter (n−1)/n (nccl-tests' GatherGetBw and
+-- ScatterGetBw: the whole buffer × (n−1)/n, the root's own part moving nowhere); broadcast, reduce, send, recv 1;
 -- NULL for the rest (barrier, coalesced groups).
 CREATE OR REPLACE MACRO _collective_busbw_factor(collective, n) AS
     CASE WHEN collective IS NULL OR n IS NULL OR n < 1 THEN NULL
          WHEN regexp_matches(collective, 'all_?reduce') THEN 2.0 * (n - 1) / n
-         WHEN regexp_matches(collective, 'all_?gather|reduce_?scatter|all_?to_?all') THEN (n - 1) / n::DOUBLE
-         WHEN regexp_matches(collective, '^_?(broadcast|reduce|send|recv|gather|scatter)(_base)?$') THEN 1.0 END;
+         WHEN regexp_matches(collective, 'all_?gather|reduce_?scatter|all_?to_?all|^_?(gather|scatter)(_base)?$') THEN (n - 1) / n::DOUBLE
+         WHEN regexp_matches(collective, '^_?(broadcast|reduce|send|recv)(_base)?$') THEN 1.0 END;
 
 -- @view comm_kernels  One row per communication kernel that a CPU call launched (kernel_classes COMMUNICATION, or an NCCL kernel), with the PyTorch collective it belongs to: the innermost record_param_comms op around its launch call.
 -- @column label           Trace set
@@ -114,7 +115,7 @@ FROM sized;
 -- @column min_us             Shortest rank's kernel time, µs: the collective's own time (a rank's kernels of one collective that run at once count once)
 -- @column max_us             Longest rank's kernel time, µs (the earliest rank's wait included)
 -- @column algbw_gbps         msg_bytes ÷ min_us, GB/s
--- @column busbw_gbps         algbw × the nccl-tests factor for group_size ranks (all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all (n−1)/n; broadcast, reduce, send, recv 1)
+-- @column busbw_gbps         algbw × the nccl-tests factor for group_size ranks (all-reduce 2(n−1)/n; all-gather, reduce-scatter, all-to-all, gather, scatter (n−1)/n; broadcast, reduce, send, recv 1)
 CREATE OR REPLACE VIEW collectives AS
 WITH kernels AS (
     -- the time a rank's kernels of one collective cover (their union: kernels of one collective on two

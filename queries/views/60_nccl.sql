@@ -262,7 +262,7 @@ CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
 -- @column kineto_ev_idx      ev_idx of the matched NCCL kernel in events (NULL if unmatched)
 -- @column kineto_kernel_us   Duration of that kernel, µs
 -- @column algbw_gbps         bytes ÷ kernel time (Kineto kernel, else plugin kernel span), GB/s
--- @column busbw_gbps         algbw × nccl-tests factor for n = comm_size: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll (n−1) (count is per rank); others 1
+-- @column busbw_gbps         algbw × nccl-tests factor for n = comm_size: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll, Gather, Scatter (n−1) (count is per rank); others 1
 -- @column comm_size          Ranks of the communicator: record_param_comms' Group size, else the most of the ranks loaded, the highest rank + 1 and the highest P2P peer + 1
 -- @column offset_ns          Clock offset applied, ns
 CREATE OR REPLACE VIEW nccl_collectives AS
@@ -371,7 +371,7 @@ SELECT b.label, b.rank, b.comm_hash, b.trace_id, b.op_idx, b.unit_idx, b.coll_ke
        b.bytes / nullif(coalesce(k.dur, b.k1 - b.k0), 0) AS algbw_gbps,
        b.bytes / nullif(coalesce(k.dur, b.k1 - b.k0), 0) *
            CASE WHEN b.op = 'AllReduce' THEN 2.0 * (b.nranks - 1) / b.nranks
-                WHEN b.op IN ('AllGather', 'ReduceScatter', 'AlltoAll') THEN b.nranks - 1
+                WHEN b.op IN ('AllGather', 'ReduceScatter', 'AlltoAll', 'Gather', 'Scatter') THEN b.nranks - 1
                 ELSE 1 END AS busbw_gbps,
        b.nranks AS comm_size, b.offset_ns
 FROM base b
