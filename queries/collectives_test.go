@@ -72,6 +72,9 @@ func writeCollectiveTrace(t *testing.T, dir string, r collectiveRank) string {
 //   - pg "1": a broadcast of 10 floats on rank 0 and of 20 on rank 1 (the ranks' sequences do not line up):
 //     consistent false, size the larger (80 B).
 //   - a kernel without record_param_comms (an old trace): collective from its name, no size, pg NULL.
+//   - pg "2": an all_to_allv whose splits differ by rank (in 1000 and 3000 BFloat16, out 2000): the ranks line up
+//     (review r73 #4: consistent was false, and the report left it out); size the larger, 6000 B; rank 1 arrives
+//     300 µs late, both end at 5310: 10 µs own time, 0.6 GB/s, busbw × 1/2.
 func TestCollectives(t *testing.T) {
 	dir := t.TempDir()
 	p0 := writeCollectiveTrace(t, dir, collectiveRank{0, []collectiveOp{
@@ -79,12 +82,14 @@ func TestCollectives(t *testing.T) {
 		{"_allgather_base", "0", "BFloat16", 1000, 2000, 2, 2000, 10},
 		{"broadcast", "1", "Float", 10, 10, 2, 3000, 5},
 		{"", "", "", 0, 0, 0, 4000, 7},
+		{"all_to_allv", "2", "BFloat16", 1000, 2000, 2, 5000, 310},
 	}})
 	p1 := writeCollectiveTrace(t, dir, collectiveRank{1, []collectiveOp{
 		{"allreduce", "0", "Float", 1 << 20, 1 << 20, 2, 600, 500},
 		{"_allgather_base", "0", "BFloat16", 1000, 2000, 2, 2000, 10},
 		{"broadcast", "1", "Float", 20, 20, 2, 3000, 5},
 		{"", "", "", 0, 0, 0, 4002, 5},
+		{"all_to_allv", "2", "BFloat16", 3000, 2000, 2, 5300, 10},
 	}})
 	db := ctOpen(t, p0, p1)
 	ctWantRows(t, db.SQL, `SELECT rank, collective, pg_name, seq, msg_bytes, round(busbw_gbps, 6) FROM comm_kernels WHERE rank = 0 ORDER BY ts`, [][]string{
@@ -92,12 +97,14 @@ func TestCollectives(t *testing.T) {
 		{"0", "_allgather_base", "0", "2", "4000", "0.2"},
 		{"0", "broadcast", "1", "1", "40", "0.008"},
 		{"0", "allgather", "NULL", "1", "NULL", "NULL"},
+		{"0", "all_to_allv", "2", "1", "4000", "0.006452"},
 	})
 	ctWantRows(t, db.SQL, `SELECT pg_name, seq, collective, ranks, group_size, consistent, msg_bytes, start_skew_us, end_skew_us, last_rank,
 		min_us, max_us, round(algbw_gbps, 6), round(busbw_gbps, 6) FROM collectives`, [][]string{
 		{"0", "1", "allreduce", "2", "2", "true", "4194304", "500", "0", "1", "500", "1000", "8.388608", "8.388608"},
 		{"0", "2", "_allgather_base", "2", "2", "true", "4000", "0", "0", "0", "10", "10", "0.4", "0.2"},
 		{"1", "1", "broadcast", "2", "2", "false", "80", "0", "0", "0", "5", "5", "0.016", "0.016"},
+		{"2", "1", "all_to_allv", "2", "2", "true", "6000", "300", "0", "1", "10", "310", "0.6", "0.3"},
 		{"NULL", "1", "allgather", "2", "2", "true", "NULL", "2", "0", "1", "5", "7", "NULL", "NULL"},
 	})
 }

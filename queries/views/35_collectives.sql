@@ -106,8 +106,8 @@ FROM sized;
 -- @column collective         Collective name (when the ranks disagree, the first in alphabetical order)
 -- @column ranks              Ranks whose trace has this collective
 -- @column group_size         Ranks of the process group (Group size; else ranks)
--- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others (a rank of the trace set that has the step and recorded the group in another step, but none of its collectives in this one, holds 0; a rank that never recorded the group may not be in it and holds nothing, as do kernels outside every step and an unknown group), names the same collective and size (or all none), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
--- @column msg_bytes          Message size, bytes (the largest among the ranks)
+-- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others (a rank of the trace set that has the step and recorded the group in another step, but none of its collectives in this one, holds 0; a rank that never recorded the group may not be in it and holds nothing, as do kernels outside every step and an unknown group), names the same collective and size (or all none; an all-to-all's sizes may differ, each rank's own split), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
+-- @column msg_bytes          Message size, bytes (the largest among the ranks: an uneven all-to-all's largest rank's)
 -- @column first_start        Earliest kernel start, ns
 -- @column start_skew_us      Latest − earliest kernel start among the ranks, µs
 -- @column end_skew_us        Latest − earliest kernel end, µs
@@ -160,7 +160,9 @@ c AS (
     SELECT label, pg_name, step, seq, min(collective) AS collective,
            count(*) AS ranks, coalesce(max(group_size), count(*)) AS group_size,
            max(collectives) <= 1 AND count(DISTINCT collective) <= 1 AND (min(named) > 0 OR max(named) = 0)
-               AND count(DISTINCT msg_bytes) <= 1 AND (count(msg_bytes) = 0 OR count(msg_bytes) = count(*))
+               -- an all-to-all's size is each rank's own (uneven splits: all_to_allv under MoE or DLRM)
+               AND (count(DISTINCT msg_bytes) <= 1 OR regexp_matches(min(collective), 'all_?to_?all'))
+               AND (count(msg_bytes) = 0 OR count(msg_bytes) = count(*))
                AND count(*) <= coalesce(max(group_size), count(*)) AS consistent,
            max(msg_bytes) AS msg_bytes, min(start_ts) AS first_start,
            (max(start_ts) - min(start_ts)) / 1000.0 AS start_skew_us, (max(end_ts) - min(end_ts)) / 1000.0 AS end_skew_us,
