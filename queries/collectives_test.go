@@ -294,9 +294,9 @@ var collectivesCases = []struct {
 		"0 2 1 allreduce 1 2 false 0 0 200",
 	}},
 	{"unnamed_group", "old kernels without record_param_comms: the process group is unknown (it stands for every group), " +
-		"so rank 1 having step 2 without one does not make rank 0's inconsistent", []string{
+		"so rank 1 having step 2 without one does not make rank 0's inconsistent; one rank alone gives no group size", []string{
 		"NULL 1 1 allreduce 2 2 true 5 1 195",
-		"NULL 2 1 allreduce 1 1 true 0 0 200",
+		"NULL 2 1 allreduce 1 NULL true 0 0 200",
 	}},
 }
 

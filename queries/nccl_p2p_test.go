@@ -107,13 +107,27 @@ func writeNCCLOp(t *testing.T, kineto, plugin string, o ncclOp) {
 
 // TestNCCLBusBandwidthCommSize: busbw's n is the communicator's size even when not every rank's plugin
 // file is loaded: record_param_comms' Group size when the trace has it, else the highest rank or P2P
-// peer named (dlrm_8ranks with the files of ranks 0–3: their all-to-alls name peers up to 7).
+// peer named (dlrm_8ranks with the files of ranks 0–3: their all-to-alls name peers up to 7), unknown where
+// one rank's file alone names no other.
 func TestNCCLBusBandwidthCommSize(t *testing.T) {
 	dir, kineto, plugin := ncclDirs(t)
 	// Rank 1 of a 4-rank all-reduce, alone: Group size 4 gives 2·3/4 = 1.5.
 	writeNCCLOp(t, kineto, plugin, ncclOp{rank: 1, world: 4, at: 1000, op: "AllReduce", groupSize: 4})
 	db := ctOpen(t, kineto, plugin)
 	ctWantRows(t, db.SQL, `SELECT op, busbw_gbps / algbw_gbps FROM nccl_collectives`, [][]string{{"AllReduce", "1.5"}})
+
+	// Rank 0 alone, no Group size: the communicator's size is unknown (its busbw was 0, AllReduce's factor for
+	// n = 1; review r73 #5), and 1 in a job of world size 1; the Kineto collectives view says the same (its size
+	// unknown without record_param_comms).
+	for _, c := range []struct {
+		world int
+		want  [][]string
+	}{{2, [][]string{{"NULL", "NULL", "NULL", "NULL"}}}, {1, [][]string{{"1", "0", "1", "NULL"}}}} {
+		_, kineto, plugin := ncclDirs(t)
+		writeNCCLOp(t, kineto, plugin, ncclOp{rank: 0, world: c.world, at: 1000, op: "AllReduce"})
+		db := ctOpen(t, kineto, plugin)
+		ctWantRows(t, db.SQL, `SELECT n.comm_size, n.busbw_gbps, c.group_size, c.busbw_gbps FROM nccl_collectives n, collectives c`, c.want)
+	}
 
 	half := filepath.Join(dir, "half")
 	if err := os.Mkdir(half, 0o755); err != nil {

@@ -105,7 +105,7 @@ FROM sized;
 -- @column seq                Position of the collective among its process group's in that step (comm_kernels.seq)
 -- @column collective         Collective name (when the ranks disagree, the first in alphabetical order)
 -- @column ranks              Ranks whose trace has this collective
--- @column group_size         Ranks of the process group (Group size; else ranks)
+-- @column group_size         Ranks of the process group (Group size; else ranks when above 1, 1 in a job of world size 1, NULL: unknown)
 -- @column consistent         The ranks line up: each holds as many of the process group's collectives in the step as the others (a rank of the trace set that has the step and recorded the group in another step, but none of its collectives in this one, holds 0; a rank that never recorded the group may not be in it and holds nothing, as do kernels outside every step and an unknown group), names the same collective and size (or all none; an all-to-all's sizes may differ, each rank's own split), and they are no more than group_size; false means a rank recorded a collective the others did not, and the row pairs unrelated kernels
 -- @column msg_bytes          Message size, bytes (the largest among the ranks: an uneven all-to-all's largest rank's)
 -- @column first_start        Earliest kernel start, ns
@@ -158,7 +158,8 @@ counts AS (
 ),
 c AS (
     SELECT label, pg_name, step, seq, min(collective) AS collective,
-           count(*) AS ranks, coalesce(max(group_size), count(*)) AS group_size,
+           -- one rank alone says nothing of the others: 1 only in a job of world size 1, else unknown
+           count(*) AS ranks, coalesce(max(group_size), CASE WHEN count(*) > 1 OR any_value(world_size) = 1 THEN count(*) END) AS group_size,
            max(collectives) <= 1 AND count(DISTINCT collective) <= 1 AND (min(named) > 0 OR max(named) = 0)
                -- an all-to-all's size is each rank's own (uneven splits: all_to_allv under MoE or DLRM)
                AND (count(DISTINCT msg_bytes) <= 1 OR regexp_matches(min(collective), 'all_?to_?all'))
@@ -167,7 +168,7 @@ c AS (
            max(msg_bytes) AS msg_bytes, min(start_ts) AS first_start,
            (max(start_ts) - min(start_ts)) / 1000.0 AS start_skew_us, (max(end_ts) - min(end_ts)) / 1000.0 AS end_skew_us,
            arg_max(rank, (start_ts, -rank)) AS last_rank, min(busy) / 1000.0 AS min_us, max(busy) / 1000.0 AS max_us
-    FROM per_rank
+    FROM per_rank LEFT JOIN (SELECT label, max(world_size) AS world_size FROM traces GROUP BY label) USING (label)
     GROUP BY label, pg_name, step, seq
 )
 SELECT c.label, c.pg_name, c.step, seq, collective, ranks, group_size, consistent AND same_count AS consistent, msg_bytes,

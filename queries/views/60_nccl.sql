@@ -263,7 +263,7 @@ CREATE OR REPLACE MACRO _nccl_dtype_bytes(dt) AS
 -- @column kineto_kernel_us   Duration of that kernel, µs
 -- @column algbw_gbps         bytes ÷ kernel time (Kineto kernel, else plugin kernel span), GB/s
 -- @column busbw_gbps         algbw × nccl-tests factor for n = comm_size: AllReduce 2(n−1)/n; AllGather, ReduceScatter, AlltoAll, Gather, Scatter (n−1) (count is per rank); others 1
--- @column comm_size          Ranks of the communicator: record_param_comms' Group size, else the most of the ranks loaded, the highest rank + 1 and the highest P2P peer + 1
+-- @column comm_size          Ranks of the communicator: record_param_comms' Group size, else the most of the ranks loaded, the highest rank + 1 and the highest P2P peer + 1 when that is above 1 (else 1 in a job of world size 1, NULL: unknown)
 -- @column offset_ns          Clock offset applied, ns
 CREATE OR REPLACE VIEW nccl_collectives AS
 WITH RECURSIVE ops AS (
@@ -328,11 +328,16 @@ group_size AS (
     GROUP BY ALL
 ),
 -- The communicator's size: its Group size, else at least the ranks and peers its loaded files name (a job
--- whose files are not all loaded still gets nccl-tests' factor for the whole communicator).
+-- whose files are not all loaded still gets nccl-tests' factor for the whole communicator). One rank's file
+-- alone says nothing of the others: 1 only in a job of world size 1, else unknown (AllReduce's factor made it
+-- a bus bandwidth of 0).
 nranks AS (
     SELECT f.label, f.comm_hash,
-           coalesce(max(g.n), greatest(count(DISTINCT f.rank), max(f.rank) + 1, max(pe.peer) + 1)) AS n
+           coalesce(max(g.n), CASE WHEN greatest(count(DISTINCT f.rank), max(f.rank) + 1, max(pe.peer) + 1) > 1
+                                   THEN greatest(count(DISTINCT f.rank), max(f.rank) + 1, max(pe.peer) + 1)
+                                   WHEN max(ws.world_size) = 1 THEN 1 END) AS n
     FROM nccl_traces f
+    LEFT JOIN (SELECT label, max(world_size) AS world_size FROM traces GROUP BY label) ws USING (label)
     LEFT JOIN group_size g USING (trace_id)
     LEFT JOIN (SELECT trace_id, max(TRY_CAST(args->>'Peer' AS INTEGER)) AS peer FROM nccl_events WHERE cat = 'P2P' GROUP BY ALL) pe
          USING (trace_id)
