@@ -78,7 +78,10 @@ type CDGNode struct {
 
 // CDG is the computation dependency graph of one window and its critical path.
 type CDG struct {
+	// F is the frame the graph was built on, its times shifted by Shift (positiveTimes): every time of the
+	// CDG (node, path step, window) is on that clock, and Time gives it back on the trace's.
 	F                      *Frame
+	Shift                  int64
 	WindowStart, WindowEnd int64
 	// SpanEnd: the end of the analysed span, the window's end or the end of the last work launched
 	// in it (a GPU running behind the CPU finishes a step's kernels after the step's annotation).
@@ -241,17 +244,41 @@ func ctdaGPUWork(c string) bool {
 	return c != "cuda_sync" && c != "gpu_user_annotation" && !ctdaCPUCat(c)
 }
 
+// positiveTimes returns f with no timestamp before 0, and the ns it added (0: f itself). The build takes 0
+// and -1 for "no time yet" in many places (a node's end growing from 0, no launch yet): a trace whose clock
+// is negative (Chrome traces may be) gave every node an end of 0 and a path of the whole trace.
+func positiveTimes(f *Frame) (*Frame, int64) {
+	if len(f.TS) == 0 {
+		return f, 0
+	}
+	lo, hi := slices.Min(f.TS), slices.Max(f.TS)
+	if lo >= 0 || hi > math.MaxInt64/2 || lo < math.MinInt64/2 {
+		return f, 0 // (a clock that far out cannot be shifted without overflow; no trace has one)
+	}
+	shift := -lo
+	g := *f
+	g.TS = make([]int64, len(f.TS))
+	for i, t := range f.TS {
+		g.TS[i] = t + shift
+	}
+	return &g, shift
+}
+
+// Time is a time of the CDG on the trace's clock.
+func (c *CDG) Time(t int64) int64 { return t - c.Shift }
+
 // graphLaunchName: a CUDA/HIP graph launch call, the same names as kernel_launches.graph_replay
 // (queries/views/00_base.sql); hta_kernels.go uses it too.
 var graphLaunchName = regexp.MustCompile(`^(cuda|hip|cu)GraphLaunch`)
 
 // BuildCTDA builds the CDG of a window of f and backtracks its critical path.
 func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
+	f, shift := positiveTimes(f)
 	ws, we, instances, err := windowOf(f, o.Options, true)
 	if err != nil {
 		return nil, err
 	}
-	c := &CDG{F: f, WindowStart: ws, WindowEnd: we, instances: slices.Sorted(slices.Values(instances))}
+	c := &CDG{F: f, Shift: shift, WindowStart: ws, WindowEnd: we, instances: slices.Sorted(slices.Values(instances))}
 	n := f.Len()
 	row := rowIndex(f)
 	// linked: the row an event's index_correlation names. 0 means "correlated but the partner is

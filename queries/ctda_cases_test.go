@@ -1,9 +1,14 @@
 package queries_test
 
 import (
+	"bytes"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -330,5 +335,68 @@ func TestCTDALegacyStepMarkerIsNoWork(t *testing.T) {
 					alg, ann, cpcr, busy, marker)
 			}
 		}
+	}
+}
+
+// TestCTDAShiftedClock (review r75 #1): ctda's answers do not depend on where the trace's clock starts. Every
+// ctda_cases trace, and the same trace 20 ms earlier (its times negative, as a Chrome trace may have them): the
+// same summary, hotspots, nodes and edges, and the path's times 20 ms earlier. Negative times gave every node
+// an end of 0 and a path of the whole trace (autograd_thread: 100 % data_loading).
+func TestCTDAShiftedClock(t *testing.T) {
+	const shiftUS = 20000
+	files, err := filepath.Glob("../testdata/traces/ctda_cases/*.json")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("ctda_cases: %v %v", files, err)
+	}
+	queries := []string{
+		`SELECT * EXCLUDE (label) FROM critical_path_summary(algorithm := 'ctda')`,
+		`SELECT * EXCLUDE (label) FROM hotspots()`,
+		fmt.Sprintf(`SELECT * EXCLUDE (label, ts, end_ts, first_launch_end_ts), ts + %[1]d, end_ts + %[1]d, first_launch_end_ts + %[1]d FROM cdg_nodes() ORDER BY node`, shiftUS*1000),
+		`SELECT * EXCLUDE (label) FROM cdg_edges() ORDER BY src_node, dst_node, edge_type`,
+		fmt.Sprintf(`SELECT * EXCLUDE (label, ts, end_ts), ts + %[1]d, end_ts + %[1]d FROM critical_path(algorithm := 'ctda') ORDER BY seq`, shiftUS*1000),
+		fmt.Sprintf(`SELECT * EXCLUDE (label, ts, end_ts), ts + %[1]d, end_ts + %[1]d FROM critical_path(algorithm := 'ctda', aggregate := false) ORDER BY seq`, shiftUS*1000),
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var doc map[string]any
+			if err := dec.Decode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range doc["traceEvents"].([]any) {
+				ev := e.(map[string]any)
+				if ts, ok := ev["ts"].(json.Number); ok {
+					v, err := ts.Int64()
+					if err != nil {
+						t.Fatalf("a ts that is not an integer: %s", ts)
+					}
+					ev["ts"] = v - shiftUS
+				}
+			}
+			shifted, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, early := ctOpen(t, file).SQL, ctOpenJSON(t, name+".json", string(shifted)).SQL
+			for _, q := range queries {
+				if strings.Contains(q, "+") {
+					// the original's times, compared as the shifted trace's plus the shift
+					base := strings.NewReplacer(fmt.Sprintf(" + %d", shiftUS*1000), "").Replace(q)
+					if want, got := ctRows(t, orig, base), ctRows(t, early, q); !reflect.DeepEqual(got, want) {
+						t.Errorf("%s:\n shifted %v\n    want %v", q, got, want)
+					}
+					continue
+				}
+				if want, got := ctRows(t, orig, q), ctRows(t, early, q); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s:\n shifted %v\n    want %v", q, got, want)
+				}
+			}
+		})
 	}
 }

@@ -215,8 +215,8 @@ func ctdaPathTable(c *graph.CDG, tr cpTrace, rules graph.BoundRules) *cpTable {
 	t.lazyString("edge_type", func(i int) (string, bool) { return ctdaEdgeType(c, rows[i]), true })
 	t.lazyFloat("weight_us", func(i int) (float64, bool) { return usOf(rows[i].weight), true })
 	t.lazyString("bound_by", func(i int) (string, bool) { return ctdaBound(c, rows[i], spans), true })
-	t.lazyInt("ts", func(i int) (int64, bool) { return rows[i].from, true })
-	t.lazyInt("end_ts", func(i int) (int64, bool) { return rows[i].to, true })
+	t.lazyInt("ts", func(i int) (int64, bool) { return c.Time(rows[i].from), true })
+	t.lazyInt("end_ts", func(i int) (int64, bool) { return c.Time(rows[i].to), true })
 	return t
 }
 
@@ -352,10 +352,10 @@ func init() {
 			tid.addInt(nd.Tid, !nd.GPU)
 			stream.addInt(nd.Stream, true)
 			phase.addString(nd.Phase, nd.Phase != "")
-			ts.addInt(nd.Start, true)
-			endTS.addInt(nd.End, true)
+			ts.addInt(c.Time(nd.Start), true)
+			endTS.addInt(c.Time(nd.End), true)
 			durUS.addFloat(usOf(nd.End-nd.Start), true)
-			launchEnd.addInt(nd.FirstLaunchEnd, !nd.GPU && nd.Stream >= 0)
+			launchEnd.addInt(c.Time(nd.FirstLaunchEnd), !nd.GPU && nd.Stream >= 0)
 			events.addInt(int64(nd.Events), true)
 			name.addString(f.Syms[f.Name[nd.MainRow]], true)
 			ev.addInt(f.EvIdx[nd.MainRow], true)
