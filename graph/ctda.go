@@ -608,7 +608,8 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			}
 		}
 		if len(grp) > 1 {
-			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return syncRow(r) || launches[r] >= 0 })
+			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return syncRow(r) || launches[r] >= 0 },
+				func(r int32) bool { return isAutograd[f.Name[r]] })
 		}
 		var ids []int32
 		if !o.Aggregate {
@@ -1381,63 +1382,82 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy bu
 // atoms of events another thread pre-empted: while the autograd thread runs, the main thread's
 // run_backward only waits. Only busy atoms (cpu_op or runtime work) pre-empt: a logger thread's 2 µs
 // Python frame does not. A Python frame or annotation pre-empts nothing and is pre-empted as soon as
-// such work of another thread starts while it runs (## backward ## while the autograd thread works); a
-// running op only when the work that started inside it takes more than half of its time (a
-// pin-memory thread's 20 µs copy inside a 300 µs aten::linear runs beside it: dropping the linear for
-// it took it off the path). Events for which keep holds are never pre-empted: a synchronisation
+// such work of another thread starts while it runs (## backward ## while the autograd thread works). A
+// running op is pre-empted when the autograd engine's work (engine) starts inside it, since backward()
+// waits for the engine, or when the work of other threads that started inside it spans more than half of
+// its own time, from the first such start to the last end: run_backward while the autograd thread works,
+// even where the backward is GPU-bound and its own ops take little of that time (run_backward stayed on
+// the path, and the path went back in time to the autograd thread's work inside it). Work that only
+// touches part of it runs beside it: a pin-memory thread's 20 µs copy inside a 300 µs aten::linear
+// (dropping the linear for it took it off the path). Events for which keep holds are never pre-empted: a synchronisation
 // call waits for the GPU with the GIL released, so another thread may run meanwhile (a logger thread
 // woken during torch.cuda.synchronize()), and dropping the call would drop its synchronisation edges;
 // a launch call is linked to its GPU work by the correlation id, and dropping it left that work without
 // a launcher (a pin-memory thread's copy starting 2 µs into a 5 µs cudaLaunchKernel took 110 µs of
 // the linear that launched a 600 µs gemm off the path).
-func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep func(row int32) bool) ([]ctdaAtom, []int32) {
+func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep, engine func(row int32) bool) ([]ctdaAtom, []int32) {
 	// Each thread's atoms are in time order and do not overlap.
 	byThread := make([][]int32, threads)
 	for i := range atoms {
 		byThread[tid[i]] = append(byThread[tid[i]], int32(i))
 	}
 	waiting := map[int32]bool{}
-	taken := map[int32]int64{} // busy rows: time of other threads' busy atoms that started inside them
+	// taken: per row, the span from the first start to the last end (within the row's atoms) of other
+	// threads' busy atoms that started inside its atoms
+	type span struct{ lo, hi int64 }
+	taken := map[int32]span{}
 	for t := range threads {
-		var others [][2]int64 // other threads' busy atoms, by start
+		type work struct {
+			start, end int64
+			engine     bool // the autograd engine's
+		}
+		var others []work // other threads' busy atoms, by start
 		for u := range threads {
 			if u == t {
 				continue
 			}
 			for _, i := range byThread[u] {
 				if atoms[i].busy {
-					others = append(others, [2]int64{atoms[i].start, atoms[i].end})
+					others = append(others, work{atoms[i].start, atoms[i].end, engine(atoms[i].row)})
 				}
 			}
 		}
 		if len(others) == 0 {
 			continue
 		}
-		slices.SortFunc(others, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		slices.SortFunc(others, func(a, b work) int { return cmp.Compare(a.start, b.start) })
 		for _, i := range byThread[t] {
 			a := atoms[i]
-			k, _ := slices.BinarySearchFunc(others, a.start, func(iv [2]int64, t int64) int { return cmp.Compare(iv[0], t) })
-			if k == len(others) || others[k][0] >= a.end || keep(a.row) {
+			k, _ := slices.BinarySearchFunc(others, a.start, func(w work, t int64) int { return cmp.Compare(w.start, t) })
+			if k == len(others) || others[k].start >= a.end || keep(a.row) {
 				continue
 			}
 			if !a.busy {
 				waiting[a.row] = true
 				continue
 			}
-			for ; k < len(others) && others[k][0] < a.end; k++ {
-				taken[a.row] += min(a.end, others[k][1]) - others[k][0]
+			sp, seen := taken[a.row]
+			if !seen {
+				sp = span{others[k].start, others[k].start}
 			}
+			for ; k < len(others) && others[k].start < a.end; k++ {
+				sp.lo, sp.hi = min(sp.lo, others[k].start), max(sp.hi, min(a.end, others[k].end))
+				if others[k].engine {
+					waiting[a.row] = true // its caller waits for the engine: backward() returns when it is done
+				}
+			}
+			taken[a.row] = sp
 		}
 	}
 	if len(taken) > 0 {
 		own := map[int32]int64{}
 		for _, a := range atoms {
-			if _, ok := taken[a.row]; ok && a.busy {
+			if _, ok := taken[a.row]; ok {
 				own[a.row] += a.end - a.start
 			}
 		}
-		for r, c := range taken {
-			if 2*c > own[r] {
+		for r, sp := range taken {
+			if 2*(sp.hi-sp.lo) > own[r] {
 				waiting[r] = true
 			}
 		}

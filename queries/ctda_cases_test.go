@@ -338,6 +338,33 @@ func TestCTDALegacyStepMarkerIsNoWork(t *testing.T) {
 	}
 }
 
+// TestCTDARunBackwardWaits (review r75 #2): the main thread's torch::autograd::run_backward op waits for the
+// autograd engine, even where the engine's ops cover little of it (run_backward_sparse: 150 of its 340 µs, a
+// GPU-bound backward; run_backward_outlives_engine: it runs on 430 µs after them). It stayed on the path as a
+// node (its 340 or 740 µs the second or first hotspot), and the path stepped back in time to the autograd
+// thread's work inside it (a cross-thread gap of −300 or −700 µs). The path: data loading, forward, loss, the
+// autograd thread's backward and its kernel k_b2 up to the stream sync, the optimizer. run_backward_sparse:
+// CPCR (30 + 140 + 50 + 20 + 15 + 55 + 10 + 535 + 140) / 2000 = 0.4975, as with run_backward a Python frame.
+func TestCTDARunBackwardWaits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cpcr float64
+		top  string
+	}{
+		{"run_backward_sparse", 0.4975, "k_b2:535.0, dataset.py(20): resize:250.0"},
+		{"run_backward_outlives_engine", 0.5475, "k_b2:485.0, dataset.py(20): resize:250.0"},
+	} {
+		for _, agg := range []string{"", ", aggregate := false"} {
+			db := ctdaCase(t, c.name)
+			if got := ctdaFactsOf(t, db, agg); got.cpcr != c.cpcr || !strings.HasPrefix(got.hotspots, c.top) || strings.Contains(got.hotspots, "run_backward") {
+				t.Errorf("%s%s: %+v, want CPCR %v, hotspots from %s", c.name, agg, got, c.cpcr, c.top)
+			}
+			ctWantRowsConn(t, db, `SELECT count(*) FILTER (name = 'torch::autograd::run_backward'), count(*) FILTER (weight_us < 0)
+				FROM critical_path(algorithm := 'ctda'`+agg+`)`, [][]string{{"0", "0"}})
+		}
+	}
+}
+
 // TestCTDAShiftedClock (review r75 #1): ctda's answers do not depend on where the trace's clock starts. Every
 // ctda_cases trace, and the same trace 20 ms earlier (its times negative, as a Chrome trace may have them): the
 // same summary, hotspots, nodes and edges, and the path's times 20 ms earlier. Negative times gave every node
