@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -68,14 +69,16 @@ func RenderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int) (i
 // has a non-empty entry: the query behind rows cast the columns the driver cannot read to
 // VARCHAR (see castForDisplay), and the header shows the type the user's query has.
 func renderRows(w io.Writer, format string, rows *sql.Rows, maxTableRows int, typeNames []string) (int64, error) {
-	return renderRowsWidth(w, format, rows, maxTableRows, 0, typeNames, true)
+	return renderRowsWidth(context.Background(), w, format, rows, maxTableRows, 0, typeNames, true)
 }
 
 // renderRowsWidth is renderRows whose table fits in screenWidth terminal cells (0 = any width): as DuckDB's
 // duckbox does, wide columns are narrowed and, if that is not enough, middle columns are left out, a "…"
 // column in their place. headers false leaves out the header line of csv, tsv and list (.headers off); the
-// table, markdown, line and JSON formats name the columns whatever it says, as in DuckDB's shell.
-func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string, headers bool) (int64, error) {
+// table, markdown, line and JSON formats name the columns whatever it says, as in DuckDB's shell. Cancelling
+// ctx stops the writing of rows already read (the table format reads all before it writes: a Ctrl-C while
+// 8 million rows printed was ignored).
+func renderRowsWidth(ctx context.Context, w io.Writer, format string, rows *sql.Rows, maxTableRows, screenWidth int, typeNames []string, headers bool) (int64, error) {
 	format, ok := CanonicalFormat(format)
 	if !ok {
 		return 0, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
@@ -84,7 +87,7 @@ func renderRowsWidth(w io.Writer, format string, rows *sql.Rows, maxTableRows, s
 	if err != nil {
 		return 0, err
 	}
-	r.screenWidth, r.noHeader = screenWidth, !headers
+	r.screenWidth, r.noHeader, r.ctx = screenWidth, !headers, ctx
 	bw := bufio.NewWriter(w)
 	var n int64
 	switch format {
@@ -134,7 +137,8 @@ type result struct {
 	buf     []byte // scratch for one cell or one output line
 	// screenWidth, if > 0, is the terminal's width, which the table format fits.
 	screenWidth int
-	noHeader    bool // csv, tsv and list write no header line
+	ctx         context.Context // its cancel stops the table format writing the rows it read
+	noHeader    bool            // csv, tsv and list write no header line
 }
 
 func newResult(rows *sql.Rows, typeNames []string) (*result, error) {
@@ -356,7 +360,10 @@ func (r *result) table(w *bufio.Writer, maxRows int) (int64, error) {
 		return n, nil
 	}
 	rule("├", "┼", "┤")
-	for _, cells := range head {
+	for k, cells := range head {
+		if k%1024 == 1023 && r.ctx.Err() != nil {
+			return n, r.ctx.Err()
+		}
 		line(cells, data)
 	}
 	if elided {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -596,7 +597,7 @@ func TestBarFitsTheScreen(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if _, err := renderRowsWidth(&b, "bar", rows, 40, width, nil, true); err != nil {
+		if _, err := renderRowsWidth(context.Background(), &b, "bar", rows, 40, width, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		rows.Close()
@@ -635,7 +636,7 @@ func TestTableFitsScreen(t *testing.T) {
 		}
 		defer rows.Close()
 		var b bytes.Buffer
-		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil, true); err != nil {
+		if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, width, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -678,6 +679,26 @@ func TestTableFitsScreen(t *testing.T) {
 	}
 }
 
+// TestTableStopsOnCancel (review r74 #1): the table format reads every row before it writes one; a cancel
+// (Ctrl-C) while it writes stops it (8 million rows printed after a Ctrl-C, for 11 s).
+func TestTableStopsOnCancel(t *testing.T) {
+	db := openTestDB(t)
+	rows, err := db.Query(`SELECT range AS i FROM range(100000)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var b bytes.Buffer
+	if _, err := renderRowsWidth(ctx, &b, "table", rows, 0, 0, nil, true); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want the cancel", err)
+	}
+	if lines := strings.Count(b.String(), "\n"); lines > 2000 {
+		t.Errorf("%d lines written after the cancel", lines)
+	}
+}
+
 // TestTableFitNarrowScreen (r69 #8): on a screen too narrow for the first and the last column, the first
 // columns and the "…" column are shown (a 30-cell screen got a 35-cell table that wrapped); where even
 // that does not fit, every column is (a 3-cell column was left out of an 89-cell table on a 40-cell
@@ -691,7 +712,7 @@ func TestTableFitNarrowScreen(t *testing.T) {
 		}
 		defer rows.Close()
 		var b bytes.Buffer
-		if _, err := renderRowsWidth(&b, "table", rows, 40, width, nil, true); err != nil {
+		if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, width, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -720,7 +741,7 @@ func TestTableFitKeepsNumbers(t *testing.T) {
 	}
 	defer rows.Close()
 	var b bytes.Buffer
-	if _, err := renderRowsWidth(&b, "table", rows, 40, 50, nil, true); err != nil {
+	if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, 50, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

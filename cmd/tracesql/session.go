@@ -270,7 +270,7 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 				return err
 			}
 		}
-		if _, err := renderRowsWidth(s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames, !s.noHeader); err != nil {
+		if _, err := renderRowsWidth(qctx, s.out, s.format, rows.Rows, s.maxRows, s.screenWidth(), typeNames, !s.noHeader); err != nil {
 			return err
 		}
 	}
