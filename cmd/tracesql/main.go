@@ -451,8 +451,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if !batch && len(traces) > 0 && (interactive || showSample) {
 		if err := s.overview(ctx); err != nil {
-			s.reportErr(err)
-			return 1
+			if !(interactive && errors.Is(err, errCancelled) && ctx.Err() == nil) {
+				s.reportErr(err)
+				return 1
+			}
+			// Ctrl-C cancels the query, not the session: an in-memory session lost what it had loaded
+			fmt.Fprintln(s.errOut, "tracesql: overview cancelled (Ctrl-C)")
 		}
 	}
 	if peeked != nil {
