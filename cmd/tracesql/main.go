@@ -378,6 +378,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		if err := loadTraces(lctx, s, set.paths, opts); err != nil {
 			if lctx.Err() != nil && ctx.Err() == nil {
+				// (a Ctrl-C after the last file's commit too: the start-up load stops as at any other time)
 				discardNewDB()
 				name, code := stopSignal(lctx)
 				if progress != nil {
@@ -670,6 +671,11 @@ func loadTraces(ctx context.Context, s *session, paths []string, opts engine.Loa
 	}
 	if cancelled {
 		return &cancelledError{"load cancelled (Ctrl-C): the file it was loading left nothing behind", opts.Progress != nil}
+	}
+	if err == nil && ctx.Err() != nil {
+		// The load's last file had reached its commit, which a Ctrl-C does not stop: said, not dropped
+		// (the statements after it on its line are cancelled, as after a query).
+		return &cancelledError{fmt.Sprintf("Ctrl-C came after the last file was loaded: %d file(s) loaded, none left out", loaded), false}
 	}
 	if errs := loadErrors(err); len(errs) > 0 {
 		// One line per bad file (Load went on past each), then whether the others made it.
