@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -758,8 +759,29 @@ func isTerminal(w io.Writer) bool {
 // update: the window may be resized meanwhile). A line longer than the screen wrapped, and "\r\033[K"
 // cleared only its last row: each update left a row behind.
 func progressPrinter(w io.Writer) func(engine.Progress) {
+	// A file's parse and the writing of the file before it run at once: the line shows the parse while
+	// it ticks, and the writing, the longer part, once it is done (the line was blank 90 % of a load).
+	var mu sync.Mutex
+	var parsing, writing engine.Progress
 	return func(p engine.Progress) {
-		if p.Done {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case p.Writing || p.Checkpoint:
+			writing = p
+			if p.Done {
+				writing = engine.Progress{}
+			}
+		case p.Done:
+			parsing = engine.Progress{}
+		default:
+			parsing = p
+		}
+		show := parsing
+		if show.Path == "" {
+			show = writing
+		}
+		if show.Path == "" && !show.Checkpoint {
 			fmt.Fprint(w, "\r\033[K")
 			return
 		}
@@ -769,7 +791,7 @@ func progressPrinter(w io.Writer) func(engine.Progress) {
 				width = cols
 			}
 		}
-		fmt.Fprint(w, "\r\033[K"+progressLine(p, width))
+		fmt.Fprint(w, "\r\033[K"+progressLine(show, width))
 	}
 }
 
@@ -778,6 +800,17 @@ func progressPrinter(w io.Writer) func(engine.Progress) {
 // terminals wrap): the file name is cut in the middle with "…", then the rate and the event count are
 // left out, then the name, and at last the line is cut.
 func progressLine(p engine.Progress, width int) string {
+	if p.Checkpoint {
+		const line = "writing the database file (checkpoint)"
+		if width <= 0 {
+			return line
+		}
+		return truncateWidth(line, width-1)
+	}
+	verb := "loading "
+	if p.Writing {
+		verb = "writing " // (the rows into the database)
+	}
 	name := p.Path[strings.LastIndexByte(p.Path, '/')+1:]
 	rate := 0.0
 	if sec := p.Elapsed.Seconds(); sec > 0 {
@@ -793,24 +826,31 @@ func progressLine(p engine.Progress, width int) string {
 		fmt.Sprintf("%s, %d events", size, p.Events),
 		size,
 	}
+	if p.Writing {
+		size = fmt.Sprintf("%.1f MB", float64(p.FileBytes)/1e6)
+		if p.FileBytes < 1e6 {
+			size = fmt.Sprintf("%.1f kB", float64(p.FileBytes)/1e3)
+		}
+		stats = []string{fmt.Sprintf("%s, %d events into the database", size, p.Events), fmt.Sprintf("%s, %d events", size, p.Events), size}
+	}
 	if width <= 0 {
-		return "loading " + name + ": " + stats[0]
+		return verb + name + ": " + stats[0]
 	}
 	room := width - 1
 	for i, st := range stats {
-		fixed := displayWidth("loading : " + st)
+		fixed := displayWidth(verb + ": " + st)
 		if fixed+displayWidth(name) <= room {
-			return "loading " + name + ": " + st
+			return verb + name + ": " + st
 		}
 		least := 16 // cells of the name, before the rate and then the event count go
 		if i == len(stats)-1 {
 			least = 8 // before the name goes
 		}
 		if room-fixed >= least {
-			return "loading " + cutMiddle(name, room-fixed) + ": " + st
+			return verb + cutMiddle(name, room-fixed) + ": " + st
 		}
 	}
-	return truncateWidth("loading "+size, room)
+	return truncateWidth(verb+size, room)
 }
 
 // cutMiddle shortens s to at most width cells by putting "…" in place of its middle, keeping its start

@@ -336,6 +336,23 @@ func TestProgressLineFits(t *testing.T) {
 	if want := "\r\033[K" + progressLine(small, 0) + "\r\033[K"; b.String() != want {
 		t.Errorf("printed %q, want %q", b.String(), want)
 	}
+
+	// Writing a file's rows, while the next file's parse ticks (review r74 #4: the line was blank but for the
+	// parse, 10 % of a load): the parse shows while it runs, the writing once it is done, then the checkpoint.
+	b.Reset()
+	pr = progressPrinter(&b)
+	a, next := engine.Progress{Path: "/j/rank0.json", FileBytes: 45_000_000, ReadBytes: 45_000_000, Events: 171_539, Writing: true}, small
+	var lines []string
+	for _, p := range []engine.Progress{a, next, {Path: next.Path, Done: true}, {Path: a.Path, Writing: true, Done: true}, {Checkpoint: true}, {Checkpoint: true, Done: true}} {
+		b.Reset()
+		pr(p)
+		lines = append(lines, strings.TrimPrefix(b.String(), "\r\033[K"))
+	}
+	want := []string{"writing rank0.json: 45.0 MB, 171539 events into the database", progressLine(small, 0),
+		"writing rank0.json: 45.0 MB, 171539 events into the database", "", "writing the database file (checkpoint)", ""}
+	if !slices.Equal(lines, want) {
+		t.Errorf("lines %q, want %q", lines, want)
+	}
 }
 
 func TestProgressCutMiddle(t *testing.T) {
