@@ -1384,12 +1384,12 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy bu
 // Python frame does not. A Python frame or annotation pre-empts nothing and is pre-empted as soon as
 // such work of another thread starts while it runs (## backward ## while the autograd thread works). A
 // running op is pre-empted when the autograd engine's work (engine) starts inside it, since backward()
-// waits for the engine, or when the work of other threads that started inside it spans more than half of
-// its own time, from the first such start to the last end: run_backward while the autograd thread works,
-// even where the backward is GPU-bound and its own ops take little of that time (run_backward stayed on
-// the path, and the path went back in time to the autograd thread's work inside it). Work that only
-// touches part of it runs beside it: a pin-memory thread's 20 µs copy inside a 300 µs aten::linear
-// (dropping the linear for it took it off the path). Events for which keep holds are never pre-empted: a synchronisation
+// waits for the engine: run_backward while the autograd thread works, even where the backward is
+// GPU-bound and its ops take little of that time (run_backward stayed on the path, and the path went
+// back in time to the autograd thread's work inside it). Other work pre-empts an op only when what
+// started inside it takes more than half of its time: a pin-memory thread's 20 µs copy inside a 300 µs
+// aten::linear runs beside it (dropping the linear for it took it off the path). Events for which keep
+// holds are never pre-empted: a synchronisation
 // call waits for the GPU with the GIL released, so another thread may run meanwhile (a logger thread
 // woken during torch.cuda.synchronize()), and dropping the call would drop its synchronisation edges;
 // a launch call is linked to its GPU work by the correlation id, and dropping it left that work without
@@ -1402,10 +1402,7 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep, engine func
 		byThread[tid[i]] = append(byThread[tid[i]], int32(i))
 	}
 	waiting := map[int32]bool{}
-	// taken: per row, the span from the first start to the last end (within the row's atoms) of other
-	// threads' busy atoms that started inside its atoms
-	type span struct{ lo, hi int64 }
-	taken := map[int32]span{}
+	taken := map[int32]int64{} // busy rows: time of other threads' busy atoms that started inside them
 	for t := range threads {
 		type work struct {
 			start, end int64
@@ -1436,28 +1433,23 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep, engine func
 				waiting[a.row] = true
 				continue
 			}
-			sp, seen := taken[a.row]
-			if !seen {
-				sp = span{others[k].start, others[k].start}
-			}
 			for ; k < len(others) && others[k].start < a.end; k++ {
-				sp.lo, sp.hi = min(sp.lo, others[k].start), max(sp.hi, min(a.end, others[k].end))
+				taken[a.row] += min(a.end, others[k].end) - others[k].start
 				if others[k].engine {
 					waiting[a.row] = true // its caller waits for the engine: backward() returns when it is done
 				}
 			}
-			taken[a.row] = sp
 		}
 	}
 	if len(taken) > 0 {
 		own := map[int32]int64{}
 		for _, a := range atoms {
-			if _, ok := taken[a.row]; ok {
+			if _, ok := taken[a.row]; ok && a.busy {
 				own[a.row] += a.end - a.start
 			}
 		}
-		for r, sp := range taken {
-			if 2*(sp.hi-sp.lo) > own[r] {
+		for r, c := range taken {
+			if 2*c > own[r] {
 				waiting[r] = true
 			}
 		}
