@@ -43,8 +43,8 @@ func init() {
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
 		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories as one trace set (--label before or after every path; --replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
 		"unload":   {".unload PATH... | --label L", "remove loaded files (a directory: its files) or a whole trace set from the database", (*session).dotUnload},
-		"output":   {".output [FILE]", "send results to FILE (no FILE: back to stdout)", (*session).dotOutput},
-		"once":     {".once FILE", "send the next result to FILE", (*session).dotOnce},
+		"output":   {".output [FILE | |COMMAND]", "send results to FILE, or to a shell COMMAND's input (no FILE: back to stdout)", (*session).dotOutput},
+		"once":     {".once FILE | |COMMAND", "send the next result to FILE, or to a shell COMMAND's input", (*session).dotOnce},
 		"ranks":    {".ranks", "list the loaded trace files and their ranks", (*session).dotRanks},
 		"quit":     {".quit [CODE]", "exit (with status CODE)", func(s *session, ctx context.Context, args []string) error { return s.dotQuit(".quit", args) }},
 		"exit":     {".exit [CODE]", "exit (with status CODE)", func(s *session, ctx context.Context, args []string) error { return s.dotQuit(".exit", args) }},
@@ -133,7 +133,9 @@ func (s *session) runDot(ctx context.Context, line string) error {
 	}
 	cmd := dotCommands[name]
 	var args []string
-	if freeText[name] {
+	if piped := strings.TrimSpace(rest); (name == "once" || name == "output") && strings.HasPrefix(piped, "|") {
+		args = []string{piped} // |command: the rest of the line is the shell's, quotes and all
+	} else if freeText[name] {
 		if rest = strings.TrimSpace(rest); rest != "" {
 			args = []string{rest}
 		}
@@ -704,8 +706,23 @@ func (s *session) dotOutput(ctx context.Context, args []string) error {
 	return s.openOutput(ctx, ".output", args[0])
 }
 
-// openOutput sends results to file; cmd names the dot command in errors.
+// openOutput sends results to file, or to a shell command's input for "|command" (as sqlite3's and
+// DuckDB's shells do; the file "|cat" was created); cmd names the dot command in errors.
 func (s *session) openOutput(ctx context.Context, cmd, file string) error {
+	if file == "-e" || file == "-x" {
+		return fmt.Errorf("%s %s: opening the output in an editor or a spreadsheet is not supported (write to a file, or to |command)", cmd, file)
+	}
+	if command, ok := strings.CutPrefix(file, "|"); ok {
+		if strings.TrimSpace(command) == "" {
+			return fmt.Errorf("%s: no command after |", cmd)
+		}
+		p, err := startPipe(command, s.stdout, s.errOut)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+		s.outFile, s.out = p, p
+		return nil
+	}
 	if err := sqlfuncs.RefuseOwnFiles(ctx, s.db.SQL, file); err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}

@@ -502,6 +502,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			s.bail = true
 			err := s.runScript(ctx, text, source, true)
 			s.bail = false
+			if err == nil && s.outputFailed {
+				err = errReported // a short .output file, a |command that failed: said, and the run fails
+			}
 			if err != nil {
 				if errors.Is(err, errCancelled) {
 					return 130 // stopped by Ctrl-C, as piped input and a shell report SIGINT

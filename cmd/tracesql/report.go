@@ -61,11 +61,11 @@ func loadBeforeWriting(ctx context.Context, db *engine.DB, traces []tracePath, r
 		opts.Label = set.label
 		if err := loadTraces(ctx, s, set.paths, opts); err != nil {
 			s.reportErr(err)
-			why := "since not every trace loaded"
+			why := ", since not every trace loaded"
 			if errors.Is(err, errCancelled) {
-				why = "(Ctrl-C)" // (also one after the last file's commit, which loads every file)
+				why = " (Ctrl-C)" // (also one after the last file's commit, which loads every file)
 			}
-			fmt.Fprintf(stderr, "tracesql: %s: %s not written %s\n", cmd, out, why)
+			fmt.Fprintf(stderr, "tracesql: %s: %s not written%s\n", cmd, out, why)
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"regexp"
 	"strings"
@@ -20,29 +21,30 @@ import (
 // session is one tracesql invocation: the database, the output settings and the statement runner
 // shared by -c, -f, piped stdin and the REPL.
 type session struct {
-	db        *engine.DB
-	out       io.Writer // stdout unless .output/.once redirect it
-	stdout    io.Writer
-	errOut    io.Writer
-	format    string
-	maxRows   int
-	noHeader  bool // .headers off / --no-header
-	timer     bool
-	outFile   *os.File // current .output file
-	once      bool     // restore stdout after the next statement
-	loadOpts  engine.LoadOptions
-	quit      bool
-	readDepth int     // .read files being run, one inside the other
-	failed    bool    // an error was reported (piped stdin's exit status)
-	where     string  // "FILE:LINE" of the statement running from a -f or .read file or a -c ("-c", "-c #N"), for its error
-	script    string  // the -f or .read file ("stdin" when piped) or "-c"/"-c #N" whose statements are running; "" for a lone -c and the REPL
-	oneLine   bool    // the running script is one line: a -c's error names it without a line number
-	sampleIDs []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
-	terminal  bool    // the REPL runs on a terminal (its ^C echo stays on the line)
-	bail      bool    // -c and -f: stop at the first error (.read inside them too)
-	piped     bool    // statements come from a non-terminal stdin (readPiped)
-	exitCode  *int    // .exit CODE
-	sawBegin  bool    // a BEGIN or START (TRANSACTION) ran: later statements check for an open transaction
+	db           *engine.DB
+	out          io.Writer // stdout unless .output/.once redirect it
+	stdout       io.Writer
+	errOut       io.Writer
+	format       string
+	maxRows      int
+	noHeader     bool // .headers off / --no-header
+	timer        bool
+	outFile      outputSink // current .output file or |command
+	outputFailed bool       // a close of one failed (said): -c and -f exit 1
+	once         bool       // restore stdout after the next statement
+	loadOpts     engine.LoadOptions
+	quit         bool
+	readDepth    int     // .read files being run, one inside the other
+	failed       bool    // an error was reported (piped stdin's exit status)
+	where        string  // "FILE:LINE" of the statement running from a -f or .read file or a -c ("-c", "-c #N"), for its error
+	script       string  // the -f or .read file ("stdin" when piped) or "-c"/"-c #N" whose statements are running; "" for a lone -c and the REPL
+	oneLine      bool    // the running script is one line: a -c's error names it without a line number
+	sampleIDs    []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
+	terminal     bool    // the REPL runs on a terminal (its ^C echo stays on the line)
+	bail         bool    // -c and -f: stop at the first error (.read inside them too)
+	piped        bool    // statements come from a non-terminal stdin (readPiped)
+	exitCode     *int    // .exit CODE
+	sawBegin     bool    // a BEGIN or START (TRANSACTION) ran: later statements check for an open transaction
 	// goBacked caches goBackedNames between statements that cannot change the catalog's macros and
 	// views (reading and tokenising every definition cost 35 ms a statement inside a transaction)
 	goBacked map[string]backedKind
@@ -458,12 +460,62 @@ func (s *session) afterStatement() {
 	}
 }
 
+// outputSink is where .output and .once send results: a file, or a command's input.
+type outputSink interface {
+	io.Writer
+	Close() error
+	Name() string
+}
+
+// pipeSink is the input of a shell command run by .output |command or .once |command; Close waits for it.
+type pipeSink struct {
+	io.WriteCloser
+	cmd  *exec.Cmd
+	name string
+}
+
+func startPipe(command string, stdout, stderr io.Writer) (*pipeSink, error) {
+	c := exec.Command("/bin/sh", "-c", command)
+	c.Stdout, c.Stderr = stdout, stderr
+	w, err := c.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, fmt.Errorf("|%s: %w", command, err)
+	}
+	return &pipeSink{WriteCloser: w, cmd: c, name: "|" + command}, nil
+}
+
+func (p *pipeSink) Name() string { return p.name }
+
+func (p *pipeSink) Write(b []byte) (int, error) {
+	n, err := p.WriteCloser.Write(b)
+	if err != nil {
+		err = fmt.Errorf("write to %s: %w", p.name, errors.Unwrap(err)) // (os's words name the pipe "|1")
+	}
+	return n, err
+}
+
+func (p *pipeSink) Close() error {
+	err := p.WriteCloser.Close()
+	if werr := p.cmd.Wait(); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
 // closeOutput closes the .output or .once file, if any, and sends output to stdout again. A failed close
 // (a full disk, NFS) can mean a short file: said, and counted as a failed statement.
 func (s *session) closeOutput() {
 	if s.outFile != nil {
 		if err := s.outFile.Close(); err != nil {
-			s.reportErr(fmt.Errorf("output file %s: %w", s.outFile.Name(), err))
+			what := "output file " + s.outFile.Name()
+			if _, piped := s.outFile.(*pipeSink); piped {
+				what = "output " + s.outFile.Name()
+			}
+			s.reportErr(fmt.Errorf("%s: %w", what, err))
+			s.outputFailed = true
 		}
 		s.outFile = nil
 	}
