@@ -1435,8 +1435,10 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep, engine func
 			}
 			for ; k < len(others) && others[k].start < a.end; k++ {
 				taken[a.row] += min(a.end, others[k].end) - others[k].start
-				if others[k].engine {
-					waiting[a.row] = true // its caller waits for the engine: backward() returns when it is done
+				if others[k].engine && !engine(a.row) {
+					// its caller waits for the engine: backward() returns when it is done (the engine's own
+					// work on two threads, AccumulateGrad on the caller's, runs side by side)
+					waiting[a.row] = true
 				}
 			}
 		}
