@@ -606,6 +606,9 @@ var sqlKeywords = []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "L
 	"USING", "WITH", "AS", "AND", "OR", "NOT", "DESC", "HAVING", "DISTINCT", "COUNT", "CREATE TABLE", "DESCRIBE",
 	"SUMMARIZE", "INSERT INTO", "UPDATE", "QUALIFY", "OVER", "PARTITION BY"}
 
+// afterLabelFlag matches a dot command's arguments up to a --label whose value is being typed.
+var afterLabelFlag = regexp.MustCompile(`(^|\s)--label\s+$`)
+
 // dotFlags are the flags of the dot commands that take any.
 var dotFlags = map[string][]string{"load": {"--label", "--replace"}, "unload": {"--label"}}
 
@@ -649,6 +652,8 @@ func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
 			return completeWords(slices.Sorted(maps.Keys(dotCommands)), word), utf8.RuneCountInString(typed)
 		case name == "describe" || name == "schema" || name == "tables":
 			return completeWords(c.objectNames(word), word), utf8.RuneCountInString(typed)
+		case (name == "load" || name == "unload") && afterLabelFlag.MatchString(args[:len(args)-len(typed)]):
+			return completeWords(c.labels(), word), utf8.RuneCountInString(typed)
 		case dotFlags[name] != nil && strings.HasPrefix(word, "-"):
 			return completeWords(dotFlags[name], word), utf8.RuneCountInString(typed)
 		case fileArgCommands[name] && typed == "~":
@@ -721,6 +726,23 @@ func (c *completer) objectNames(word string) []string {
 	for _, n := range names {
 		if plainIdentifier.MatchString(n) && !(strings.HasPrefix(n, "_") && !strings.HasPrefix(word, "_")) && !sqlfuncs.IsInternal(n) {
 			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// labels returns the trace sets loaded (after .load and .unload's --label).
+func (c *completer) labels() []string {
+	var out []string
+	rows, err := c.s.db.SQL.Query(`SELECT DISTINCT label FROM traces ORDER BY label`)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l string
+		if rows.Scan(&l) == nil && !strings.ContainsAny(l, " \t'\"\\") {
+			out = append(out, l)
 		}
 	}
 	return out

@@ -477,6 +477,10 @@ func TestCompletionDotArguments(t *testing.T) {
 		{line: ".load x.json --r", want: []string{".load x.json --replace"}},
 		{line: ".unload --", want: []string{".unload --label"}},
 		{line: ".chart SELECT * FROM temporal_brea", want: []string{".chart SELECT * FROM temporal_breakdown"}},
+		// the loaded trace sets after --label (r74 #7)
+		{line: ".unload --label ", want: []string{".unload --label trace"}},
+		{line: ".unload --label tr", want: []string{".unload --label trace"}},
+		{line: ".load x.json --label t", want: []string{".load x.json --label trace"}},
 	} {
 		cands, _ := c.Do([]rune(tc.line), len([]rune(tc.line)))
 		var got []string
