@@ -371,7 +371,7 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: \S*/q\.sql:3: Parser Error: syntax error at or near "SELEC"\n$`},
 		{name: "-f error line: a statement starting where the last one ends", files: map[string]string{"m.sql": "SELECT 1 AS a,\n  2 AS b; SELECT\n nosuch3;\n"},
 			args: []string{backwardJSON, "--format", "csv", "-f", "$TMP/m.sql"}, code: 1, stdout: "a,b\n1,2\n",
-			stderr: `^tracesql: \S*/m\.sql:2: Binder Error: .*nosuch3.*\n$`},
+			stderr: `^tracesql: \S*/m\.sql:3: Binder Error: .*nosuch3.*\n$`}, // (the line of nosuch3: r74 #10)
 		{name: "the line of a failed statement is past the comments before it", files: map[string]string{"c.sql": "SELECT 1 AS a;\n/* a\n block */\n-- and a line\n\n  /* more */ SELECT nope FROM events;\n"},
 			args: []string{backwardJSON, "--format", "csv", "-f", "$TMP/c.sql"}, code: 1, stdout: "a\n1\n",
 			stderr: `^tracesql: \S*/c\.sql:6: Binder Error: .*nope.*\n$`},
@@ -557,6 +557,9 @@ func TestExitCodes(t *testing.T) {
 			stderr: `^tracesql: usage: \.mode \[FORMAT\] .*\n$`},
 		{name: ".output with two files", args: []string{backwardJSON, "-c", ".output $TMP/a $TMP/b"}, code: 1,
 			stderr: `^tracesql: usage: \.output \[FILE\]\n$`, absent: []string{"a"}},
+		// the line DuckDB places the error on, not the statement's first (review r74 #10)
+		{name: "an error's own line in a multi-line statement", args: []string{backwardJSON, "--format", "csv", "-c", "SELECT 1 AS a;\n\n-- note\nSELECT\n  1 AS b,\n  nosuch\nFROM range(1)"}, code: 1,
+			stdout: "a\n1\n", stderr: `^tracesql: -c:6: Binder Error: Referenced column "nosuch" not found`},
 		{name: ".once -e is refused, not a file", args: []string{backwardJSON, "-c", ".once -e"}, code: 1,
 			stderr: `^tracesql: \.once -e: opening the output in an editor or a spreadsheet is not supported \(write to a file, or to \|command\)\n$`, absent: []string{"-e"}},
 		{name: "a |command that fails", args: []string{backwardJSON, "-c", ".once |cat >/dev/null; exit 3\nSELECT 1"}, code: 1,

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ type session struct {
 	readDepth    int     // .read files being run, one inside the other
 	failed       bool    // an error was reported (piped stdin's exit status)
 	where        string  // "FILE:LINE" of the statement running from a -f or .read file or a -c ("-c", "-c #N"), for its error
+	whereLine    int     // the line where names, 0 when it names none (a one-line -c) or the statement starts with a comment; an error DuckDB places further down adds to it
 	script       string  // the -f or .read file ("stdin" when piped) or "-c"/"-c #N" whose statements are running; "" for a lone -c and the REPL
 	oneLine      bool    // the running script is one line: a -c's error names it without a line number
 	sampleIDs    []int64 // trace ids of the bundled sample while it is loaded: the first traces loaded replace it
@@ -151,6 +153,12 @@ func (s *session) reportErr(err error) {
 	if s.where != "" {
 		where = s.where + ": "
 	}
+	if m := duckdbLine.FindStringSubmatch(strings.Join(errorContext(err), "\n")); m != nil && s.whereLine > 0 && s.where != "" {
+		// the line of the error, not of the statement's start (DuckDB counts from the statement's first line)
+		if n, _ := strconv.Atoi(m[1]); n > 1 {
+			where = fmt.Sprintf("%s:%d: ", s.script, s.whereLine+n-1)
+		}
+	}
 	var cancelled *cancelledError
 	if errors.Is(err, errCancelled) && s.terminal && !(errors.As(err, &cancelled) && cancelled.lineCleared) {
 		fmt.Fprintln(s.errOut) // past the ^C the terminal echoed
@@ -163,6 +171,9 @@ func (s *session) reportErr(err error) {
 		}
 	}
 }
+
+// duckdbLine reads the line DuckDB's error context points at ("LINE 3: …").
+var duckdbLine = regexp.MustCompile(`^LINE (\d+):`)
 
 // errorContext returns the SQL context DuckDB puts after its message, "LINE n: …" and the caret
 // line under it, or nil.
@@ -188,6 +199,11 @@ func (s *session) run(ctx context.Context, stmt string) (err error) {
 	stmt = strings.TrimSpace(stmt)
 	if stmt == "" {
 		return nil
+	}
+	// DuckDB numbers an error's line from the text's start, or past a leading comment: only a statement
+	// with none has its error's own line named
+	if end, _ := queries.LeadingComments(stmt); end > 0 {
+		s.whereLine = 0
 	}
 	if !readsOnly(stmt) && !leavesRulesUnchanged(stmt) {
 		// (a dot command too: .load, .unload, .open) The analyses read the per-trace results stored at
@@ -573,7 +589,10 @@ func (s *session) setWhere(line int) {
 		s.where = s.script
 	default:
 		s.where = fmt.Sprintf("%s:%d", s.script, line)
+		s.whereLine = line
+		return
 	}
+	s.whereLine = 0
 }
 
 // feed handles one input line: a dot command when no statement is pending, else SQL text. A dot
