@@ -578,6 +578,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 
 	// Atoms and phases per thread, then per logical thread; nodes.
 	phase := make([]int16, n)
+	inEngine := make([]bool, n) // per row: autograd engine work, or inside it on its thread
 	cpuNodeOfRow := make([]int32, n)
 	for i := range cpuNodeOfRow {
 		cpuNodeOfRow[i] = -1
@@ -601,7 +602,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 			rows := cpuRows[k]
 			sortByStart(f, rows, nestRank)
 			before := len(atoms)
-			atoms = threadAtoms(f, rows, phaseOf, phase, busy, atoms)
+			atoms = threadAtoms(f, rows, phaseOf, phase, isAutograd, inEngine, busy, atoms)
 			atoms = clipAtoms(atoms, before, we)
 			for range atoms[before:] {
 				atomTid = append(atomTid, int32(gi))
@@ -609,7 +610,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 		}
 		if len(grp) > 1 {
 			atoms, atomTid = dropPreempted(atoms, atomTid, len(grp), func(r int32) bool { return syncRow(r) || launches[r] >= 0 },
-				func(r int32) bool { return isAutograd[f.Name[r]] })
+				func(r int32) bool { return inEngine[r] })
 		}
 		var ids []int32
 		if !o.Aggregate {
@@ -1317,7 +1318,7 @@ func clipAtoms(atoms []ctdaAtom, from int, we int64) []ctdaAtom {
 // start, longer first. An event of zero duration owns no time, so it gets no atom, except a launch
 // call (rows hold those of zero duration only): an atom of length 0 ties it, and its GPU work, to
 // the node it falls in.
-func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy busyKinds, atoms []ctdaAtom) []ctdaAtom {
+func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isEngine, inEngine []bool, busy busyKinds, atoms []ctdaAtom) []ctdaAtom {
 	var stack []int32
 	// busyUntil, per stack entry: the end of the latest-ending busy event among it and the events
 	// enclosing it (-1: none). Time inside a busy event is busy whatever runs inside it, and only
@@ -1365,6 +1366,7 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy bu
 		if phase[r] < 0 && len(stack) > 0 {
 			phase[r] = phase[stack[len(stack)-1]]
 		}
+		inEngine[r] = isEngine[f.Name[r]] || len(stack) > 0 && inEngine[stack[len(stack)-1]]
 		until := int64(-1)
 		if len(busyUntil) > 0 {
 			until = busyUntil[len(busyUntil)-1]
@@ -1383,9 +1385,9 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, busy bu
 // run_backward only waits. Only busy atoms (cpu_op or runtime work) pre-empt: a logger thread's 2 µs
 // Python frame does not. A Python frame or annotation pre-empts nothing and is pre-empted as soon as
 // such work of another thread starts while it runs (## backward ## while the autograd thread works). A
-// running op is pre-empted when the autograd engine's work (engine) starts inside it, since backward()
-// waits for the engine: run_backward while the autograd thread works, even where the backward is
-// GPU-bound and its ops take little of that time (run_backward stayed on the path, and the path went
+// running op is pre-empted when the autograd engine's work (engine: an engine event or one inside it on its
+// thread) runs inside it, since backward() waits for the engine: run_backward while the autograd thread
+// works, even where the backward is GPU-bound and its ops take little of that time (run_backward stayed on the path, and the path went
 // back in time to the autograd thread's work inside it). Other work pre-empts an op only when what
 // started inside it takes more than half of its time: a pin-memory thread's 20 µs copy inside a 300 µs
 // aten::linear runs beside it (dropping the linear for it took it off the path). Events for which keep
@@ -1435,9 +1437,10 @@ func dropPreempted(atoms []ctdaAtom, tid []int32, threads int, keep, engine func
 			}
 			for ; k < len(others) && others[k].start < a.end; k++ {
 				taken[a.row] += min(a.end, others[k].end) - others[k].start
-				if others[k].engine && !engine(a.row) {
+				if others[k].engine && !engine(a.row) && others[k].end <= a.end {
 					// its caller waits for the engine: backward() returns when it is done (the engine's own
-					// work on two threads, AccumulateGrad on the caller's, runs side by side)
+					// work on two threads, AccumulateGrad and the ops under it on the caller's, runs side by
+					// side, and a side thread's op that engine work only starts in runs beside it)
 					waiting[a.row] = true
 				}
 			}
