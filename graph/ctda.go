@@ -422,7 +422,9 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	// launchDone: when a launch call had enqueued its work, as the GPU work sees it. Normally the
 	// call's end. A call still running when its GPU work started (a cudaMemcpyAsync from pageable
 	// memory, a blocking cudaMemcpy) waited for the stream to reach the work, so its end says when
-	// the stream got there, not when the work was enqueued: its start does.
+	// the stream got there, not when the work was enqueued: its start does. One that returned as the work
+	// started did not wait (whole-µs times tie often: a kernel at 30 µs after a call ending at 30 made the
+	// call blocking, and 1 µs later did not).
 	// A CUDA/HIP graph launch does not wait for the stream: it submits its graph in pieces while it
 	// runs (on the recorded graphed trace 7 of 29 events ran during the 134-165 µs call, the rest 1-3
 	// µs after it returned, the stream idle in between), so it is never blocking, and each event it
@@ -433,7 +435,7 @@ func BuildCTDA(ctx context.Context, f *Frame, o CTDAOptions) (*CDG, error) {
 	}
 	blocking := func(call int32) bool {
 		g := launches[call]
-		return g >= 0 && f.TS[call]+f.Dur[call] >= f.TS[g] && f.TS[call] < f.TS[g] && !isGraphLaunch[f.Name[call]]
+		return g >= 0 && f.TS[call]+f.Dur[call] > f.TS[g] && f.TS[call] < f.TS[g] && !isGraphLaunch[f.Name[call]]
 	}
 	launchDone := func(call int32) int64 {
 		if blocking(call) {

@@ -201,11 +201,12 @@ func TestCTDASyncCases(t *testing.T) {
 
 // TestCTDANodeCases: how events become nodes.
 func TestCTDANodeCases(t *testing.T) {
-	// Two GPUs, both with a stream 7: the kernels one CPU node launched onto each are two GPU nodes.
+	// Two GPUs, both with a stream 7: the kernels one CPU node launched onto each are two GPU nodes. k_dev1 starts
+	// as its launch call returns (60 µs): the call did not wait for it (r75 #7), and its 10 µs count as launching.
 	db := ctdaCase(t, "two_gpus_one_stream_id")
 	ctWantRowsConn(t, db, `SELECT pid, stream, name FROM cdg_nodes() WHERE kind = 'gpu' ORDER BY pid`,
 		[][]string{{"0", "7", "k_dev0"}, {"1", "7", "k_dev1"}})
-	if got := ctdaFactsOf(t, db, ""); got.hotspots != "k_dev1:440.0, aten::after:45.0, aten::a:20.0, aten::b:10.0" {
+	if got := ctdaFactsOf(t, db, ""); got.hotspots != "k_dev1:440.0, aten::after:45.0, aten::a:20.0, cudaLaunchKernel:20.0" {
 		t.Errorf("two_gpus_one_stream_id: hotspots %s", got.hotspots)
 	}
 
