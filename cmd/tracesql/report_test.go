@@ -1227,7 +1227,7 @@ func TestReportCellsAndInfinities(t *testing.T) {
 	// What is left out is said under the chart (it vanished without a word).
 	for _, want := range []string{`<p class="note">Not drawn: 2 value(s) of v that are not finite.</p>`,
 		`<p class="note">Not drawn: 1 value(s) of v that are not finite.</p>`,
-		`<p class="note">Not drawn: 2 value(s) of k that are not numbers.</p>`} {
+		`<p class="note">Not drawn: 2 value(s) of k that are not numbers, 1 row(s) whose k is NULL.</p>`} {
 		if strings.Count(page, want) != 1 {
 			t.Errorf("page lacks %s", want)
 		}
