@@ -629,18 +629,7 @@ func TestRenderNullVersusEmpty(t *testing.T) {
 func TestTableFitsScreen(t *testing.T) {
 	db := openTestDB(t)
 	const q = `SELECT 1 AS a, 'a rather long text value here' AS b, 3 AS c, 4 AS d, 5 AS e, 6 AS f, 7 AS g, 8 AS h, 9 AS i`
-	show := func(width int) string {
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var b bytes.Buffer
-		if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, width, nil, true); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
+	show := func(width int) string { return renderTable(t, db, q, width) }
 	full := show(0)
 	if w := displayWidth(strings.SplitN(full, "\n", 2)[0]); w != 113 {
 		t.Fatalf("unfitted table is %d cells wide, want 113:\n%s", w, full)
@@ -699,24 +688,28 @@ func TestTableStopsOnCancel(t *testing.T) {
 	}
 }
 
+// renderTable is q's result in the table format fitted to width cells (0: any), 40 rows at most.
+func renderTable(t *testing.T, db *sql.DB, q string, width int) string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b bytes.Buffer
+	if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, width, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // TestTableFitNarrowScreen (r69 #8): on a screen too narrow for the first and the last column, the first
 // columns and the "…" column are shown (a 30-cell screen got a 35-cell table that wrapped); where even
 // that does not fit, every column is (a 3-cell column was left out of an 89-cell table on a 40-cell
 // screen, hiding data and fitting no better).
 func TestTableFitNarrowScreen(t *testing.T) {
 	db := openTestDB(t)
-	show := func(q string, width int) string {
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var b bytes.Buffer
-		if _, err := renderRowsWidth(context.Background(), &b, "table", rows, 40, width, nil, true); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
+	show := func(q string, width int) string { return renderTable(t, db, q, width) }
 	narrow := show(`SELECT 'aten::addmm with a long name' AS name, 'cpu_op' AS cat, 'X' AS ph, 123456789 AS ts, 10 AS dur, '{"a": "a long argument"}' AS args`, 30)
 	check(t, "30 cells", narrow, ""+
 		"┌──────────────┬─────────┬───┐\n"+
