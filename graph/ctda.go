@@ -1387,15 +1387,15 @@ func threadAtoms(f *Frame, rows []int32, phaseOf []int16, phase []int16, isEngin
 // run_backward only waits. Only busy atoms (cpu_op or runtime work) pre-empt: a logger thread's 2 µs
 // Python frame does not. A Python frame or annotation pre-empts nothing and is pre-empted as soon as
 // such work of another thread starts while it runs (## backward ## while the autograd thread works). A
-// running op is pre-empted when the autograd engine's work (engine: an engine event or one inside it on its
-// thread) runs inside it, since backward() waits for the engine: run_backward while the autograd thread
-// works, even where the backward is GPU-bound and its ops take little of that time (run_backward stayed on the path, and the path went
-// back in time to the autograd thread's work inside it). Other work pre-empts an op only when what
-// started inside it takes more than half of its time: a pin-memory thread's 20 µs copy inside a 300 µs
-// aten::linear runs beside it (dropping the linear for it took it off the path). Events for which keep
-// holds are never pre-empted: a synchronisation
-// call waits for the GPU with the GIL released, so another thread may run meanwhile (a logger thread
-// woken during torch.cuda.synchronize()), and dropping the call would drop its synchronisation edges;
+// running op is pre-empted when the autograd engine's work (engine: an engine event or one inside it on
+// its thread) runs whole inside it, since backward() waits for the engine: run_backward while the
+// autograd thread works, even where the backward is GPU-bound and its ops take little of that time
+// (run_backward stayed on the path, and the path went back in time to the autograd thread's work inside
+// it). Other work pre-empts an op only when what started inside it takes more than half of its time: a
+// pin-memory thread's 20 µs copy inside a 300 µs aten::linear runs beside it (dropping the linear for it
+// took it off the path). Events for which keep holds are never pre-empted: a synchronisation call waits
+// for the GPU with the GIL released, so another thread may run meanwhile (a logger thread woken during
+// torch.cuda.synchronize()), and dropping the call would drop its synchronisation edges;
 // a launch call is linked to its GPU work by the correlation id, and dropping it left that work without
 // a launcher (a pin-memory thread's copy starting 2 µs into a 5 µs cudaLaunchKernel took 110 µs of
 // the linear that launched a 600 µs gemm off the path).
