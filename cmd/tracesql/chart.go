@@ -32,9 +32,6 @@ func isKeyColumn(name string) bool {
 	return keyColumns[n] || strings.HasSuffix(n, "_id") || strings.HasSuffix(n, "_idx")
 }
 
-// bar renders the result as horizontal bars: one block per numeric column, one bar per row, labelled by
-// the row's text and key columns (rank, stream, …). Bars are scaled to the largest |value| of the column;
-// negative values are drawn to the same scale and printed with their sign.
 // hasBarValues reports whether the result has a column bar draws.
 func (r *result) hasBarValues() bool {
 	for i, name := range r.names {
@@ -45,6 +42,9 @@ func (r *result) hasBarValues() bool {
 	return false
 }
 
+// bar renders the result as horizontal bars: one block per numeric column, one bar per row, labelled by
+// the row's text and key columns (rank, stream, …). Bars are scaled to the largest |value| of the column;
+// negative values are drawn to the same scale and printed with their sign.
 func (r *result) bar(w *bufio.Writer) (int64, error) {
 	var labelCols, valueCols []int
 	for i, name := range r.names {
@@ -87,6 +87,10 @@ func (r *result) bar(w *bufio.Writer) (int64, error) {
 	}
 	if len(valueCols) == 0 {
 		return n, fmt.Errorf("bar chart: the result has no numeric column to draw") // (renderRows shows such a result as a table)
+	}
+	if n == 0 {
+		// No bars: the empty table says "0 rows" where bare column titles would look like a broken chart.
+		return r.table(w, maxTableRows)
 	}
 	labelWidth := 0
 	for _, l := range labels {

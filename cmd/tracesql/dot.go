@@ -37,9 +37,9 @@ func init() {
 		"chart":    {".chart SQL", "run SQL and draw its numeric columns as horizontal bars (like .mode bar)", (*session).dotChart},
 		"describe": {".describe NAME", "document a table, view or analysis: what a row is, parameters, columns and units", (*session).dotDescribe},
 		"mode":     {".mode [FORMAT]", "output format: " + strings.Join(Formats, ", ") + " (no FORMAT: show the current one)", (*session).dotMode},
-		"headers":  {".headers on|off", "whether csv, tsv and list output start with the column names (as --no-header)", (*session).dotHeaders},
+		"headers":  {".headers [on|off]", "whether csv, tsv and list output start with the column names (as --no-header; no argument: show the setting)", (*session).dotHeaders},
 		"maxrows":  {".maxrows [N]", "rows the table format shows, the first and last halves (0: all; no N: show the current number)", (*session).dotMaxRows},
-		"timer":    {".timer on|off", "print the run time of each statement", (*session).dotTimer},
+		"timer":    {".timer [on|off]", "print the run time of each statement (no argument: show the setting)", (*session).dotTimer},
 		"read":     {".read FILE", "run the statements in FILE", (*session).dotRead},
 		"load":     {".load PATH... [--label L] [--replace]", "load trace files or directories as one trace set (--label before or after every path; --replace: a file changed since it was loaded replaces its older version)", (*session).dotLoad},
 		"unload":   {".unload PATH... | --label L", "remove loaded files (a directory: its files) or a whole trace set from the database", (*session).dotUnload},
@@ -312,6 +312,9 @@ func catalogMatch(pattern string) string {
 	return "(name ILIKE " + lit + ` ESCAPE '\' OR bare ILIKE ` + lit + ` ESCAPE '\')`
 }
 
+// likeEscaper makes a name a LIKE pattern that matches only itself (catalogMatch's escape is \).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
 // catalogHidden is the condition that leaves internal _* relations out of listings without a pattern:
 // those named bare and, after a user's USE of another database, tracesql's own (home: its catalog).
 func catalogHidden(home string) string {
@@ -425,20 +428,29 @@ func (s *session) dotMode(_ context.Context, args []string) error {
 }
 
 func (s *session) dotTimer(_ context.Context, args []string) error {
-	on, ok := onOff(args)
-	if !ok {
-		return fmt.Errorf("usage: .timer on|off")
-	}
-	s.timer = on
-	return nil
+	return s.setOrShow(".timer", args, &s.timer, false)
 }
 
 func (s *session) dotHeaders(_ context.Context, args []string) error {
+	return s.setOrShow(".headers", args, &s.noHeader, true)
+}
+
+// setOrShow is an on|off dot command: with its one argument it sets *flag (to the opposite of what was
+// typed where the flag is negative, as noHeader), with none it prints the setting, as .mode and .maxrows do.
+func (s *session) setOrShow(cmd string, args []string, flag *bool, negative bool) error {
+	if len(args) == 0 {
+		if *flag != negative {
+			fmt.Fprintln(s.out, "on")
+		} else {
+			fmt.Fprintln(s.out, "off")
+		}
+		return nil
+	}
 	on, ok := onOff(args)
 	if !ok {
-		return fmt.Errorf("usage: .headers on|off")
+		return fmt.Errorf("usage: %s [on|off]", cmd)
 	}
-	s.noHeader = !on
+	*flag = on != negative
 	return nil
 }
 
@@ -783,12 +795,19 @@ func (s *session) dotDescribe(ctx context.Context, args []string) error {
 		err := s.runAll(ctx, "DESCRIBE "+qualifiedName(args[0]))
 		base := args[0][strings.LastIndexByte(args[0], '.')+1:]
 		if err != nil && strings.Contains(strings.ToLower(err.Error()), "with name "+strings.ToLower(strings.Trim(base, `"`))+" does not exist") {
+			// A user's macro has no columns DESCRIBE can name without its arguments: its definition, as
+			// .schema shows it.
+			exact := likeEscaper.Replace(strings.TrimPrefix(args[0], "main."))
+			var macros int
+			if qerr := s.db.SQL.QueryRowContext(ctx, "SELECT count(*) FROM ("+catalogObjects+") WHERE kind IN ('macro', 'table macro') AND "+catalogMatch(exact)).Scan(&macros); qerr == nil && macros > 0 {
+				return s.dotSchema(ctx, []string{exact})
+			}
 			// DuckDB's words are about its own DESCRIBE statement (a caret under it in the REPL)
 			hint := ""
 			if m := didYouMean.FindStringSubmatch(oneLine(err)); m != nil {
 				hint = fmt.Sprintf("; did you mean %s?", m[1])
 			}
-			return fmt.Errorf(".describe: no table, view or analysis is named %s (.tables lists them%s)", args[0], hint)
+			return fmt.Errorf(".describe: no table, view, macro or analysis is named %s (.tables lists them%s)", args[0], hint)
 		}
 		return err
 	}

@@ -63,7 +63,13 @@ func (f scriptFlag) String() string {
 	return strings.Join(b, ",")
 }
 
-func (f scriptFlag) Set(v string) error { *f.list = append(*f.list, script{f.file, v}); return nil }
+func (f scriptFlag) Set(v string) error {
+	if f.file && v == "-" && slices.Contains(*f.list, script{true, "-"}) {
+		return fmt.Errorf("standard input is read once, so - can be given to -f once")
+	}
+	*f.list = append(*f.list, script{f.file, v})
+	return nil
+}
 
 // tracePath is a trace file or directory from the command line and the trace set it loads into.
 type tracePath struct {
