@@ -540,7 +540,7 @@ func (r *result) list(w *bufio.Writer) (int64, error) {
 // does, the array form puts each object on its own line: `[{...},\n{...}]`.
 func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 	keys := make([][]byte, len(r.names)) // `"name":` prefixes, escaped once
-	for i, name := range r.names {
+	for i, name := range uniqueNames(r.names) {
 		if i > 0 {
 			keys[i] = append(keys[i], ',')
 		}
@@ -575,6 +575,30 @@ func (r *result) json(w *bufio.Writer, array bool) (int64, error) {
 		w.WriteString("]\n")
 	}
 	return n, err
+}
+
+// uniqueNames renames a repeated column (two trace_id after a join, say) as DuckDB names the columns of a
+// subquery, a then a_1, so that a JSON object keeps every value: parsers keep only the last of two equal keys.
+func uniqueNames(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+	}
+	out := make([]string, len(names))
+	first := make(map[string]bool, len(names))
+	for i, n := range names {
+		if !first[n] {
+			first[n], out[i] = true, n
+			continue
+		}
+		k := 1
+		for seen[n+"_"+strconv.Itoa(k)] {
+			k++
+		}
+		out[i] = n + "_" + strconv.Itoa(k)
+		seen[out[i]] = true
+	}
+	return out
 }
 
 // mdEscape protects GitHub table syntax: a pipe ends a cell and a newline ends the row. A backslash

@@ -670,6 +670,8 @@ func TestStatements(t *testing.T) {
 		{name: ".describe of a user's macros shows their definitions", args: []string{backwardJSON, "-c",
 			"CREATE MACRO m_m(x) AS x + 1; CREATE MACRO mxm(x) AS x; CREATE MACRO tm() AS TABLE SELECT 1 AS a;\n.describe m_m\n.describe main.tm"},
 			stdout: "CREATE MACRO m_m(x) AS (x + 1);\nCREATE MACRO tm() AS TABLE SELECT 1 AS a;\n"},
+		{name: "json keys of repeated columns made unique, an explicit name kept (r74 #9)", args: []string{backwardJSON, "--format", "jsonl", "-c", "SELECT 1 AS a, 2 AS a, 3 AS a_1, 4 AS a"},
+			stdout: `{"a":1,"a_2":2,"a_1":3,"a_3":4}` + "\n"},
 		{name: ".timer and .headers alone print their setting", args: []string{backwardJSON, "--format", "csv", "-c", ".timer\n.headers\n.timer yes\n.headers off\n.timer\n.headers\n.timer 0"},
 			stdout: "off\non\non\noff\n"},
 		{name: "DuckDB's shell mode names, list and trash", args: []string{backwardJSON, "--format", "box", "-c",
