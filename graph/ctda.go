@@ -1509,18 +1509,40 @@ func (c *CDG) effEnd(u, v int32) int64 {
 // example's sync that began 158 µs after its kernel ended did not wait.
 const syncSlack = 10_000
 
+// blockingFrames are the Python functions that ran with nothing profiled beneath them (a logger's
+// flush, a DataLoader's resize): their atoms are all of their time. Such a frame is work where it
+// ends a step as where it sits between ops (review r75 #4: at the step's end the path stopped at the
+// last op before it). The profiler's own frames are not the job's work.
+func (c *CDG) blockingFrames() map[int32]bool {
+	own := map[int32]int64{}
+	for _, a := range c.atoms {
+		if !a.busy && !a.cut && c.F.Syms[c.F.Cat[a.row]] == "python_function" {
+			own[a.row] += a.end - a.start
+		}
+	}
+	blocking := map[int32]bool{}
+	for r, t := range own {
+		if t > 0 && t == c.F.Dur[r] && !strings.Contains(c.F.Syms[c.F.Name[r]], "torch/profiler/") {
+			blocking[r] = true
+		}
+	}
+	return blocking
+}
+
 // backtrack walks Algorithm 1 from the latest-ending node and fills Path and Counted.
 func (c *CDG) backtrack() {
 	if len(c.Nodes) == 0 {
 		return
 	}
 	// The start: the node whose work ends last. A CPU node's work ends with its last cpu_op or
-	// runtime event: Python frames or annotations after it (the profiler's own step() frame,
-	// trailing the last step for as long as the GPU takes to drain) are no work a path could end
-	// in. A node a synchronisation releases has waited for the GPU until its start, so that is
-	// work too. When no CPU node has work, a CPU node's end counts.
+	// runtime event, or with a blocking Python function (blockingFrames): other Python frames or
+	// annotations after it (the profiler's own step() frame, trailing the last step for as long as
+	// the GPU takes to drain) are no work a path could end in. A node a synchronisation releases
+	// has waited for the GPU until its start, so that is work too. When no CPU node has work, a CPU
+	// node's end counts.
 	workEnd := make([]int64, len(c.Nodes))
 	anyWork := false
+	blocking := c.blockingFrames()
 	for v, nd := range c.Nodes {
 		workEnd[v] = -1
 		if nd.GPU {
@@ -1529,7 +1551,7 @@ func (c *CDG) backtrack() {
 			// An atom cut at the window's end ends there, not with its event: what a node did inside the
 			// window ended with its last uncut busy atom.
 			for _, a := range c.atoms[nd.first:nd.last] {
-				if a.busy && !a.cut {
+				if (a.busy || blocking[a.row]) && !a.cut {
 					workEnd[v] = max(workEnd[v], a.end)
 				}
 			}

@@ -428,6 +428,51 @@ func TestCTDAStartsAtWork(t *testing.T) {
 	}
 }
 
+// TestCTDATrailingBlockingFrame: a Python function with nothing profiled beneath it that runs after
+// the step's last op (a logger's flush) is the step's work, as it is between two ops (review r75 #4:
+// the path stopped at the last op, 100 of the 500 µs); a Python frame with ops beneath it that
+// trails them is not, nor is the profiler's own frame (TestCTDAStartsAtWork).
+func TestCTDATrailingBlockingFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		frame    string
+		withOp   bool
+		wantHot  bool
+		wantPath int64 // µs
+	}{
+		{"a logger's flush", "logger.py(5): flush", false, true, 500},
+		{"the profiler's own frame", "torch/profiler/profiler.py(5): _transit_action", false, false, 100},
+		{"a frame with an op beneath it", "logger.py(5): flush", true, false, 120},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b frameBuilder
+			b.cpu(1, "user_annotation", "ProfilerStep#1", 0, 600)
+			b.cpu(1, "python_function", "train.py(10): step", 0, 590)
+			b.cpu(1, "cpu_op", "aten::mm", 10, 90)
+			b.launch(1, "cudaLaunchKernel", 20, 10, 7, "k", 35, 50)
+			b.cpu(1, "python_function", tc.frame, 100, 400)
+			if tc.withOp {
+				b.cpu(1, "cpu_op", "aten::copy_", 105, 15)
+			}
+			c := buildCTDA(t, b.frame(), true)
+			var path int64
+			for _, s := range c.Path {
+				path += s.Hi - s.Lo
+			}
+			if first := c.Path[0].Lo; first != 0 || path != tc.wantPath*1000 {
+				t.Errorf("path from %d ns, %d ns long, want from 0, %d µs long: %v", first, path, tc.wantPath, pathNames(c))
+			}
+			hot := false
+			for _, h := range c.Hotspots() {
+				hot = hot || h.Name == tc.frame && h.Dur == 400_000
+			}
+			if hot != tc.wantHot {
+				t.Errorf("%q a 400 µs hotspot: %v, want %v (%v)", tc.frame, hot, tc.wantHot, c.Hotspots())
+			}
+		})
+	}
+}
+
 // TestCTDABlockingLaunch: a cudaMemcpyAsync from pageable memory returns only once the stream has
 // run the copy. Its end is not when the copy was enqueued, so the copy's predecessor is the kernel
 // the stream was busy with (the CPU was waiting), not the CPU call. (The stream sync after the copy
