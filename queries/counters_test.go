@@ -632,6 +632,12 @@ func TestCountersDefaultFixes(t *testing.T) {
 		}
 	}
 
+	// The file written, loaded and exported again: refused, not every sample twice (review r78 #9).
+	again := ctOpen(t, path)
+	if _, err := again.SQL.Exec(`FROM export_counters_trace(0, ?)`, t.TempDir()); err == nil || !strings.Contains(err.Error(), "already holds 8 queue-length or memory-bandwidth counter events") {
+		t.Errorf("export from an exported trace: %v", err)
+	}
+
 	// A rank with no sample of the series asked for: no row and no file, in both modes (HTA writes none; a copy
 	// named _with_counters holding no counter misled a script looping over ranks).
 	cpu := ctOpenJSON(t, "cpu.json", `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":5}]}`)

@@ -483,3 +483,66 @@ func TestCPOverlayDuplicateArgs(t *testing.T) {
 		t.Errorf("%d events marked critical as a reader sees them, %d counted", marked, critical)
 	}
 }
+
+// TestCPOverlayOfOverlay: overlaying a trace that an earlier overlay wrote marks the new path only. The
+// earlier marks stayed (review r78 #1: 3537 events marked where the new path has 1768), so a viewer
+// showed two paths as one; the events they were on keep their other args.
+func TestCPOverlayOfOverlay(t *testing.T) {
+	src := "../testdata/traces/recorded/control/rank0.control.pt.trace.json.gz"
+	var first string
+	if err := ctOpen(t, src).SQL.QueryRow(`SELECT path FROM export_critical_path_overlay(output_dir := ?, instance := 0, only_show_critical_events := false)`,
+		t.TempDir()).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	var second string
+	var critical int
+	if err := ctOpen(t, first).SQL.QueryRow(`SELECT path, critical_events FROM export_critical_path_overlay(output_dir := ?, instance := 1, only_show_critical_events := false)`,
+		t.TempDir()).Scan(&second, &critical); err != nil {
+		t.Fatal(err)
+	}
+	before, after := ovRead(t, first).events, ovRead(t, second).events
+	marked, unmarked := 0, 0
+	for _, e := range after {
+		args, _ := e["args"].(map[string]any)
+		if ovIsFlow(e) || args == nil {
+			continue
+		}
+		if _, ok := args["critical"]; ok {
+			marked++
+		}
+	}
+	for _, e := range before {
+		args, _ := e["args"].(map[string]any)
+		if _, ok := args["critical"]; ok && !ovIsFlow(e) && len(args) > 1 {
+			unmarked++ // marked by the first overlay, with args of its own
+		}
+	}
+	if critical == 0 || marked != critical {
+		t.Errorf("%d events carry args.critical, the new path has %d", marked, critical)
+	}
+	// Every slice of the first file is in the second, with the same args but critical.
+	byKey := map[string]map[string]any{}
+	for _, e := range after {
+		if e["ph"] == "X" {
+			byKey[fmt.Sprint(e["ph"], e["name"], e["pid"], e["tid"], e["ts"])], _ = e["args"].(map[string]any)
+		}
+	}
+	lost := 0
+	for _, e := range before {
+		args, _ := e["args"].(map[string]any)
+		if e["ph"] != "X" || args == nil {
+			continue
+		}
+		got := byKey[fmt.Sprint(e["ph"], e["name"], e["pid"], e["tid"], e["ts"])]
+		for k, v := range args {
+			if k != "critical" && fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Logf("%v: %s=%v, now %v", e["name"], k, v, got[k])
+				lost++
+				break
+			}
+		}
+	}
+	if unmarked == 0 || lost > 0 {
+		t.Errorf("%d events the first overlay marked had other args; %d events lost or changed an arg", unmarked, lost)
+	}
+}

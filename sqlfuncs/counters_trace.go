@@ -261,6 +261,16 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	if err := lf.unchanged(); err != nil {
 		return "", 0, err
 	}
+	// A trace this function wrote already holds its counter events: a second pass would add each sample
+	// again beside the first (review r78 #9: 108 events, 54 distinct).
+	var earlier int64
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM counters WHERE trace_id = ? AND (key = 'Queue Length' OR key = 'Memcpy BW')`,
+		tr.id).Scan(&earlier); err != nil {
+		return "", 0, err
+	}
+	if earlier > 0 {
+		return "", 0, fmt.Errorf("%s already holds %d queue-length or memory-bandwidth counter events (it is an export_counters_trace output?): export from the original trace", lf.path, earlier)
+	}
 
 	// The counter events.
 	var events []byte

@@ -212,7 +212,9 @@ func ovEvents(ctx context.Context, dec *rawDecoder, w *bufio.Writer, critical ma
 			res.Dropped++
 			continue
 		}
-		ovWriteEvent(w, &n, ev)
+		// An earlier overlay's mark, off the new path: kept, the trace would show two paths as one
+		// (review r78 #1).
+		ovWriteEvent(w, &n, ovClearCritical(ev, fields))
 	}
 	if err := dec.expect(']'); err != nil {
 		return fmt.Errorf("read traceEvents: %w", err)
@@ -382,6 +384,39 @@ func ovMarkCritical(ev json.RawMessage, fields objFields) json.RawMessage {
 	out := make([]byte, 0, len(ev)+16)
 	out = append(out, ev[:f.vs]...)
 	out = append(out, newArgs...)
+	return append(out, ev[f.ve:]...)
+}
+
+// ovClearCritical returns ev without args.critical (every member of that name), ev itself when its
+// args have none.
+func ovClearCritical(ev json.RawMessage, fields objFields) json.RawMessage {
+	f, ok := fields.find(ev, "args")
+	if !ok {
+		return ev
+	}
+	args := ev[f.vs:f.ve]
+	af, isObj := splitObject(args, nil)
+	if !isObj {
+		return ev
+	}
+	keep := make([]objField, 0, len(af))
+	for _, m := range af {
+		if string(args[m.ks:m.ke]) != "critical" {
+			keep = append(keep, m)
+		}
+	}
+	if len(keep) == len(af) {
+		return ev
+	}
+	out := append(make([]byte, 0, len(ev)), ev[:f.vs]...)
+	out = append(out, '{')
+	for i, m := range keep {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, args[m.ks-1:m.ve]...)
+	}
+	out = append(out, '}')
 	return append(out, ev[f.ve:]...)
 }
 
