@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -533,9 +534,39 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return rc
 	}
+	// SIGTERM or SIGHUP (a scheduler's kill, a closed ssh session) in a batch or piped run cancels the
+	// running statement as Ctrl-C does, so that a file it was writing is removed (review r78 #2: an
+	// export left its hidden 230 MB temporary file), and the run ends with the status a shell reports
+	// for the signal. (The REPL catches them itself.)
+	var endedBy atomic.Int32
+	if !interactive || batch {
+		s.endedBy = &endedBy
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		sigs := make(chan os.Signal, 1)
+		if len(terminationSignals) > 0 {
+			signal.Notify(sigs, terminationSignals...)
+		}
+		defer func() {
+			signal.Stop(sigs)
+			close(sigs)
+		}()
+		go func() {
+			if sig, ok := (<-sigs).(syscall.Signal); ok {
+				endedBy.Store(int32(sig))
+				cancel()
+			}
+		}()
+	}
 	// A run that failed (a file named on the command line included) and left the database it created
 	// empty removes it.
 	rc := runStatements()
+	if sig := endedBy.Load(); sig != 0 {
+		name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[syscall.Signal(sig)]
+		fmt.Fprintf(stderr, "tracesql: stopped by %s\n", name)
+		rc = 128 + int(sig)
+	}
 	if rc != 0 || loadFailed {
 		discardNewDB()
 	}

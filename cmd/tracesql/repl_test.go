@@ -737,6 +737,48 @@ func TestCtrlCWhileLoading(t *testing.T) {
 	}
 }
 
+// TestBatchTerminationSignal: SIGTERM or SIGHUP while a batch statement runs cancels it as Ctrl-C does (a file
+// an export was writing is removed: review r78 #2 found an export's hidden temporary file left behind, the
+// process killed by the signal) and ends the run with the shell's status for the signal and one line.
+func TestBatchTerminationSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		signal syscall.Signal
+		status int
+		line   string
+	}{{syscall.SIGTERM, 143, "tracesql: stopped by SIGTERM\n"}, {syscall.SIGHUP, 129, "tracesql: stopped by SIGHUP\n"}} {
+		cmd := exec.Command(bin, backwardJSON, "--format", "csv", "--no-header", "-c", "SELECT 1 AS started", "-c", "SELECT count(*) FROM range(1000000000000)")
+		cmd.Env = append(os.Environ(), asCLI+"=1")
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		first := make([]byte, 2)
+		if _, err := io.ReadFull(out, first); err != nil || string(first) != "1\n" {
+			t.Fatalf("first statement: %q %v", first, err)
+		}
+		time.Sleep(100 * time.Millisecond) // inside the long statement
+		cmd.Process.Signal(c.signal)
+		rest, _ := io.ReadAll(out)
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.status || errOut.String() != c.line || len(rest) != 0 {
+			t.Errorf("%v: %v, stdout %q, stderr %q; want exit %d and %q", c.signal, err, rest, errOut.String(), c.status, c.line)
+		}
+	}
+}
+
 // TestConcurrentNewDB: two runs start together on a --db file that does not exist yet. One creates it;
 // the other finds it locked (or, later, loads into it). Either way the file stays with the first
 // run's trace: the loser used to remove the file it found locked, which it took for its own

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"tracesql/engine"
@@ -22,6 +23,7 @@ import (
 // session is one tracesql invocation: the database, the output settings and the statement runner
 // shared by -c, -f, piped stdin and the REPL.
 type session struct {
+	endedBy      *atomic.Int32 // the signal that ended a batch or piped run (0: none yet; nil: not caught)
 	db           *engine.DB
 	out          io.Writer // stdout unless .output/.once redirect it
 	stdout       io.Writer
@@ -141,8 +143,8 @@ var internalHint = regexp.MustCompile(` Did you mean "_[^"]*"\?`)
 
 func (s *session) reportErr(err error) {
 	s.failed = true
-	if errors.Is(err, errReported) {
-		return
+	if errors.Is(err, errReported) || s.endedBy != nil && s.endedBy.Load() != 0 {
+		return // (a statement a SIGTERM cancelled: the run's last line says so)
 	}
 	err = engine.RuleError(context.Background(), s.db.SQL, err) // a bad pattern a user put in kernel_classes
 	err = engine.MemoryError(context.Background(), s.db, err)
