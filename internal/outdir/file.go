@@ -3,12 +3,14 @@ package outdir
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // File is an output file that appears whole or not at all: it is written to a temporary file next to its
@@ -60,12 +62,17 @@ func Create(path string) (*File, error) {
 	}
 	dir, base := filepath.Split(target)
 	for {
-		tmp := filepath.Join(dir, "."+base+"."+strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(tmpSeq.Add(1), 10)+".tmp")
+		tmp := filepath.Join(dir, tmpName(base, os.Getpid(), tmpSeq.Add(1)))
 		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				// (the temporary file's name is not one the user chose or would know)
+				return nil, fmt.Errorf("cannot create a file in %s: %w", filepath.Clean(dir), pe.Err)
+			}
 			return nil, err
 		}
 		if keep {
@@ -80,11 +87,69 @@ func Create(path string) (*File, error) {
 	}
 }
 
+// maxNameBytes is the longest file name most file systems take (NAME_MAX on Linux and macOS).
+const maxNameBytes = 255
+
+// tmpName is the hidden temporary file's name for base: base cut short (at a character boundary) where
+// the whole would be longer than a file name may be, so that any target name that fits can be written
+// (review r78 #3: a 248-byte name failed with "file name too long").
+func tmpName(base string, pid int, seq int64) string {
+	suffix := "." + strconv.Itoa(pid) + "-" + strconv.FormatInt(seq, 10) + ".tmp"
+	if room := maxNameBytes - 1 - len(suffix); len(base) > room {
+		cut := room
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return "." + base + suffix
+}
+
+// targetError names the file the user asked for, not the temporary file, in an error about it: "write
+// out.json: file too large", not a hidden name the user never chose (review r78 #4).
+func targetError(err error, target string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: target, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: le.Op, Path: target, Err: le.Err}
+	}
+	return err
+}
+
+// Write, WriteString and ReadFrom write to the file; an error names the target.
+func (f *File) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	return n, f.named(err)
+}
+
+func (f *File) WriteString(s string) (int, error) {
+	n, err := f.File.WriteString(s)
+	return n, f.named(err)
+}
+
+func (f *File) ReadFrom(r io.Reader) (int64, error) {
+	n, err := f.File.ReadFrom(r)
+	return n, f.named(err)
+}
+
+func (f *File) named(err error) error {
+	if err != nil && f.target != "" {
+		return targetError(err, f.target)
+	}
+	return err
+}
+
 // Commit closes the file and puts it in place.
 func (f *File) Commit() error {
 	f.done = true
 	if err := f.File.Close(); err != nil {
 		f.remove()
+		if f.target != "" {
+			err = targetError(err, f.target)
+		}
 		return err
 	}
 	if f.target == "" {
@@ -92,7 +157,7 @@ func (f *File) Commit() error {
 	}
 	if err := os.Rename(f.Name(), f.target); err != nil {
 		f.remove()
-		return err
+		return targetError(err, f.target)
 	}
 	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestCreate: a new file appears only on Commit, with 0666 less the umask; an existing one keeps its
@@ -124,4 +126,53 @@ func TestCreateOwnDescriptor(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != "kept\nreport\n" {
 		t.Errorf("file opened for append: %q, want %q", got, "kept\nreport\n")
 	}
+}
+
+// TestCreateLongNameAndErrors: a name as long as a file name may be is written (the temporary file's longer
+// name failed: review r78 #3), and errors name the file asked for or its directory, never the hidden
+// temporary file (r78 #4).
+func TestCreateLongNameAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{strings.Repeat("r", 250) + ".json", strings.Repeat("é", 125) + ".j"} {
+		f, err := Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%d-byte name: %v", len(name), err)
+		}
+		f.WriteString("x")
+		if err := f.Commit(); err != nil {
+			t.Fatalf("%d-byte name: %v", len(name), err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != "x" {
+			t.Errorf("%d-byte name: %q %v", len(name), b, err)
+		}
+	}
+	for _, tc := range []struct {
+		base    string
+		wantLen int
+	}{{"a.json", 0}, {strings.Repeat("r", 300), 255}, {strings.Repeat("é", 200), 0}} {
+		got := tmpName(tc.base, 12345, 7)
+		if len(got) > maxNameBytes || !utf8.ValidString(got) || !strings.HasPrefix(got, ".") || !strings.HasSuffix(got, ".12345-7.tmp") {
+			t.Errorf("tmpName(%d bytes) = %q (%d bytes)", len(tc.base), got, len(got))
+		}
+		if tc.wantLen > 0 && len(got) != tc.wantLen {
+			t.Errorf("tmpName(%d bytes): %d bytes, want %d", len(tc.base), len(got), tc.wantLen)
+		}
+	}
+	if os.Geteuid() != 0 { // (root writes anywhere)
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		_, err := Create(filepath.Join(ro, "out.json"))
+		if err == nil || err.Error() != "cannot create a file in "+ro+": permission denied" {
+			t.Errorf("unwritable directory: %v", err)
+		}
+	}
+	f, err := Create(filepath.Join(dir, "closed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.File.Close() // a write error: it names the target
+	if _, err := f.WriteString("x"); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "closed.json")) || strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("write error %v", err)
+	}
+	f.Abort()
 }
