@@ -116,6 +116,17 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
 		return 2
 	}
+	// A new -o file is tried before the traces load (review r78 #5: a missing directory failed after 10 s
+	// of loading and every section, minutes on a whole job). (An existing one may be a FIFO, which a
+	// try would open and close under its reader.)
+	if _, err := os.Lstat(*out); errors.Is(err, os.ErrNotExist) {
+		f, err := outdir.Create(*out)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracesql: report: write %s: %v\n", *out, unwrapPath(err))
+			return 1
+		}
+		f.Abort()
+	}
 	secs, err := reportSections(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracesql: report: %v\n", err)
@@ -260,6 +271,12 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 	if err := sqlfuncs.RefuseOwnFiles(ctx, db, path); err != nil {
 		return err
 	}
+	// Created before the sections run: a directory that is not there fails at once, not after them.
+	f, err := outdir.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
+	}
+	defer f.Abort()
 	rep := buildReport(ctx, db, title, secs)
 	if err := ctx.Err(); err != nil {
 		// Cancelled sections are not "not available" analyses: an existing report stays as it was.
@@ -273,11 +290,6 @@ func writeReportFile(ctx context.Context, db *sql.DB, path, title string, secs [
 			fmt.Fprintf(warn, "tracesql: warning: report section %q (%s) leaves out %s\n", s.Title, s.Path, skip)
 		}
 	}
-	f, err := outdir.Create(path)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
-	}
-	defer f.Abort()
 	if err := renderReport(f, rep); err != nil {
 		return fmt.Errorf("write %s: %w", path, unwrapPath(err))
 	}

@@ -712,6 +712,12 @@ func TestReportUserSections(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "not a directory") {
 		t.Errorf("reports-dir file: exit %d, stderr %q", code, stderr)
 	}
+	// -o in a directory that is not there fails before anything loads (here, a trace that is not there
+	// either: review r78 #5, the report failed only after loading and running every section).
+	_, stderr, code = runCLI(t, "", "report", filepath.Join(dir, "no-trace.json"), "-o", "/nonexistent-dir/r.html")
+	if code != 1 || stderr != "tracesql: report: write /nonexistent-dir/r.html: cannot create a file in /nonexistent-dir: no such file or directory\n" {
+		t.Errorf("-o in a missing directory: exit %d, stderr %q", code, stderr)
+	}
 	_, stderr, code = runCLI(t, "", "report", "--reports-dir", filepath.Join(dir, "none"), "-o", out2)
 	if code != 1 || !strings.Contains(stderr, "--reports-dir: stat "+filepath.Join(dir, "none")+": no such file or directory") {
 		t.Errorf("missing reports-dir: exit %d, stderr %q", code, stderr)
@@ -723,7 +729,7 @@ func TestReportDotCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
 	_, stderr, code := runCLI(t, ".report '"+out+"'\n.report\n.report /nonexistent-dir/r.html\n", alexnetDir)
 	if code != 1 || !strings.Contains(stderr, "report written to "+out) || !strings.Contains(stderr, "usage: .report FILE") ||
-		!strings.Contains(stderr, "tracesql: stdin:3: .report: write /nonexistent-dir/r.html: no such file or directory\n") {
+		!strings.Contains(stderr, "tracesql: stdin:3: .report: write /nonexistent-dir/r.html: cannot create a file in /nonexistent-dir: no such file or directory\n") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	b, err := os.ReadFile(out)
