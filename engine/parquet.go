@@ -37,6 +37,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -504,13 +505,17 @@ func (db *DB) exportWhole(ctx context.Context, dir, sub, name string) (ParquetTa
 	return t, nil
 }
 
-// writtenAsText reports the column types Parquet cannot hold exactly, which the export writes as text: DuckDB
-// writes a HUGEINT or UHUGEINT as a DOUBLE, which loses digits past 2^53 and cannot be read back into a
-// UHUGEINT above 2^127, and a TIMETZ (at any depth) as its time in UTC, its offset lost (r71 #3: 12:34:56+03
-// came back 12:34:56+00, another instant).
+// writtenAsText reports the column types Parquet cannot hold exactly, which the export writes as text, at any
+// depth (a LIST, STRUCT, MAP or ARRAY of them too: r76 #1, a sum(ts) inside a STRUCT came back 4e5 off):
+// DuckDB writes a HUGEINT or UHUGEINT as a DOUBLE, which loses digits past 2^53 and cannot be read back into
+// a UHUGEINT above 2^127; a TIMETZ as its time in UTC, its offset lost (r71 #3: 12:34:56+03 came back
+// 12:34:56+00, another instant); an INTERVAL in Parquet's milliseconds, its microseconds lost and a
+// negative one refused (r76 #2: every kernel duration came back 0).
 func writtenAsText(typ string) bool {
-	return typ == "HUGEINT" || typ == "UHUGEINT" || strings.Contains(typ, "TIME WITH TIME ZONE")
+	return lossyType.MatchString(typ)
 }
+
+var lossyType = regexp.MustCompile(`\b(U?HUGEINT|INTERVAL)\b|TIME WITH TIME ZONE`)
 
 // lossyColumns is the REPLACE clause that writes the writtenAsText columns as text. The import casts the
 // text back to the manifest's type.

@@ -313,7 +313,10 @@ func TestParquetUserTables(t *testing.T) {
 	if _, err := src.SQL.Exec(`CREATE TABLE my_notes AS SELECT trace_id, rank, 'n' || trace_id AS note,
 			MAP {'k': trace_id} AS m, [trace_id, NULL] AS l, NULL::VARCHAR AS nothing, 2::UTINYINT AS small,
 			(2::HUGEINT ** 100)::HUGEINT + 7 AS huge, 340282366920938463463374607431768211455::UHUGEINT AS uhuge,
-			'12:34:56+03'::TIMETZ AS tz, ['01:02:03-05:30'::TIMETZ] AS tzs FROM traces;
+			'12:34:56+03'::TIMETZ AS tz, ['01:02:03-05:30'::TIMETZ] AS tzs,
+			{n: 1, s: 8095594298192352116000::HUGEINT} AS st, [170141183460469231731687303715884105727::HUGEINT] AS hl,
+			MAP {'k': 12345678901234567890123::HUGEINT} AS hm, [1::UHUGEINT, 340282366920938463463374607431768211455::UHUGEINT]::UHUGEINT[2] AS ha,
+			INTERVAL 3 MICROSECONDS AS iv, INTERVAL '-5 microseconds' AS neg, [INTERVAL '1 month 2 days 3.000004 seconds'] AS ivs FROM traces;
 		CREATE TABLE my_ids AS SELECT trace_id, ts FROM events`); err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +331,8 @@ func TestParquetUserTables(t *testing.T) {
 	}
 	for _, q := range []string{
 		// (r71 #3: a TIMETZ came back in UTC, its offset lost)
-		`SELECT label, rank, note, m, l, nothing, small, huge, uhuge, tz::VARCHAR, tzs::VARCHAR FROM my_notes JOIN traces USING (trace_id, rank)`,
+		// (r76 #1, #2: a HUGEINT inside a STRUCT, LIST, MAP or ARRAY went through a DOUBLE; an INTERVAL lost its µs)
+		`SELECT label, rank, note, m, l, nothing, small, huge, uhuge, tz::VARCHAR, tzs::VARCHAR, st, hl, hm, ha, iv, neg, ivs FROM my_notes JOIN traces USING (trace_id, rank)`,
 		`SELECT t.rank, i.ts FROM my_ids i JOIN traces t USING (trace_id) ORDER BY ALL`,
 		`SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name LIKE 'my_%' ORDER BY table_name, column_index`,
 	} {
