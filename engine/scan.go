@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+
+	"tracesql/internal/traceio"
 )
 
 // splitter walks the top level of a Chrome trace as a byte stream, without building a DOM: it keeps
@@ -153,9 +155,15 @@ func (b *rawBatch) done() {
 type SyntaxError struct {
 	Offset int64
 	Msg    string
+	Hint   string // what to do, said after the offset (it read as part of the hint before it: r76 #6)
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+func (e *SyntaxError) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("%s at byte %d: %s", e.Msg, e.Offset, e.Hint)
+	}
+	return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset)
+}
 
 func newSplitter(r io.Reader) *splitter {
 	src, ok := r.(chunkReader)
@@ -464,11 +472,14 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if s.rerr != nil {
 			return s.rerr
 		}
-		return s.errf("empty file: want a JSON object with traceEvents or an array of events")
+		if s.offset() > 0 {
+			return &SyntaxError{Offset: s.offset(), Msg: "nothing but white space up to the end", Hint: "want a JSON object with traceEvents or an array of events"}
+		}
+		return errors.New("empty file: want a JSON object with traceEvents or an array of events")
 	}
 	if (c == '[' || c == '{') && s.pos+1 < s.end && s.buf[s.pos+1] == 0 {
 		// ('{' then NUL: a JSON byte of UTF-16 little-endian text)
-		return s.errf("not JSON: %s", utf16NoBOM)
+		return &SyntaxError{Offset: s.offset(), Msg: "not JSON", Hint: utf16NoBOM}
 	}
 	switch c {
 	case '[':
@@ -483,7 +494,7 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 			return err
 		}
 	default:
-		return s.errf("not JSON: %s", describeStart(s.buf[s.pos:s.end]))
+		return &SyntaxError{Offset: s.offset(), Msg: "not JSON", Hint: describeStart(s.buf[s.pos:s.end])}
 	}
 	if c, ok := s.peek(); ok {
 		return s.errf("unexpected %s after the end of the top-level value", byteText(c))
@@ -498,19 +509,12 @@ const utf16NoBOM = "UTF-16 text (NUL bytes between its characters, no byte-order
 
 // describeStart says what a file that does not start as JSON holds, from its first bytes.
 func describeStart(head []byte) string {
-	for _, f := range []struct{ magic, what string }{
+	if bytes.HasPrefix(head, []byte("\x1f\x8b")) {
 		// (after gzip is taken off, whatever the name: a gzip stream here is a second layer)
-		{"\x1f\x8b", "gzip data inside gzip: compressed twice (gunzip it once)"},
-		{"\x28\xb5\x2f\xfd", "zstd-compressed data: tracesql reads plain and gzip JSON (zstd -d it, or recompress with gzip)"},
-		{"BZh", "bzip2-compressed data: tracesql reads plain and gzip JSON (bunzip2 it)"},
-		{"\xfd7zXZ\x00", "xz-compressed data: tracesql reads plain and gzip JSON (unxz it)"},
-		{"PK\x03\x04", "a zip archive: unzip it and load the trace inside"},
-		{"\xff\xfe", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
-		{"\xfe\xff", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
-	} {
-		if bytes.HasPrefix(head, []byte(f.magic)) {
-			return f.what
-		}
+		return "gzip data inside gzip: compressed twice (gunzip it once)"
+	}
+	if what := traceio.OtherFormat(head); what != "" {
+		return what
 	}
 	c := head[0]
 	switch {

@@ -47,6 +47,10 @@ func OpenFile(f *os.File, rawRead *atomic.Int64) (*Reader, error) {
 		return nil, fmt.Errorf("a DuckDB database, not a trace: open it with --db %s", path)
 	}
 	if strings.HasSuffix(strings.ToLower(path), ".gz") && !looksGzipOrJSON(br) {
+		// A file recompressed (zstd, xz) that kept its .gz name: named, as under any other name (r76 #3).
+		if head, _ := br.Peek(8); OtherFormat(head) != "" {
+			return nil, errors.New("not gzip: " + OtherFormat(head))
+		}
 		return nil, errors.New("not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON")
 	}
 	r, skipped, err := Stream(br)
@@ -56,6 +60,25 @@ func OpenFile(f *os.File, rawRead *atomic.Int64) (*Reader, error) {
 	ra := newReader(r, f)
 	ra.skipped = skipped
 	return ra, nil
+}
+
+// OtherFormat names the format of a file that starts with head when it is one a trace is sometimes
+// found in but tracesql does not read (another compressor, an archive, UTF-16), with what to do; "" when
+// it is none of them.
+func OtherFormat(head []byte) string {
+	for _, f := range []struct{ magic, what string }{
+		{"\x28\xb5\x2f\xfd", "zstd-compressed data: tracesql reads plain and gzip JSON (zstd -d it, or recompress with gzip)"},
+		{"BZh", "bzip2-compressed data: tracesql reads plain and gzip JSON (bunzip2 it)"},
+		{"\xfd7zXZ\x00", "xz-compressed data: tracesql reads plain and gzip JSON (unxz it)"},
+		{"PK\x03\x04", "a zip archive: unzip it and load the trace inside"},
+		{"\xff\xfe", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+		{"\xfe\xff", "UTF-16 text (its byte-order mark): convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)"},
+	} {
+		if bytes.HasPrefix(head, []byte(f.magic)) {
+			return f.what
+		}
+	}
+	return ""
 }
 
 // looksGzipOrJSON reports whether br starts with gzip's magic bytes or, after a byte order mark and

@@ -91,8 +91,10 @@ func TestOpen(t *testing.T) {
 		// One mark is dropped; a second one is content, which the loader's JSON reader refuses.
 		{name: "two BOMs", file: cat(bom, bom, []byte(ab)), want: string(bom) + ab, skipped: 3},
 		{name: "two BOMs, gzip", file: gz(t, cat(bom, bom, []byte(ab))), want: string(bom) + ab, skipped: 3},
-		{name: "not gzip though named .gz", file: []byte("PK\x03\x04 a zip file"), gzName: true,
+		{name: "not gzip though named .gz", file: []byte("hello, not a trace"), gzName: true,
 			wantErr: "not gzip: the name ends in .gz but the file starts with neither gzip's magic bytes (1f 8b) nor JSON"},
+		{name: "a zip archive named .gz", file: []byte("PK\x03\x04 a zip file"), gzName: true,
+			wantErr: "not gzip: a zip archive: unzip it and load the trace inside"},
 		{name: "a DuckDB database", file: []byte("\x00\x00\x00\x00\x00\x00\x00\x00DUCK\x40\x00"),
 			wantErr: "a DuckDB database, not a trace: open it with --db {path}"},
 	}
