@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,8 +29,13 @@ import (
 
 // DB is an open tracesql database: DuckDB with the tracesql schema and views installed.
 type DB struct {
-	SQL  *sql.DB
-	Path string // "" for in-memory
+	SQL *sql.DB
+	// funcs is the Go table functions' pool of connections to the same DuckDB instance. Their queries
+	// (a compat frame's, on a goroutine) ran on SQL's pool and could hand their connection back after
+	// the session's: its next statement then ran on a connection without its SET VARIABLE and TEMP
+	// tables (review r77 #1: compat mode silently lost in 6 of 10 runs).
+	funcs *sql.DB
+	Path  string // "" for in-memory
 	// ReadOnly: opened with OpenReadOnly; nothing can be loaded or changed, and other processes may read
 	// the file at the same time.
 	ReadOnly bool
@@ -198,7 +204,7 @@ func open(ctx context.Context, path string, readOnly bool) (*DB, error) {
 		// DuckDB holds its lock on this file now: no other process can have made another at the path
 		// since, short of removing it by name.
 		if db.opened, err = os.Stat(path); err != nil {
-			db.SQL.Close()
+			db.closePools()
 			return nil, fmt.Errorf("open database %s: %w", path, err)
 		}
 	}
@@ -233,16 +239,18 @@ func openInstance(ctx context.Context, path string, readOnly bool) (*DB, error) 
 		}
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), &NotOpenedError{err})
 	}
-	db := &DB{SQL: sql.OpenDB(connector), Path: path, ReadOnly: readOnly, loadMu: &sync.Mutex{}, stored: &storedState{}}
+	db := &DB{SQL: sql.OpenDB(connector), funcs: sql.OpenDB(instanceConnector{connector}), Path: path, ReadOnly: readOnly,
+		loadMu: &sync.Mutex{}, stored: &storedState{}}
 	// Table functions query on a second connection while the first runs (stack.md §1.4): never cap at 1.
 	db.SQL.SetMaxIdleConns(4)
+	db.funcs.SetMaxIdleConns(4)
 	// The catalog first: install's ownership check reads the catalog by its name.
 	if err := db.SQL.QueryRowContext(ctx, `SELECT current_database()`).Scan(&db.catalog); err != nil {
-		db.SQL.Close()
+		db.closePools()
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
 	if err := db.install(ctx); err != nil {
-		db.SQL.Close()
+		db.closePools()
 		return nil, fmt.Errorf("open database %s: %w", displayPath(path), err)
 	}
 	return db, nil
@@ -267,6 +275,16 @@ func checkDatabaseFile(path string) error {
 	return nil
 }
 
+// instanceConnector connects to the DuckDB instance of a connector another pool owns: it has no Close,
+// so closing its pool leaves the instance to the owner's.
+type instanceConnector struct{ driver.Connector }
+
+// closePools closes the table functions' pool, then the session's, which closes the instance.
+func (db *DB) closePools() error {
+	db.funcs.Close()
+	return db.SQL.Close()
+}
+
 func displayPath(p string) string {
 	if p == "" {
 		return "(in-memory)"
@@ -276,7 +294,7 @@ func displayPath(p string) string {
 
 func (db *DB) install(ctx context.Context) error {
 	// Functions first: the macros in queries wrap them.
-	if err := sqlfuncs.Register(ctx, sqlfuncs.Env{DB: db.SQL, StoredFresh: db.stored.fresh.Load}); err != nil {
+	if err := sqlfuncs.Register(ctx, sqlfuncs.Env{DB: db.funcs, StoredFresh: db.stored.fresh.Load}); err != nil {
 		return fmt.Errorf("install functions: %w", err)
 	}
 	sum := installHash()
@@ -392,7 +410,7 @@ func (db *DB) Discard(ctx context.Context) error {
 	if err := db.removeFile(ctx); err != nil {
 		return fmt.Errorf("discard database %s: %w", displayPath(db.Path), err)
 	}
-	if err := db.SQL.Close(); err != nil {
+	if err := db.closePools(); err != nil {
 		return fmt.Errorf("discard database %s: close: %w", db.Path, err)
 	}
 	return nil
@@ -464,7 +482,7 @@ func (db *DB) Close() error {
 	if db.Path != "" {
 		db.SQL.Exec("CHECKPOINT")
 	}
-	err := db.SQL.Close()
+	err := db.closePools()
 	os.Remove(memorySettings(db.Path, db.ReadOnly)["temp_directory"]) // DuckDB leaves its spill directory behind, empty
 	return err
 }

@@ -116,7 +116,7 @@ func makeFreshInstall() (*freshInstall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scratch install: %w", err)
 	}
-	defer db.SQL.Close() // not Close: that removes the spill directory the in-memory databases share
+	defer db.closePools() // not Close: that removes the spill directory the in-memory databases share
 	f := &freshInstall{kinds: map[string]string{}, columns: map[string][]string{}}
 	objs, err := db.catalogObjects(ctx)
 	if err != nil {

@@ -914,3 +914,24 @@ func TestDotTablesFitScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStateSurvivesTableFunctions: a session's SET VARIABLE and TEMP tables live on its connection.
+// The Go table functions' own queries (a compat frame's, on a goroutine) ran on the same pool and could hand
+// a connection back after the session's; the next statement then ran without hta_compat and the TEMP table
+// (review r77 #1: on this trace, in 5 of 8 runs of a --db session).
+func TestSessionStateSurvivesTableFunctions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	db := filepath.Join(t.TempDir(), "nq.duckdb")
+	mustRun(t, "", "--db", db, "../../testdata/traces/negative_queue", "-c", "SELECT 1")
+	round := "SELECT count(*) >= 0 AS a FROM frequent_kernel_sequences('aten::mm', min_pattern_len := 3);\n" +
+		"SELECT x, coalesce(getvariable('hta_compat')::VARCHAR, 'lost') AS v FROM mine;\n"
+	script := "CREATE TEMP TABLE mine AS SELECT 42 AS x; SET VARIABLE hta_compat = true;\n" + strings.Repeat(round, 6)
+	want := strings.Repeat("true\n42,true\n", 6)
+	for run := range 3 {
+		if out := mustRun(t, "", "--db", db, "--readonly", "--format", "csv", "--no-header", "-c", script); out != want {
+			t.Fatalf("run %d:\n%s\nwant every round to see the TEMP table and hta_compat", run, out)
+		}
+	}
+}
