@@ -31,7 +31,8 @@ ORDER BY label, rank, name;
 
 -- @view gpu_kernels_with_annotations  One row per GPU event with the leaf gpu_user_annotation covering it: among
 -- the annotations on the same GPU lane (pid, tid) whose [ts, end) overlaps the event's [ts, end) (a zero-length
--- event's: those holding its instant; compat: HTA's overlap, none at an annotation's start), the shortest
+-- event's: those holding its instant; a zero-length annotation holds none; compat: HTA's overlap, none at an
+-- annotation's start), the shortest
 -- (ties: the later start, then the later event; compat: HTA's order, the last in the file up to 16 annotations). GPU events are the work temporal_breakdown counts: kernels, memcpy
 -- and memset on a stream (hta_frame.gpu_work), with or without a correlation id; no cuda_sync record. Compat
 -- (HTA 0.6.1): HTA's GPU side (hta_frame.gpu_side), so Stream Sync, Event Sync, Context Sync and Stream Wait
@@ -96,6 +97,9 @@ best AS (
     FROM lanes l JOIN ranked a ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid
                               AND a.ts < CASE WHEN l.end_ts > l.ts OR hta_compat() THEN l.end_ts ELSE l.ts + 1 END
                               AND l.ts < a.end_ts
+                              -- a zero-length annotation holds no time (r77 #2: a marker inside a kernel named it;
+                              -- HTA's overlap test finds it there, and compat keeps that)
+                              AND (a.end_ts > a.ts OR hta_compat())
     GROUP BY l.trace_id, l.ev_idx
 )
 SELECT k.label, k.rank, k.ev_idx, k.name, k.cat, k.pid, k.tid, k.stream, k.ts, k.dur, k.kernel_type,
