@@ -1163,3 +1163,30 @@ func TestTimeBlockedZeroSpan(t *testing.T) {
 	ctWantRows(t, db.SQL, fmt.Sprintf(q, false), [][]string{{"7", "0", "NULL"}})
 	ctWantRows(t, db.SQL, fmt.Sprintf(q, true), [][]string{{"7", "0", "nan"}})
 }
+
+// TestMemoryBWNaN: a memcpy whose bandwidth is NaN (Python's json writes one) is left out of the sums, as pandas
+// skips it (default mode: the copy changes no series). Compat equals HTA 0.6.1 run on this trace (NaN at the NaN copy's start and end, then 2, 0, 3.5, 0, 2.5,
+// 0; summary count 3, mean 2.666667, std 0.763763); before, every compat value was NaN, the compat summary failed
+// with STDDEV_SAMP out of range and the default mode with an error calling NaN beyond 1e26 (review r77 #3).
+func TestMemoryBWNaN(t *testing.T) {
+	var evs []string
+	for i, c := range []struct {
+		ts int
+		bw string
+	}{{100, "NaN"}, {105, "2.0"}, {200, "3.5"}, {300, "2.5"}} {
+		evs = append(evs, fmt.Sprintf(`{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":%d,"dur":2,"args":{"correlation":%d}}`, (i+1)*10, i+1),
+			fmt.Sprintf(`{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":%d,"dur":10,"args":{"stream":7,"correlation":%d,"memory bandwidth (GB/s)":%s}}`, c.ts, i+1, c.bw))
+	}
+	db := ctOpenJSON(t, "nan_bw.json", `{"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":1000,"args":{}},`+
+		strings.Join(evs, ",")+`]}`).SQL
+	db.SetMaxOpenConns(1)
+	series := `SELECT string_agg(memory_bw_gbps::VARCHAR, ' ' ORDER BY seq) FROM memory_bw`
+	summary := `SELECT count, round(mean, 6), round(std, 6), min, max FROM memory_bw_summary`
+	ctWantRows(t, db, series, [][]string{{"2.0 0.0 3.5 0.0 2.5 0.0"}})
+	ctWantRows(t, db, summary, [][]string{{"3", "2.666667", "0.763763", "2", "3.5"}})
+	if _, err := db.Exec(`SET VARIABLE hta_compat = true`); err != nil {
+		t.Fatal(err)
+	}
+	ctWantRows(t, db, series, [][]string{{"nan 2.0 nan 0.0 3.5 0.0 2.5 0.0"}})
+	ctWantRows(t, db, summary, [][]string{{"3", "2.666667", "0.763763", "2", "3.5"}})
+}

@@ -6,8 +6,9 @@ package sqlfuncs
 //     keys (0-based input positions in output order). pandas' sort_values(by=one column) uses it, and it is not
 //     stable, so HTA's queue-length and memory-bandwidth series order equal timestamps this way. Compat mode
 //     reproduces that order with this function; SQL cannot.
-//   - _cumsum(DOUBLE[]) → DOUBLE[]: a left-to-right float64 running sum (numpy's cumsum), bit for bit. DuckDB's
-//     windowed sum may add in another order.
+//   - _cumsum(DOUBLE[]) → DOUBLE[]: a left-to-right float64 running sum (pandas' Series.cumsum), bit for bit: a
+//     NaN element is NaN in the output and left out of the sum (r77 #3: one NaN made every later value NaN).
+//     DuckDB's windowed sum may add in another order.
 //   - _export_counters_trace(...): writes a trace with Chrome counter events appended (see exportCounters).
 
 import (
@@ -99,6 +100,10 @@ func cumsumUDF(values []driver.Value) (any, error) {
 		f, ok := v.(float64)
 		if !ok {
 			return nil, fmt.Errorf("_cumsum: element %d is %T, not DOUBLE", i, v)
+		}
+		if math.IsNaN(f) {
+			out[i] = math.NaN() // (an end's -NaN too: pandas shows NaN)
+			continue
 		}
 		s += f
 		out[i] = s

@@ -51,7 +51,9 @@ CREATE OR REPLACE MACRO _memory_ops_in(first_trace, last_trace) AS TABLE
 SELECT f.trace_id, f.label, f.rank, f.ev_idx, f.pid, f.ts, CASE WHEN f.dur = 0 THEN 1000 ELSE f.dur END AS dur,
        _ct_memory_kind(f.name) AS kind, f.memory_bw_gbps AS bw
 FROM _gpu_frame_default f JOIN _kernel_types_in(false, first_trace, last_trace) k USING (name)
-WHERE f.trace_id BETWEEN first_trace AND last_trace AND k.kernel_type = 'MEMORY';
+WHERE f.trace_id BETWEEN first_trace AND last_trace AND k.kernel_type = 'MEMORY'
+  -- a NaN bandwidth (Python's json writes one) is unknown: the operation changes no sum, as pandas skips it
+  AND NOT coalesce(isnan(f.memory_bw_gbps), false);
 
 -- _memory_bw_beyond(rank, label, ev_idx, bw): the error of a bandwidth the default series cannot sum exactly
 -- (DECIMAL(38, 12) holds under 1e26; past it was DuckDB's cast error, naming no trace or event).
@@ -127,7 +129,7 @@ FROM (SELECT label, rank, CASE WHEN min(pid) = max(pid) THEN min(pid) END AS dev
              min(memory_bw_gbps) AS min, quantile_cont(memory_bw_gbps, [0.25, 0.5, 0.75]) AS q,
              max(memory_bw_gbps) AS max
       FROM _memory_bw_compat
-      WHERE memory_bw_gbps > 0
+      WHERE memory_bw_gbps > 0 AND NOT isnan(memory_bw_gbps) -- (pandas' describe leaves NaN out; DuckDB's NaN > 0)
       GROUP BY label, rank, name);
 
 CREATE OR REPLACE MACRO _memory_bw_stats_in(first_trace, last_trace, summable_only) AS TABLE
