@@ -210,7 +210,7 @@ func countersName(base string, compat bool) string {
 	if compat {
 		return strings.ReplaceAll(base, ".json", "_with_counters.json")
 	}
-	if i := strings.LastIndex(base, ".json"); i >= 0 {
+	if i := strings.LastIndex(strings.ToLower(base), ".json"); i >= 0 { // (.JSON.GZ too, as the loader reads it: r78 #6)
 		return base[:i] + "_with_counters" + base[i:]
 	}
 	return base + "_with_counters.json"
@@ -359,7 +359,7 @@ func exportCounters(ctx context.Context, db *sql.DB, a counterArgs) (string, int
 	if err := RefuseOwnFiles(ctx, db, out); err != nil {
 		return "", 0, err
 	}
-	gz := a.compat || strings.HasSuffix(outName, ".gz")
+	gz := a.compat || strings.HasSuffix(strings.ToLower(outName), ".gz")
 	if err := writeWithCounters(ctx, lf, out, gz, events); err != nil {
 		return "", 0, err
 	}

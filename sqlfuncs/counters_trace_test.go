@@ -76,6 +76,7 @@ func TestCountersName(t *testing.T) {
 		{"a.json.b.json.gz", true, "a_with_counters.json.b_with_counters.json.gz"},
 		{"trace.gz", false, "trace.gz_with_counters.json"},
 		{"trace.gz", true, "trace.gz"},
+		{"rank0.JSON.GZ", false, "rank0_with_counters.JSON.GZ"}, // (r78 #6: rank0.JSON.GZ_with_counters.json)
 	} {
 		if got := countersName(c.base, c.compat); got != c.want {
 			t.Errorf("countersName(%q, %v) = %q, want %q", c.base, c.compat, got, c.want)

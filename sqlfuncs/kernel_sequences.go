@@ -232,7 +232,7 @@ func ExportKernelSequencesOverlay(ctx context.Context, db *sql.DB, req OverlayRe
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %w", err)
 	}
 	marked, err := writeOverlay(ctx, lf, out, overlayEdit{marks: marks, syms: syms, symNames: symNames,
-		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(out, ".gz"), legacySpan: !req.Compat})
+		compress: req.Compress, gzipOut: req.Compat || strings.HasSuffix(strings.ToLower(out), ".gz"), legacySpan: !req.Compat})
 	if err != nil {
 		return res, fmt.Errorf("export_kernel_sequences_overlay: %s: %w", out, err)
 	}
