@@ -354,7 +354,7 @@ func TestSQTraceDiffRanks(t *testing.T) {
 		{`SELECT string_agg(DISTINCT category, ',') FROM ops_diff('control', 'test', control_rank := 5)`, "unchanged"},
 		{`SELECT string_agg(category, ',' ORDER BY category) FROM (SELECT DISTINCT category FROM ops_diff('control', 'test', hta_compat := true))`, "added,decreased,increased,unchanged"},
 		{`SELECT count(*)::VARCHAR FROM trace_diff('control', 'test', control_rank := 1)`, "trace_diff: trace set 'test' has no rank 1 (test_rank, which defaults to control_rank)"},
-		{`SELECT count(*)::VARCHAR FROM trace_diff('other', 'test')`, "trace_diff: trace sets other and test have no rank in common"},
+		{`SELECT count(*)::VARCHAR FROM trace_diff('other', 'test')`, "trace_diff: trace sets 'other' and 'test' have no rank in common"},
 	} {
 		var got string
 		if err := db.SQL.QueryRow(c.q).Scan(&got); err != nil {

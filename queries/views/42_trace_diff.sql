@@ -179,7 +179,7 @@ WITH sel AS (
                    THEN error(format('{}: trace set {} has no rank {} (test_rank)', fn, _quoted(test_label), test_rank))
                WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NULL
                     AND _sq_diff_rank(false, control_label, test_label, NULL, NULL) IS NULL
-                   THEN error(format('{}: trace sets {} and {} have no rank in common: name control_rank and test_rank', fn, control_label, test_label))
+                   THEN error(format('{}: trace sets ''{}'' and ''{}'' have no rank in common: name control_rank and test_rank', fn, control_label, test_label))
                WHEN NOT _hta_mode(hta_compat, fn) AND control_rank IS NULL AND test_rank IS NOT NULL
                     AND NOT EXISTS (SELECT 1 FROM traces t WHERE t.label = control_label AND t.rank = test_rank)
                    THEN error(format('{}: trace set {} has no rank {} (control_rank, which defaults to test_rank)', fn, _quoted(control_label), test_rank))
