@@ -627,22 +627,7 @@ func ctrlCScript(t *testing.T, script string) {
 			t.Fatal(err)
 		}
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, backwardJSON, "--format", "csv")
-	cmd.Env = append(os.Environ(), asCLI+"=1")
-	cmd.Stdin = strings.NewReader(strings.ReplaceAll(script, "$TMP", tmp))
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, errOut := startCLI(t, strings.NewReader(strings.ReplaceAll(script, "$TMP", tmp)), backwardJSON, "--format", "csv")
 	// The first result is printed when the long statement starts; give it a moment to be under way.
 	rd := bufio.NewReader(out)
 	var got strings.Builder
@@ -663,7 +648,7 @@ func ctrlCScript(t *testing.T, script string) {
 		t.Fatal(err)
 	}
 	rest, _ := io.ReadAll(rd)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130", err)
@@ -744,26 +729,12 @@ func TestBatchTerminationSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	bin, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		signal syscall.Signal
 		status int
 		line   string
 	}{{syscall.SIGTERM, 143, "tracesql: stopped by SIGTERM\n"}, {syscall.SIGHUP, 129, "tracesql: stopped by SIGHUP\n"}} {
-		cmd := exec.Command(bin, backwardJSON, "--format", "csv", "--no-header", "-c", "SELECT 1 AS started", "-c", "SELECT count(*) FROM range(1000000000000)")
-		cmd.Env = append(os.Environ(), asCLI+"=1")
-		var errOut bytes.Buffer
-		cmd.Stderr = &errOut
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out, errOut := startCLI(t, nil, backwardJSON, "--format", "csv", "--no-header", "-c", "SELECT 1 AS started", "-c", "SELECT count(*) FROM range(1000000000000)")
 		first := make([]byte, 2)
 		if _, err := io.ReadFull(out, first); err != nil || string(first) != "1\n" {
 			t.Fatalf("first statement: %q %v", first, err)
@@ -771,7 +742,7 @@ func TestBatchTerminationSignal(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // inside the long statement
 		cmd.Process.Signal(c.signal)
 		rest, _ := io.ReadAll(out)
-		err = cmd.Wait()
+		err := cmd.Wait()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != c.status || errOut.String() != c.line || len(rest) != 0 {
 			t.Errorf("%v: %v, stdout %q, stderr %q; want exit %d and %q", c.signal, err, rest, errOut.String(), c.status, c.line)
@@ -934,4 +905,27 @@ func TestSessionStateSurvivesTableFunctions(t *testing.T) {
 			t.Fatalf("run %d:\n%s\nwant every round to see the TEMP table and hta_compat", run, out)
 		}
 	}
+}
+
+// startCLI starts the test binary as the CLI with args, stdin (nil: none) as its input; it returns the
+// command, its standard output to read and its standard error, filled as it runs.
+func startCLI(t *testing.T, stdin io.Reader, args ...string) (*exec.Cmd, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), asCLI+"=1")
+	cmd.Stdin = stdin
+	errOut := &bytes.Buffer{}
+	cmd.Stderr = errOut
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, errOut
 }
