@@ -1293,7 +1293,7 @@ func parseFileSplit(ctx context.Context, path string, size int64, opts LoadOptio
 	sp := newSplitter(rd)
 	sp.guess = guess
 	if ra, ok := rd.(*readAhead); ok {
-		sp.base = ra.skipped
+		sp.base, sp.bom = ra.skipped, ra.skipped
 	}
 
 	workers := opts.Workers

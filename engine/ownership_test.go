@@ -382,7 +382,7 @@ func TestDiscardLeavesNewFile(t *testing.T) {
 		return fis
 	}
 	before := state()
-	if err := db.SQL.Close(); err != nil { // Discard's other half
+	if err := db.closePools(); err != nil { // Discard's other half
 		t.Fatal(err)
 	}
 	for i, after := range state() {

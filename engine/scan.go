@@ -25,6 +25,7 @@ type splitter struct {
 	pos  int   // next unread byte in buf
 	end  int   // end of valid data in buf
 	base int64 // stream offset of buf[0]
+	bom  int64 // bytes of the byte-order mark skipped before the stream (the first base)
 	eof  bool
 	rerr error // a read error other than io.EOF (e.g. a truncated gzip stream)
 	// Bytes is the number of input bytes read.
@@ -472,7 +473,7 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if s.rerr != nil {
 			return s.rerr
 		}
-		if s.offset() > 0 {
+		if s.offset() > s.bom {
 			return &SyntaxError{Offset: s.offset(), Msg: "nothing but white space up to the end", Hint: "want a JSON object with traceEvents or an array of events"}
 		}
 		return errors.New("empty file: want a JSON object with traceEvents or an array of events")
