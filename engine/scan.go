@@ -476,7 +476,7 @@ func (s *splitter) Run(out chan<- *rawBatch, stop <-chan struct{}) error {
 		if s.offset() > s.bom {
 			return &SyntaxError{Offset: s.offset(), Msg: "nothing but white space up to the end", Hint: "want a JSON object with traceEvents or an array of events"}
 		}
-		return errors.New("empty file: want a JSON object with traceEvents or an array of events")
+		return &SyntaxError{Offset: s.offset(), Msg: "empty file", Hint: "want a JSON object with traceEvents or an array of events"}
 	}
 	if (c == '[' || c == '{') && s.pos+1 < s.end && s.buf[s.pos+1] == 0 {
 		// ('{' then NUL: a JSON byte of UTF-16 little-endian text)
